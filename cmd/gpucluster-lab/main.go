@@ -1,0 +1,211 @@
+// Command gpucluster-lab builds, starts and stops the local test lab.
+//
+//	gpucluster-lab deps [--install]     list (or install) missing machine packages
+//	gpucluster-lab image                build the cached Debian image (once per recipe)
+//	gpucluster-lab up [--gpus N]        start login01 + gpu01..gpuNN (default 2)
+//	gpucluster-lab add gpuNN            add one GPU server to the running lab
+//	gpucluster-lab exec HOST -- CMD...  run CMD as root inside HOST
+//	gpucluster-lab status               print the descriptor path and hosts
+//	gpucluster-lab hosts                print the host names, one per line
+//	gpucluster-lab tfvars               print the lab's settings as a Terraform -var-file (JSON)
+//	gpucluster-lab down                 stop the lab and remove everything it created
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+)
+
+const usage = `usage:
+  gpucluster-lab deps [--install]
+  gpucluster-lab image
+  gpucluster-lab up [--gpus N]
+  gpucluster-lab add gpuNN
+  gpucluster-lab exec HOST -- CMD...
+  gpucluster-lab status
+  gpucluster-lab hosts
+  gpucluster-lab tfvars
+  gpucluster-lab down
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := dispatch(ctx, os.Args[1], os.Args[2:]); err != nil {
+		fmt.Fprintf(os.Stderr, "gpucluster-lab %s: %v\n", os.Args[1], err)
+		var exit exitCode
+		if errors.As(err, &exit) {
+			os.Exit(int(exit))
+		}
+		os.Exit(1)
+	}
+}
+
+// exitCode passes a command's own exit status through `exec`.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func dispatch(ctx context.Context, command string, args []string) error {
+	switch command {
+	case "deps":
+		return deps(ctx, args)
+	case "image":
+		return image(ctx)
+	case "up":
+		return up(ctx, args)
+	case "add":
+		return add(ctx, args)
+	case "exec":
+		return execCmd(ctx, args)
+	case "status":
+		return status()
+	case "hosts":
+		return hosts()
+	case "tfvars":
+		return tfvars()
+	case "down":
+		return lab.Down(descriptorPath(), os.Stdout)
+	default:
+		fmt.Fprint(os.Stderr, usage)
+		return fmt.Errorf("unknown command %q", command)
+	}
+}
+
+func descriptorPath() string {
+	if p := os.Getenv(lab.EnvDescriptor); p != "" {
+		return p
+	}
+	return lab.DefaultDescriptorPath
+}
+
+func deps(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("deps", flag.ContinueOnError)
+	install := fs.Bool("install", false, "install missing packages with apt-get")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *install {
+		return lab.InstallDependencies(ctx, os.Stdout)
+	}
+	if missing := lab.MissingPackages(); len(missing) > 0 {
+		return fmt.Errorf("missing packages: %s (run `gpucluster-lab deps --install`)", strings.Join(missing, " "))
+	}
+	fmt.Println("all lab dependencies are installed")
+	return nil
+}
+
+func image(ctx context.Context) error {
+	if err := lab.InstallDependencies(ctx, os.Stdout); err != nil {
+		return err
+	}
+	_, err := lab.BuildImage(ctx, os.Stdout)
+	return err
+}
+
+func up(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("up", flag.ContinueOnError)
+	gpus := fs.Int("gpus", 2, fmt.Sprintf("number of GPU servers (1..%d)", lab.MaxGPUServers))
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	l, err := lab.Up(ctx, descriptorPath(), *gpus, os.Stdout)
+	if err != nil {
+		return err
+	}
+	printHosts(l)
+	return nil
+}
+
+func add(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return errors.New("want exactly one host name, e.g. gpu03")
+	}
+	l, err := lab.Add(ctx, descriptorPath(), args[0], os.Stdout)
+	if err != nil {
+		return err
+	}
+	printHosts(l)
+	return nil
+}
+
+func execCmd(ctx context.Context, args []string) error {
+	if len(args) < 3 || args[1] != "--" {
+		return errors.New("usage: gpucluster-lab exec HOST -- CMD...")
+	}
+	l, err := lab.Load(descriptorPath())
+	if err != nil {
+		return err
+	}
+	status, err := l.Run(ctx, args[0], args[2:], os.Stdin, os.Stdout, os.Stderr)
+	if err != nil {
+		return err
+	}
+	if status != 0 {
+		return exitCode(status)
+	}
+	return nil
+}
+
+func status() error {
+	l, err := lab.Load(descriptorPath())
+	if err != nil {
+		return err
+	}
+	fmt.Printf("descriptor: %s\n", descriptorPath())
+	printHosts(l)
+	return nil
+}
+
+func printHosts(l *lab.Lab) {
+	for _, h := range l.Hosts {
+		fmt.Printf("%-8s %-11s %-5s pid %d\n", h.Name, h.Address, h.Role, h.PID)
+	}
+	fmt.Printf("known_hosts: %s\nadmin key: %s\nclients run inside: ip netns exec %s ...\n", l.KnownHostsPath, l.AdminKeyPath, l.Netns)
+}
+
+func hosts() error {
+	l, err := lab.Load(descriptorPath())
+	if err != nil {
+		return err
+	}
+	for _, h := range l.Hosts {
+		fmt.Println(h.Name)
+	}
+	return nil
+}
+
+// tfvars prints JSON rather than shell assignments so that no value ever passes through
+// shell quoting; it holds the sudo password, so callers write it with umask 077.
+func tfvars() error {
+	l, err := lab.Load(descriptorPath())
+	if err != nil {
+		return err
+	}
+	var gpus []string
+	for _, h := range l.HostsWithRole(lab.RoleGPU) {
+		gpus = append(gpus, h.Name)
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{
+		"ssh_private_key_file": l.AdminKeyPath,
+		"known_hosts_file":     l.KnownHostsPath,
+		"sudo_password":        l.AdminPassword,
+		"login_address":        l.Host(lab.LoginHost).Address,
+		"gpu_servers":          gpus,
+	})
+}

@@ -1,0 +1,18 @@
+# Every node is reached as admin over SSH, through login01 as jump host, with host keys
+# checked against known_hosts. The sudo password comes from GPUCLUSTER_SUDO_PASSWORD.
+provider "gpucluster" {
+  user             = "admin"
+  private_key_file = "~/.ssh/id_ed25519"
+  known_hosts_file = "~/.ssh/known_hosts"
+  login_node       = "login01"
+
+  # Ubuntu 26.04 ships sudo-rs as sudo; the classic implementation works the same way.
+  sudo_exe = "/usr/bin/sudo.ws"
+
+  # A node that is not reached through the login node.
+  node {
+    name      = "gpu09"
+    address   = "192.0.2.19"
+    jump_host = ""
+  }
+}

@@ -1,0 +1,20 @@
+locals {
+  all_nodes = ["login01", "gpu01", "gpu02"]
+}
+
+resource "gpucluster_group" "users" {
+  name             = "users"
+  gid              = 100
+  allow_system_gid = true
+  nodes            = local.all_nodes
+}
+
+resource "gpucluster_user" "alice" {
+  name  = "alice"
+  uid   = 1001
+  group = gpucluster_group.users.id
+  nodes = local.all_nodes
+
+  # Create /home/alice once, on the node that holds the shared /home.
+  home_on = "login01"
+}

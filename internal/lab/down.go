@@ -1,0 +1,170 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// sigRTMin3 is systemd's "halt" request (glibc's SIGRTMIN is 34).
+const sigRTMin3 = syscall.Signal(34 + 3)
+
+const stopTimeout = 30 * time.Second
+
+// Down stops the lab described at path and removes everything it created.
+// Without a descriptor it only removes a leftover network namespace, since
+// processes are started only after the descriptor has been written.
+func Down(path string, log io.Writer) error {
+	l, err := Load(path)
+	if errors.Is(err, os.ErrNotExist) {
+		l = &Lab{KnownHostsPath: filepath.Join(filepath.Dir(path), knownHostsFile)}
+	} else if err != nil {
+		return err
+	}
+	if err := l.teardown(log); err != nil {
+		return err
+	}
+	return removeDescriptor(path)
+}
+
+func removeDescriptor(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove lab descriptor: %w", err)
+	}
+	return nil
+}
+
+// teardown stops every host, then removes overlays, cgroups and the netns.
+// It keeps going after errors so that one stuck host does not leave the rest behind.
+func (l *Lab) teardown(log io.Writer) error {
+	began := time.Now()
+	var errs []error
+	for _, h := range l.Hosts {
+		errs = append(errs, requestHalt(h))
+	}
+	for _, h := range l.Hosts {
+		errs = append(errs, waitStopped(h))
+	}
+	for _, h := range l.Hosts {
+		errs = append(errs, removeHostState(h))
+	}
+	if netnsExists() {
+		if _, err := output(context.Background(), "ip", "netns", "delete", NetnsName); err != nil {
+			errs = append(errs, fmt.Errorf("delete lab netns: %w", err))
+		}
+	}
+	if err := os.RemoveAll(netnsEtcDir); err != nil {
+		errs = append(errs, fmt.Errorf("remove %s: %w", netnsEtcDir, err))
+	}
+	// /etc/netns may hold other namespaces' files; it goes only when empty.
+	_ = os.Remove(filepath.Dir(netnsEtcDir))
+	if l.KnownHostsPath != "" {
+		if err := os.Remove(l.KnownHostsPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove known_hosts: %w", err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "lab down in %.1fs\n", time.Since(began).Seconds())
+	return nil
+}
+
+// ownedInit reports whether h.PID is still the container PID 1 that h's launcher started,
+// so a recycled PID is never signalled.
+func ownedInit(h Host) bool {
+	return isContainerInit(h.PID) && descendsFrom(processParents(), h.PID, h.LauncherPID)
+}
+
+func requestHalt(h Host) error {
+	if !ownedInit(h) {
+		return nil
+	}
+	if err := syscall.Kill(h.PID, sigRTMin3); err != nil && err != syscall.ESRCH {
+		return fmt.Errorf("halt %s: %w", h.Name, err)
+	}
+	return nil
+}
+
+// waitStopped polls until the launcher exited; a container that ignores the
+// halt request past the timeout gets its PID 1 killed, which ends its whole PID namespace.
+func waitStopped(h Host) error {
+	deadline := time.Now().Add(stopTimeout)
+	killed := false
+	for processAlive(h.LauncherPID) && isLauncherOf(h) {
+		if time.Now().After(deadline) {
+			if killed || !ownedInit(h) {
+				return fmt.Errorf("%s (launcher PID %d) did not stop", h.Name, h.LauncherPID)
+			}
+			if err := syscall.Kill(h.PID, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+				return fmt.Errorf("kill %s: %w", h.Name, err)
+			}
+			killed, deadline = true, time.Now().Add(stopTimeout)
+		}
+		time.Sleep(pollInterval)
+	}
+	return nil
+}
+
+// isLauncherOf checks the command line so that a recycled launcher PID is not waited for.
+func isLauncherOf(h Host) bool {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", h.LauncherPID))
+	if err != nil {
+		return false
+	}
+	return strings.Contains(string(cmdline), "--machine="+h.Name+"\x00")
+}
+
+func removeHostState(h Host) error {
+	var errs []error
+	if h.Dir != "" {
+		errs = append(errs, removeUnmounted(h.Dir))
+	}
+	for _, dir := range h.Cgroups {
+		errs = append(errs, removeCgroup(dir))
+	}
+	return errors.Join(errs...)
+}
+
+// removeCgroup removes dir and the sub-cgroups the container's systemd
+// created in it (payload, supervisor, ...), deepest first. It retries
+// briefly: the kernel releases a cgroup a moment after its last task exits.
+func removeCgroup(dir string) error {
+	var err error
+	for attempt := 0; attempt < 25; attempt++ {
+		if err = rmdirTree(dir); err == nil {
+			return nil
+		}
+		time.Sleep(pollInterval)
+	}
+	return fmt.Errorf("remove cgroup %s: %w", dir, err)
+}
+
+// rmdirTree removes only directories: cgroupfs refuses to unlink its files,
+// and a plain rmdir can never delete data.
+func rmdirTree(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			if err := rmdirTree(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	if err := syscall.Rmdir(dir); err != nil && err != syscall.ENOENT {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// CacheRoot holds built images, outside the repository so `git clean` keeps them.
+const CacheRoot = "/var/cache/gpucluster-lab"
+
+//go:embed image/customize.sh
+var customizeScript string
+
+//go:embed image/nvidia-smi
+var nvidiaSMIStandIn []byte
+
+// recipeVersion changes whenever the Go side of the build changes in a way
+// that the hashed inputs below would not capture.
+const recipeVersion = "1"
+
+var imagePackages = []string{
+	"systemd", "systemd-sysv", "dbus", "iproute2", "openssh-server", "munge",
+	"slurmd", "slurmctld", "slurm-client", "ufw", "sudo", "sudo-rs", "iptables",
+	"netcat-openbsd", "procps", "less", "passwd", "lsb-release", "util-linux",
+}
+
+const (
+	imageSuite  = "trixie"
+	imageMirror = "http://deb.debian.org/debian"
+	adminUser   = "admin"
+	adminUID    = 1000
+)
+
+// Image is a built, cached lab image.
+type Image struct {
+	Name string
+	Dir  string
+}
+
+func (i Image) RootFS() string       { return filepath.Join(i.Dir, "rootfs") }
+func (i Image) AdminKeyPath() string { return filepath.Join(i.Dir, "admin_ed25519") }
+func (i Image) passwordPath() string { return filepath.Join(i.Dir, "admin_password") }
+func (i Image) adminPassword() (string, error) {
+	pw, err := os.ReadFile(i.passwordPath())
+	if err != nil {
+		return "", fmt.Errorf("read admin password of image %s: %w", i.Name, err)
+	}
+	return strings.TrimSpace(string(pw)), nil
+}
+
+// CurrentImage names the image the current recipe produces; the name carries
+// a hash of the recipe so a changed recipe never reuses a stale image.
+func CurrentImage() Image {
+	h := sha256.New()
+	for _, part := range []string{recipeVersion, imageSuite, imageMirror, strings.Join(imagePackages, ","), customizeScript} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	name := imageSuite + "-" + hex.EncodeToString(h.Sum(nil))[:12]
+	return Image{Name: name, Dir: filepath.Join(CacheRoot, name)}
+}
+
+// Built reports whether the image exists; builds are renamed into place only when complete.
+func (i Image) Built() bool {
+	_, err := os.Stat(i.RootFS())
+	return err == nil
+}
+
+// BuildImage builds the current image unless it is cached. Progress goes to log.
+func BuildImage(ctx context.Context, log io.Writer) (Image, error) {
+	img := CurrentImage()
+	if img.Built() {
+		fmt.Fprintf(log, "image %s is cached in %s\n", img.Name, img.Dir)
+		return img, nil
+	}
+	if err := os.MkdirAll(CacheRoot, 0o700); err != nil {
+		return img, fmt.Errorf("create image cache: %w", err)
+	}
+	tmp, err := os.MkdirTemp(CacheRoot, ".build-"+img.Name+"-")
+	if err != nil {
+		return img, fmt.Errorf("create image build directory: %w", err)
+	}
+	if err := buildInto(ctx, Image{Name: img.Name, Dir: tmp}, log); err != nil {
+		return img, errors.Join(err, removeUnmounted(tmp))
+	}
+	if err := os.Rename(tmp, img.Dir); err != nil {
+		return img, errors.Join(fmt.Errorf("move built image into place: %w", err), removeUnmounted(tmp))
+	}
+	fmt.Fprintf(log, "image %s built in %s\n", img.Name, img.Dir)
+	return img, nil
+}
+
+func buildInto(ctx context.Context, img Image, log io.Writer) error {
+	fmt.Fprintf(log, "debootstrap %s into %s (about a minute)\n", imageSuite, img.RootFS())
+	if err := run(ctx, log, nil, "debootstrap", "--variant=minbase",
+		"--include="+strings.Join(imagePackages, ","), imageSuite, img.RootFS(), imageMirror); err != nil {
+		return err
+	}
+	if err := run(ctx, log, strings.NewReader(customizeScript), "chroot", img.RootFS(), "/bin/sh", "-s"); err != nil {
+		return fmt.Errorf("customize image: %w", err)
+	}
+	if err := run(ctx, log, nil, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "gpucluster-lab-admin", "-f", img.AdminKeyPath()); err != nil {
+		return fmt.Errorf("generate admin key: %w", err)
+	}
+	password, err := randomPassword()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(img.passwordPath(), []byte(password+"\n"), 0o600); err != nil {
+		return fmt.Errorf("store admin password: %w", err)
+	}
+	if err := run(ctx, log, strings.NewReader(adminUser+":"+password+"\n"), "chroot", img.RootFS(), "chpasswd"); err != nil {
+		return fmt.Errorf("set admin password: %w", err)
+	}
+	return installAuthorizedKey(img)
+}
+
+func installAuthorizedKey(img Image) error {
+	pub, err := os.ReadFile(img.AdminKeyPath() + ".pub")
+	if err != nil {
+		return fmt.Errorf("read admin public key: %w", err)
+	}
+	path := filepath.Join(img.RootFS(), "home", adminUser, ".ssh", "authorized_keys")
+	if err := os.WriteFile(path, pub, 0o600); err != nil {
+		return fmt.Errorf("install admin authorized_keys: %w", err)
+	}
+	if err := os.Chown(path, adminUID, adminUID); err != nil {
+		return fmt.Errorf("chown admin authorized_keys: %w", err)
+	}
+	return nil
+}
+
+func randomPassword() (string, error) {
+	buf := make([]byte, 18)
+	if _, err := rand.Read(buf); err != nil {
+		return "", fmt.Errorf("generate admin password: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(buf), nil
+}
+
+// removeUnmounted deletes dir unless something is still mounted below it:
+// debootstrap bind-mounts /dev, /proc and /sys into the target, and removing
+// through such a mount would delete the machine's own files.
+func removeUnmounted(dir string) error {
+	if err := unmountBelow(dir); err != nil {
+		return err
+	}
+	mounts, err := mountsBelow(dir)
+	if err != nil {
+		return err
+	}
+	if len(mounts) > 0 {
+		return fmt.Errorf("not removing %s: still mounted below it: %s", dir, strings.Join(mounts, ", "))
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	return nil
+}
+
+// run runs a command with its output going to log; stdin may be nil.
+func run(ctx context.Context, log io.Writer, stdin io.Reader, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdin = stdin
+	cmd.Stdout = log
+	cmd.Stderr = log
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// output runs a command and returns its stdout; stderr is included in the error.
+func output(ctx context.Context, name string, args ...string) (string, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}

@@ -1,0 +1,225 @@
+// Package lab describes and drives the local test lab: systemd-nspawn
+// containers that stand in for a GPU cluster (see cmd/gpucluster-lab).
+//
+// Tests only need Require, Host and Exec; they run against a lab that
+// `make lab-up` (gpucluster-lab up) started beforehand.
+package lab
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// EnvDescriptor names the environment variable that points tests at the descriptor.
+const EnvDescriptor = "GPUCLUSTER_LAB"
+
+// DefaultDescriptorPath is where `gpucluster-lab up` writes the descriptor.
+const DefaultDescriptorPath = "/run/gpucluster-lab/lab.json"
+
+// Roles of lab hosts.
+const (
+	RoleLogin = "login"
+	RoleGPU   = "gpu"
+)
+
+// Lab is the descriptor of a running lab.
+type Lab struct {
+	AdminUser      string
+	AdminKeyPath   string
+	AdminPassword  string
+	KnownHostsPath string
+	Netns          string
+	Bridge         string
+	Subnet         string
+	ClientAddress  string
+	Image          string
+	Hosts          []Host
+}
+
+// Host is one lab container.
+type Host struct {
+	Name    string
+	Address string
+	Role    string
+	// PID is the container's PID 1 as seen from the machine.
+	PID int
+	// LauncherPID is the systemd-nspawn process that runs the container.
+	LauncherPID int
+	// Dir holds the host's overlay (upper, work, merged root) and boot log.
+	Dir string
+	// Cgroups are the cgroup directories created for this host's launcher.
+	Cgroups []string
+}
+
+// Load reads a descriptor written by `gpucluster-lab up`.
+func Load(path string) (*Lab, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read lab descriptor: %w", err)
+	}
+	var l Lab
+	if err := json.Unmarshal(data, &l); err != nil {
+		return nil, fmt.Errorf("parse lab descriptor %s: %w", path, err)
+	}
+	return &l, nil
+}
+
+// Save writes the descriptor atomically (readable by root only: it holds the sudo password).
+func (l *Lab) Save(path string) error {
+	data, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode lab descriptor: %w", err)
+	}
+	return writeFileAtomic(path, append(data, '\n'), 0o600)
+}
+
+// Require returns the running lab for an acceptance test. Without TF_ACC the
+// test is skipped; with TF_ACC a missing or dead lab fails the test, so a
+// forgotten `make lab-up` can never pass silently.
+func Require(t testing.TB) *Lab {
+	t.Helper()
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("lab test: set TF_ACC=1 and start the lab with `make lab-up` to run it")
+	}
+	path := os.Getenv(EnvDescriptor)
+	if path == "" {
+		path = DefaultDescriptorPath
+	}
+	l, err := Load(path)
+	if err != nil {
+		t.Fatalf("TF_ACC is set but the lab is not available (%v); start it with `make lab-up`", err)
+	}
+	if err := l.checkAlive(); err != nil {
+		t.Fatalf("TF_ACC is set but the lab is not running (%v); restart it with `make lab-down lab-up`", err)
+	}
+	return l
+}
+
+func (l *Lab) checkAlive() error {
+	login, ok := l.lookup(LoginHost)
+	if !ok {
+		return errors.New("descriptor lists no login01")
+	}
+	if !isContainerInit(login.PID) {
+		return fmt.Errorf("login01 (PID %d) is not running", login.PID)
+	}
+	return nil
+}
+
+// Host returns the host with the given name, or the zero Host if there is none.
+func (l *Lab) Host(name string) Host {
+	h, _ := l.lookup(name)
+	return h
+}
+
+func (l *Lab) lookup(name string) (Host, bool) {
+	for _, h := range l.Hosts {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return Host{}, false
+}
+
+// HostsWithRole returns the hosts of one role, in descriptor order.
+func (l *Lab) HostsWithRole(role string) []Host {
+	var hosts []Host
+	for _, h := range l.Hosts {
+		if h.Role == role {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
+// Exec runs script with /bin/sh as root directly inside host, bypassing SSH.
+// A non-zero exit is returned as an error together with the captured output.
+func (l *Lab) Exec(ctx context.Context, host, script string) (stdout, stderr string, err error) {
+	h, ok := l.lookup(host)
+	if !ok {
+		return "", "", fmt.Errorf("lab has no host %q", host)
+	}
+	var out, errOut bytes.Buffer
+	cmd := nsenterCommand(ctx, h.PID, "/bin/sh", "-c", script)
+	cmd.Stdout = &out
+	cmd.Stderr = &errOut
+	if err := cmd.Run(); err != nil {
+		return out.String(), errOut.String(), fmt.Errorf("exec on %s: %w (stderr: %s)", host, err, strings.TrimSpace(errOut.String()))
+	}
+	return out.String(), errOut.String(), nil
+}
+
+// Run runs argv as root inside host with the given streams and returns its exit status.
+func (l *Lab) Run(ctx context.Context, host string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	h, ok := l.lookup(host)
+	if !ok {
+		return 0, fmt.Errorf("lab has no host %q", host)
+	}
+	cmd := nsenterCommand(ctx, h.PID, argv...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		return exitStatus(exitErr), nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("exec on %s: %w", host, err)
+	}
+	return 0, nil
+}
+
+// exitStatus follows the shell convention 128+N for a command killed by signal N.
+func exitStatus(err *exec.ExitError) int {
+	if ws, ok := err.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return err.ExitCode()
+}
+
+func nsenterCommand(ctx context.Context, pid int, argv ...string) *exec.Cmd {
+	args := append([]string{"--target", strconv.Itoa(pid), "--mount", "--uts", "--ipc", "--net", "--pid", "--"}, argv...)
+	return exec.CommandContext(ctx, "nsenter", args...)
+}
+
+// isContainerInit reports whether pid is alive and PID 1 of a nested PID
+// namespace, so a recycled PID of some unrelated process does not count.
+func isContainerInit(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			ids := strings.Fields(rest)
+			return len(ids) > 1 && ids[len(ids)-1] == "1"
+		}
+	}
+	return false
+}
+
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, mode); err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
+		return fmt.Errorf("chmod %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename %s: %w", tmp, err)
+	}
+	return nil
+}

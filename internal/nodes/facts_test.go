@@ -1,0 +1,200 @@
+package nodes
+
+import (
+	"context"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func baseSections(t *testing.T) map[string]out {
+	return map[string]out{
+		"os-release":   {readFixture(t, "os-release-trixie.txt"), 0},
+		"kernel":       {"6.1.0-28-amd64", 0},
+		"hostname":     {"gpu01", 0},
+		"slurmd-C":     {readFixture(t, "slurmd-C-24.11.txt"), 0},
+		"slurmd-V":     {"slurm 24.11.5", 0},
+		"lscpu":        {readFixture(t, "lscpu-kvm-flat.txt"), 0},
+		"meminfo":      {readFixture(t, "meminfo.txt"), 0},
+		"nvidia-smi":   {readFixture(t, "nvidia-smi-lab.txt"), 0},
+		"timedatectl":  {"NTP=yes\nNTPSynchronized=yes", 0},
+		"chronyc":      {"", 127},
+		"timesyncd":    {"", 0},
+		"allow-groups": {"", 127},
+	}
+}
+
+func TestParseFactsGPUServer(t *testing.T) {
+	f, err := ParseFacts(scriptOutput(baseSections(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Facts{
+		Hostname: "gpu01", OSID: "debian", OSVersionID: "13", OSPrettyName: "Debian GNU/Linux 13 (trixie)",
+		Kernel: "6.1.0-28-amd64", CPUs: 2, Boards: 1, SocketsPerBoard: 1, CoresPerSocket: 2, ThreadsPerCore: 1,
+		RealMemoryMiB: 24105, FactsSource: SourceSlurmd, GPUCount: 2,
+		GPUs:             []string{"NVIDIA Lab Stand-in", "NVIDIA Lab Stand-in"},
+		TimeSynchronized: true, TimeSyncDetail: "timedatectl: NTPSynchronized=yes", SlurmdVersion: "24.11.5",
+	}
+	if !reflect.DeepEqual(f, want) {
+		t.Errorf("got  %+v\nwant %+v", f, want)
+	}
+}
+
+func TestParseFactsVariants(t *testing.T) {
+	tests := []struct {
+		name   string
+		change map[string]out
+		check  func(*testing.T, Facts)
+	}{
+		{"no slurmd: lscpu and meminfo", map[string]out{"slurmd-C": {"", 127}, "slurmd-V": {"", 127}},
+			func(t *testing.T, f Facts) {
+				if f.FactsSource != SourceLscpu || f.CPUs != 2 || f.Boards != 1 || f.RealMemoryMiB != 24105 || f.SlurmdVersion != "" {
+					t.Errorf("%+v", f)
+				}
+			}},
+		{"slurmd -C garbage falls back with a warning", map[string]out{"slurmd-C": {"slurmd: fatal: oops", 0}},
+			func(t *testing.T, f Facts) {
+				if f.FactsSource != SourceLscpu || len(f.Warnings) != 1 || !strings.Contains(f.Warnings[0], "using lscpu") {
+					t.Errorf("%+v", f)
+				}
+			}},
+		{"no nvidia-smi", map[string]out{"nvidia-smi": {"", 127}},
+			func(t *testing.T, f Facts) {
+				if f.GPUCount != 0 || f.GPUs != nil || len(f.Warnings) != 0 {
+					t.Errorf("%+v", f)
+				}
+			}},
+		{"no devices", map[string]out{"nvidia-smi": {"No devices were found", 6}},
+			func(t *testing.T, f Facts) {
+				if f.GPUCount != 0 || len(f.Warnings) != 0 {
+					t.Errorf("%+v", f)
+				}
+			}},
+		{"driver failure is a warning", map[string]out{"nvidia-smi": {"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", 9}},
+			func(t *testing.T, f Facts) {
+				if f.GPUCount != 0 || len(f.Warnings) != 1 || !strings.Contains(f.Warnings[0], "status 9: NVIDIA-SMI has failed") {
+					t.Errorf("%+v", f)
+				}
+			}},
+		{"MIG instances are not GPUs", map[string]out{"nvidia-smi": {readFixture(t, "nvidia-smi-mig.txt"), 0}},
+			func(t *testing.T, f Facts) {
+				if f.GPUCount != 2 {
+					t.Errorf("GPUCount = %d", f.GPUCount)
+				}
+			}},
+		{"chrony when timedatectl cannot reach the bus", map[string]out{
+			"timedatectl": {"Failed to connect to bus: No such file or directory", 1},
+			"chronyc":     {"Reference ID    : C0A80101 (192.168.1.1)\nStratum         : 3\nLeap status     : Normal", 0},
+			"timesyncd":   {"", 1},
+		}, func(t *testing.T, f Facts) {
+			if !f.TimeSynchronized || f.TimeSyncDetail != "chronyc tracking: Leap status Normal" {
+				t.Errorf("%+v", f)
+			}
+		}},
+		{"not synchronised, with reasons", map[string]out{
+			"timedatectl": {"NTP=no\nNTPSynchronized=no", 0},
+			"chronyc":     {"Leap status     : Not synchronised", 0},
+			"timesyncd":   {"", 1},
+		}, func(t *testing.T, f Facts) {
+			want := "timedatectl: NTPSynchronized=no, NTP=no; chronyc tracking: Leap status Not synchronised"
+			if f.TimeSynchronized || f.TimeSyncDetail != want {
+				t.Errorf("detail %q, want %q", f.TimeSyncDetail, want)
+			}
+		}},
+		{"no time tools at all", map[string]out{"timedatectl": {"", 127}, "timesyncd": {"", 1}},
+			func(t *testing.T, f Facts) {
+				if f.TimeSynchronized || f.TimeSyncDetail != "timedatectl: not installed" {
+					t.Errorf("%+v", f)
+				}
+			}},
+		{"allow-groups drop-in present", map[string]out{"allow-groups": {"# managed\nAllowGroups sudo admins", 0}},
+			func(t *testing.T, f Facts) {
+				if !reflect.DeepEqual(f.SSHAllowGroups, []string{"sudo", "admins"}) {
+					t.Errorf("SSHAllowGroups = %q", f.SSHAllowGroups)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			secs := baseSections(t)
+			for k, v := range tt.change {
+				secs[k] = v
+			}
+			f, err := ParseFacts(scriptOutput(secs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, f)
+		})
+	}
+}
+
+func TestParseFactsErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  map[string]out
+		wantErr string
+	}{
+		{"no os-release", map[string]out{"os-release": {"", 1}}, "os-release failed"},
+		{"no CPU facts at all", map[string]out{"slurmd-C": {"", 127}, "lscpu": {"", 127}}, "lscpu failed with status 127"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			secs := baseSections(t)
+			for k, v := range tt.change {
+				secs[k] = v
+			}
+			if _, err := ParseFacts(scriptOutput(secs)); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("got %v, want error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+	if _, err := ParseFacts([]byte("@@gpucluster kernel\n6.1\n")); err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("truncated output: %v", err)
+	}
+}
+
+// The real script on this machine: no slurmd, no nvidia-smi, and no systemd
+// as PID 1, so lscpu is the source and timedatectl cannot answer.
+func TestGatherLocalShell(t *testing.T) {
+	f, err := Gather(context.Background(), localShell{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	if f.Hostname != host || f.Kernel == "" || f.OSID == "" || f.CPUs < 1 || f.RealMemoryMiB < 1 || f.FactsSource == "" {
+		t.Errorf("facts = %+v", f)
+	}
+	if f.ThreadsPerCore*f.CoresPerSocket*f.SocketsPerBoard*f.Boards != f.CPUs {
+		t.Errorf("topology %d boards x %d sockets x %d cores x %d threads != %d CPUs",
+			f.Boards, f.SocketsPerBoard, f.CoresPerSocket, f.ThreadsPerCore, f.CPUs)
+	}
+	if !f.TimeSynchronized && f.TimeSyncDetail == "" {
+		t.Error("time not synchronised and no reason given")
+	}
+}
+
+func TestCheckHostname(t *testing.T) {
+	tests := []struct {
+		declared, actual string
+		ok               bool
+	}{
+		{"gpu01", "gpu01", true},
+		{"gpu01", "gpu01.cluster.example", true},
+		{"gpu01.cluster.example", "gpu01.cluster.example", true},
+		{"gpu01", "gpu02", false},
+		{"gpu01", "gpu011", false},
+		{"gpu01", "localhost", false},
+	}
+	for _, tt := range tests {
+		err := CheckHostname(tt.declared, Facts{Hostname: tt.actual})
+		if (err == nil) != tt.ok {
+			t.Errorf("CheckHostname(%q, %q) = %v", tt.declared, tt.actual, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), tt.actual) {
+			t.Errorf("error %q does not name the host's hostname", err)
+		}
+	}
+}

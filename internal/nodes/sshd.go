@@ -1,0 +1,184 @@
+package nodes
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// AllowGroupsPath is the guide's drop-in restricting SSH to administrators.
+const AllowGroupsPath = "/etc/ssh/sshd_config.d/90-allow-sudo.conf"
+
+// SSHDHost is what managing the drop-in needs from a node.
+type SSHDHost interface {
+	Executor
+	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+}
+
+// groupPattern is a plain group name. sshd also accepts wildcards here, but
+// a pattern makes the lock-out check below guesswork.
+var groupPattern = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
+
+const allowGroupsHeader = "# Managed by terraform-provider-gpucluster: only these groups may log in over SSH.\n"
+
+// RenderAllowGroups renders the drop-in for the given groups.
+func RenderAllowGroups(groups []string) ([]byte, error) {
+	if err := validateGroups(groups); err != nil {
+		return nil, err
+	}
+	return []byte(allowGroupsHeader + "AllowGroups " + strings.Join(groups, " ") + "\n"), nil
+}
+
+// ParseAllowGroups returns the groups of every AllowGroups line of a drop-in.
+func ParseAllowGroups(content string) []string {
+	var groups []string
+	for _, line := range strings.Split(content, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 1 && strings.EqualFold(f[0], "AllowGroups") {
+			groups = append(groups, f[1:]...)
+		}
+	}
+	return groups
+}
+
+func validateGroups(groups []string) error {
+	if len(groups) == 0 {
+		return fmt.Errorf("ssh_allow_groups: at least one group is required")
+	}
+	for _, g := range groups {
+		if !groupPattern.MatchString(g) {
+			return fmt.Errorf("ssh_allow_groups: invalid group name %q: it must start with a lower-case letter "+
+				"or underscore and contain only lower-case letters, digits, '_' and '-'", g)
+		}
+	}
+	return nil
+}
+
+// CheckMembership refuses groups that would lock out the connecting user;
+// userGroups is the output of `id -nG user`.
+func CheckMembership(user, userGroups string, groups []string) error {
+	have := strings.Fields(userGroups)
+	for _, g := range groups {
+		if slices.Contains(have, g) {
+			return nil
+		}
+	}
+	return fmt.Errorf("refusing to restrict SSH to groups %s: the connecting user %s is only in %s, "+
+		"so it would be locked out; add %s to one of these groups first",
+		strings.Join(groups, ", "), user, strings.Join(have, ", "), user)
+}
+
+// ApplyAllowGroups writes the drop-in, validates it with `sshd -t` and
+// reloads ssh only when the file changed. If sshd rejects the new file, the
+// previous content (or no file) is restored, so access is never broken.
+// Round trips: one to check and save, one to write, one to validate.
+func ApplyAllowGroups(ctx context.Context, h SSHDHost, loginUser string, groups []string) (changed bool, err error) {
+	content, err := RenderAllowGroups(groups)
+	if err != nil {
+		return false, err
+	}
+	prev, err := prepareAllowGroups(ctx, h, loginUser, groups)
+	if err != nil {
+		return false, err
+	}
+	f := transport.File{Path: AllowGroupsPath, Content: content, Owner: "root", Group: "root", Mode: 0o644}
+	changed, err = h.WriteFile(ctx, f)
+	if err != nil || !changed {
+		return false, err
+	}
+	if _, err := h.Sudo(ctx, validateScript(prev != nil), prev); err != nil {
+		return true, fmt.Errorf("sshd rejected %s or ssh could not be reloaded; the previous file was restored "+
+			"if sshd -t failed: %w", AllowGroupsPath, err)
+	}
+	return true, nil
+}
+
+const prepareBody = `sec() { printf '@@gpucluster %s\n' "$1"; }
+end() { printf '\n@@rc %d\n' "$1"; }
+sec id; id -nG -- "$user"; end $?
+sec previous
+if [ -f "$p" ]; then base64 -w0 -- "$p"; end $?; else end 1; fi
+`
+
+// prepareAllowGroups checks the login user's groups and returns the current
+// drop-in (nil when there is none) in one round trip.
+func prepareAllowGroups(ctx context.Context, h SSHDHost, loginUser string, groups []string) ([]byte, error) {
+	script := "export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n" +
+		"user=" + transport.Quote(loginUser) + "\np=" + transport.Quote(AllowGroupsPath) + "\n" + prepareBody
+	res, err := h.Sudo(ctx, script, nil)
+	if err != nil {
+		return nil, fmt.Errorf("check SSH access of %s: %w", loginUser, err)
+	}
+	secs, err := parseSections(res.Stdout)
+	if err != nil {
+		return nil, fmt.Errorf("check SSH access of %s: %w", loginUser, err)
+	}
+	ids, ok := secs["id"]
+	if !ok || ids.status != 0 || len(ids.lines) == 0 {
+		return nil, fmt.Errorf("check SSH access: user %s does not exist on the host", loginUser)
+	}
+	if err := CheckMembership(loginUser, ids.lines[0], groups); err != nil {
+		return nil, err
+	}
+	prev, ok := secs["previous"]
+	if !ok || prev.status != 0 {
+		return nil, nil
+	}
+	content, err := base64.StdEncoding.DecodeString(strings.Join(prev.lines, ""))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", AllowGroupsPath, err)
+	}
+	return content, nil
+}
+
+// reloadSSH reloads whichever ssh unit runs (Debian "ssh", others "sshd").
+// With neither active, sshd reads the file when it next starts.
+const reloadSSH = `for unit in ssh sshd; do
+	if systemctl is-active --quiet "$unit"; then systemctl reload "$unit"; exit $?; fi
+done
+`
+
+// validateScript expects the previous content on stdin when hadPrevious.
+func validateScript(hadPrevious bool) string {
+	restore := `rm -f -- "$p"`
+	if hadPrevious {
+		restore = `t=$(mktemp -- "$p.gpucluster-restore.XXXXXX") && cat > "$t" && chmod 0644 -- "$t" && mv -f -- "$t" "$p"`
+	}
+	return "export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n" +
+		"p=" + transport.Quote(AllowGroupsPath) + "\n" +
+		"if ! out=$(sshd -t 2>&1); then\n\t" + restore + "\n\tprintf 'sshd -t: %s\\n' \"$out\" >&2\n\texit 1\nfi\n" +
+		reloadSSH
+}
+
+// RemoveAllowGroups deletes the drop-in (destroy), then validates and
+// reloads. Removing an AllowGroups restriction only widens access; if sshd
+// still rejects its configuration, the file is put back and the error
+// names sshd's complaint. A missing file is success.
+func RemoveAllowGroups(ctx context.Context, ex Executor) (removed bool, err error) {
+	script := "export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n" +
+		"p=" + transport.Quote(AllowGroupsPath) + "\n" + removeBody + reloadSSH
+	res, err := ex.Sudo(ctx, script, nil)
+	if err != nil {
+		return false, fmt.Errorf("remove %s: %w", AllowGroupsPath, err)
+	}
+	return strings.Contains(string(res.Stdout), "removed"), nil
+}
+
+// The backup name does not end in .conf, so sshd's Include ignores it.
+const removeBody = `[ -e "$p" ] || exit 0
+b="$p.gpucluster-backup"
+cp -p -- "$p" "$b"
+rm -f -- "$p"
+if ! out=$(sshd -t 2>&1); then
+	mv -f -- "$b" "$p"
+	printf 'sshd -t: %s\n' "$out" >&2
+	exit 1
+fi
+rm -f -- "$b"
+echo removed
+`

@@ -1,0 +1,245 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/users"
+)
+
+// inSync is the node_status of a node whose account matches the configuration. Read writes
+// what it finds instead ("uid 1002 on gpu02, want 1001"), so drift shows in the plan as a change of
+// that node's entry back to inSync.
+const inSync = "in sync"
+
+func nodesAttribute(what string) schema.SetAttribute {
+	return schema.SetAttribute{
+		MarkdownDescription: "Nodes, by name or address, where the " + what + " exists with identical attributes. Adding a node creates it there and changes nothing on the others; removing one deletes it there.",
+		Required:            true,
+		ElementType:         types.StringType,
+		Validators: []validator.Set{
+			setvalidator.SizeAtLeast(1),
+			setvalidator.ValueStringsAre(stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")),
+		},
+	}
+}
+
+func nodeStatusAttribute(what string) schema.MapAttribute {
+	return schema.MapAttribute{
+		MarkdownDescription: "Per node, `" + inSync + "` or what differs on that node (\"missing\", \"uid 1002, want 1001\"), as the last refresh found the " + what + ". A plan that changes an entry back to `" + inSync + "` repairs that node.",
+		Computed:            true,
+		ElementType:         types.StringType,
+	}
+}
+
+func setStrings(ctx context.Context, s types.Set, diags *diag.Diagnostics) []string {
+	if s.IsNull() || s.IsUnknown() {
+		return nil
+	}
+	var out []string
+	diags.Append(s.ElementsAs(ctx, &out, false)...)
+	sort.Strings(out)
+	return out
+}
+
+// allInSync is the node_status a converged resource has.
+func allInSync(nodeNames []string) types.Map {
+	elems := make(map[string]attr.Value, len(nodeNames))
+	for _, n := range nodeNames {
+		elems[n] = types.StringValue(inSync)
+	}
+	return types.MapValueMust(types.StringType, elems)
+}
+
+func statusMap(status map[string]string) types.Map {
+	elems := make(map[string]attr.Value, len(status))
+	for n, s := range status {
+		elems[n] = types.StringValue(s)
+	}
+	return types.MapValueMust(types.StringType, elems)
+}
+
+func describeDrift(problems []string) string {
+	if len(problems) == 0 {
+		return inSync
+	}
+	return strings.Join(problems, "; ")
+}
+
+// checkLedger refuses, at plan time, an ID that the ledger on the login node gave to another
+// name: the guide's "never reuse a UID", which must hold after the earlier owner is gone.
+func (c *cluster) checkLedger(ctx context.Context, nodeNames []string, kind users.Kind, name string, id int64, attr path.Path) diag.Diagnostics {
+	var diags diag.Diagnostics
+	ledgerNode := c.ledgerNode(nodeNames)
+	h, err := c.host(ctx, ledgerNode)
+	if err != nil {
+		diags.Append(connectError(ledgerNode, err))
+		return diags
+	}
+	ledger, err := users.ReadLedger(ctx, h, users.LedgerPath)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read UID Ledger", ledgerNode, "Reading "+users.LedgerPath+" failed", "", err))
+		return diags
+	}
+	if err := ledger.CheckClaim(kind, name, id); err != nil {
+		diags.Append(nodeAttributeError(attr, "ID Already Used", ledgerNode,
+			"The UID ledger records this ID for another name",
+			"Pick an ID that was never used. Reusing one hands the earlier owner's files on the shared /home to the new name.", err))
+	}
+	return diags
+}
+
+// readAccounts asks every node about the named accounts at once, one round trip per node.
+func (c *cluster) readAccounts(ctx context.Context, nodeNames, userNames, groupNames []string) (map[string]users.State, diag.Diagnostics) {
+	var mu sync.Mutex
+	observed := make(map[string]users.State, len(nodeNames))
+	failures := c.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
+		st, err := users.ReadAccounts(ctx, h, userNames, groupNames)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		observed[node] = st
+		mu.Unlock()
+		return nil
+	})
+	return observed, failureDiags(failures, "Cannot Read Accounts", "Reading accounts with getent failed", "")
+}
+
+// claim records name -> id in the ledger before any node gets the account, so a failed apply
+// can never leave an ID in use that the ledger does not know.
+func (c *cluster) claim(ctx context.Context, nodeNames []string, kind users.Kind, name string, id int64) diag.Diagnostics {
+	return c.updateLedger(ctx, nodeNames, "Cannot Record ID In Ledger", func(l *users.Ledger) error {
+		return l.Claim(kind, name, id)
+	})
+}
+
+// retire keeps the name and ID in the ledger, marked retired, so the ID is never handed out again.
+func (c *cluster) retire(ctx context.Context, nodeNames []string, kind users.Kind, name string, id int64) diag.Diagnostics {
+	return c.updateLedger(ctx, nodeNames, "Cannot Retire ID In Ledger", func(l *users.Ledger) error {
+		return l.Retire(kind, name, id)
+	})
+}
+
+func (c *cluster) updateLedger(ctx context.Context, nodeNames []string, summary string, change func(*users.Ledger) error) diag.Diagnostics {
+	var diags diag.Diagnostics
+	ledgerNode := c.ledgerNode(nodeNames)
+	h, err := c.host(ctx, ledgerNode)
+	if err != nil {
+		diags.Append(connectError(ledgerNode, err))
+		return diags
+	}
+	if err := users.UpdateLedger(ctx, h, users.LedgerPath, change); err != nil {
+		diags.Append(nodeError(summary, ledgerNode, "Updating the UID ledger "+users.LedgerPath+" failed",
+			"The accounts were not changed. Fix the cause and apply again.", err))
+	}
+	return diags
+}
+
+// parseAccountImportID accepts NAME (on every node of the provider's node blocks) or
+// NAME@NODE1,NODE2 and says which format it expects when the ID fits neither.
+func parseAccountImportID(id, kind string, c *cluster) (string, []string, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	format := fmt.Sprintf("Expected NAME@NODE1,NODE2,... (for example \"alice@login01,gpu01,gpu02\"), or NAME alone when the provider configuration lists the nodes in node blocks; got %q.", id)
+	name, nodeList, hasNodes := strings.Cut(id, "@")
+	if !userNamePattern.MatchString(name) {
+		diags.AddError("Invalid Import ID", fmt.Sprintf("%q is not a valid %s name. %s", name, kind, format))
+		return "", nil, diags
+	}
+	var nodeNames []string
+	if hasNodes {
+		nodeNames = strings.Split(nodeList, ",")
+	} else if c != nil {
+		for _, o := range c.settings.overrides {
+			nodeNames = append(nodeNames, o.name)
+		}
+	}
+	if len(nodeNames) == 0 {
+		diags.AddError("Invalid Import ID", "No nodes to import from. "+format)
+		return "", nil, diags
+	}
+	for _, n := range nodeNames {
+		if !nodeRefPattern.MatchString(n) {
+			diags.AddError("Invalid Import ID", fmt.Sprintf("%q is not a node name or address. %s", n, format))
+			return "", nil, diags
+		}
+	}
+	sort.Strings(nodeNames)
+	return name, nodeNames, diags
+}
+
+// agreeingID returns the one ID all nodes report, or an error naming each node's value.
+func agreeingID(byNode map[string]int64, label string) (int64, error) {
+	nodeNames := make([]string, 0, len(byNode))
+	for n := range byNode {
+		nodeNames = append(nodeNames, n)
+	}
+	sort.Strings(nodeNames)
+	var parts []string
+	distinct := map[int64]bool{}
+	for _, n := range nodeNames {
+		distinct[byNode[n]] = true
+		parts = append(parts, fmt.Sprintf("%s %d on %s", label, byNode[n], n))
+	}
+	if len(distinct) != 1 {
+		return 0, fmt.Errorf("%s", strings.Join(parts, ", "))
+	}
+	return byNode[nodeNames[0]], nil
+}
+
+// missingFrom lists the entries of before that after no longer has.
+func missingFrom(before, after []string) []string {
+	keep := make(map[string]bool, len(after))
+	for _, a := range after {
+		keep[a] = true
+	}
+	var gone []string
+	for _, b := range before {
+		if !keep[b] {
+			gone = append(gone, b)
+		}
+	}
+	return gone
+}
+
+// warnDrift names every node that differs, so the plan says "uid 1002 on gpu02, want 1001"
+// in words and not only as a changed map entry.
+func warnDrift(diags *diag.Diagnostics, what string, status map[string]string) {
+	nodeNames := make([]string, 0, len(status))
+	for n, s := range status {
+		if s != inSync {
+			nodeNames = append(nodeNames, n)
+		}
+	}
+	if len(nodeNames) == 0 {
+		return
+	}
+	sort.Strings(nodeNames)
+	lines := make([]string, len(nodeNames))
+	for i, n := range nodeNames {
+		lines[i] = "- " + status[n]
+	}
+	diags.AddWarning("Drift Detected On "+strings.Join(nodeNames, ", "),
+		fmt.Sprintf("The %s differs from its configuration:\n%s\n\nApply repairs these nodes.", what, strings.Join(lines, "\n")))
+}
+
+// idAdvice names the attribute that opts in to a system ID, which the domain error cannot know.
+func idAdvice(err error, id int64, optIn string) string {
+	if id > 0 && id < users.MinRegularID {
+		return fmt.Sprintf("%s.\n\nIDs below %d belong to the operating system. Set %s = true if this ID is intended, as for the guide's users group (GID 100).", err, users.MinRegularID, optIn)
+	}
+	return err.Error()
+}

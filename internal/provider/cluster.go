@@ -1,0 +1,240 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// settings are the provider's connection defaults after defaults and the environment are applied.
+// unknown is set when some value is not known until apply (it comes from another resource):
+// plan-time checks that need a host then wait for apply.
+type settings struct {
+	unknown               bool
+	user                  string
+	port                  int
+	privateKey            []byte
+	privateKeyPassphrase  []byte
+	useAgent              bool
+	knownHostsFile        string
+	hostKeys              []string
+	insecureIgnoreHostKey bool
+	loginNode             string
+	connectTimeout        time.Duration
+	keepalive             time.Duration
+	sudoExe               string
+	sudoPassword          []byte
+	overrides             []nodeOverride
+}
+
+type nodeOverride struct {
+	name, address, user string
+	port                int
+	jumpHost            *string
+}
+
+func settingsFromModel(ctx context.Context, m providerModel, getenv func(string) string) (settings, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	s := settings{
+		user:                  stringOr(m.User, "admin"),
+		port:                  int(int64Or(m.Port, 22)),
+		privateKeyPassphrase:  []byte(m.PrivateKeyPassphrase.ValueString()),
+		knownHostsFile:        m.KnownHostsFile.ValueString(),
+		insecureIgnoreHostKey: m.InsecureIgnoreHostKey.ValueBool(),
+		loginNode:             m.LoginNode.ValueString(),
+		connectTimeout:        durationOr(m.ConnectTimeout, 30*time.Second),
+		keepalive:             durationOr(m.KeepaliveInterval, 15*time.Second),
+		sudoExe:               stringOr(m.SudoExe, "sudo"),
+		sudoPassword:          []byte(stringOr(m.SudoPassword, getenv(sudoPasswordEnv))),
+	}
+	s.unknown = anyUnknown(m.User, m.PrivateKey, m.PrivateKeyFile, m.PrivateKeyPassphrase, m.KnownHostsFile,
+		m.LoginNode, m.SudoExe, m.SudoPassword) || m.Port.IsUnknown() || m.HostKeys.IsUnknown() || m.UseAgent.IsUnknown()
+	if !m.HostKeys.IsNull() && !m.HostKeys.IsUnknown() {
+		diags.Append(m.HostKeys.ElementsAs(ctx, &s.hostKeys, false)...)
+	}
+	switch {
+	case !m.PrivateKey.IsNull():
+		s.privateKey = []byte(m.PrivateKey.ValueString())
+	case !m.PrivateKeyFile.IsNull() && !m.PrivateKeyFile.IsUnknown():
+		key, err := os.ReadFile(expandHome(m.PrivateKeyFile.ValueString()))
+		if err != nil {
+			diags.AddAttributeError(pathRoot("private_key_file"), "Cannot Read Private Key File",
+				fmt.Sprintf("The provider could not read the SSH private key at %q.\n\nCheck the path and its permissions.\n\nOriginal Error: %s",
+					m.PrivateKeyFile.ValueString(), err))
+		}
+		s.privateKey = key
+	}
+	s.useAgent = m.UseAgent.ValueBool() || (m.UseAgent.IsNull() && len(s.privateKey) == 0)
+	if s.knownHostsFile == "" && len(s.hostKeys) == 0 {
+		s.knownHostsFile = expandHome("~/.ssh/known_hosts")
+	} else {
+		s.knownHostsFile = expandHome(s.knownHostsFile)
+	}
+	for _, n := range m.Nodes {
+		o := nodeOverride{
+			name:    n.Name.ValueString(),
+			address: n.Address.ValueString(),
+			user:    n.User.ValueString(),
+			port:    int(n.Port.ValueInt64()),
+		}
+		if !n.JumpHost.IsNull() {
+			j := n.JumpHost.ValueString()
+			o.jumpHost = &j
+		}
+		s.unknown = s.unknown || anyUnknown(n.Name, n.Address, n.User, n.JumpHost) || n.Port.IsUnknown()
+		s.overrides = append(s.overrides, o)
+	}
+	return s, diags
+}
+
+// cluster is what resources receive from Configure: the connection defaults and the pool that
+// keeps one SSH connection per host for the whole run.
+type cluster struct {
+	settings settings
+	pool     *transport.Pool
+}
+
+func newCluster(s settings) *cluster {
+	return &cluster{settings: s, pool: transport.NewPool()}
+}
+
+// canReachHosts tells plan-time checks whether every connection value is known yet.
+func (c *cluster) canReachHosts() bool { return !c.settings.unknown }
+
+// host returns the shared connection to a node named by name or address.
+func (c *cluster) host(ctx context.Context, node string) (*transport.Host, error) {
+	cfg, err := c.connConfig(node, 0)
+	if err != nil {
+		return nil, err
+	}
+	return c.pool.Host(ctx, cfg)
+}
+
+func (c *cluster) override(node string) (nodeOverride, bool) {
+	for _, o := range c.settings.overrides {
+		if o.name == node || (o.address != "" && o.address == node) {
+			return o, true
+		}
+	}
+	return nodeOverride{name: node}, false
+}
+
+// sameNode reports whether two references (name or address) mean the same node.
+func (c *cluster) sameNode(a, b string) bool {
+	oa, _ := c.override(a)
+	ob, _ := c.override(b)
+	return a != "" && oa.name == ob.name
+}
+
+const maxJumpChain = 4
+
+func (c *cluster) connConfig(node string, depth int) (transport.Config, error) {
+	if depth > maxJumpChain {
+		return transport.Config{}, fmt.Errorf("jump host chain for %s is longer than %d hops, or loops", node, maxJumpChain)
+	}
+	s := c.settings
+	o, _ := c.override(node)
+	cfg := transport.Config{
+		Name:                  node,
+		Address:               firstNonEmpty(o.address, node),
+		Port:                  firstNonZero(o.port, s.port),
+		User:                  firstNonEmpty(o.user, s.user),
+		PrivateKey:            s.privateKey,
+		PrivateKeyPassphrase:  s.privateKeyPassphrase,
+		UseAgent:              s.useAgent,
+		KnownHostsFile:        s.knownHostsFile,
+		HostKeys:              s.hostKeys,
+		InsecureIgnoreHostKey: s.insecureIgnoreHostKey,
+		ConnectTimeout:        s.connectTimeout,
+		KeepaliveInterval:     s.keepalive,
+		SudoExe:               s.sudoExe,
+		SudoPassword:          s.sudoPassword,
+	}
+	jump := s.loginNode
+	if o.jumpHost != nil {
+		jump = *o.jumpHost
+	}
+	if jump == "" || c.sameNode(jump, node) {
+		return cfg, nil
+	}
+	jumpCfg, err := c.connConfig(jump, depth+1)
+	if err != nil {
+		return transport.Config{}, err
+	}
+	cfg.Jump = &jumpCfg
+	return cfg, nil
+}
+
+// userFor is the SSH user on a node: its node block's, else the provider default.
+func (c *cluster) userFor(node string) string {
+	o, _ := c.override(node)
+	return firstNonEmpty(o.user, c.settings.user)
+}
+
+// ledgerNode is where the UID ledger lives; without one, the first node of a resource keeps it.
+func (c *cluster) ledgerNode(nodes []string) string {
+	if c.settings.loginNode != "" {
+		return c.settings.loginNode
+	}
+	return nodes[0]
+}
+
+func stringOr(v types.String, def string) string {
+	if v.IsNull() || v.IsUnknown() || v.ValueString() == "" {
+		return def
+	}
+	return v.ValueString()
+}
+
+func int64Or(v types.Int64, def int64) int64 {
+	if v.IsNull() || v.IsUnknown() {
+		return def
+	}
+	return v.ValueInt64()
+}
+
+func anyUnknown(vs ...types.String) bool {
+	for _, v := range vs {
+		if v.IsUnknown() {
+			return true
+		}
+	}
+	return false
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func firstNonZero(vs ...int) int {
+	for _, v := range vs {
+		if v != 0 {
+			return v
+		}
+	}
+	return 0
+}
+
+func expandHome(p string) string {
+	if !strings.HasPrefix(p, "~/") {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return p
+	}
+	return filepath.Join(home, p[2:])
+}

@@ -1,0 +1,84 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodes"
+)
+
+var _ datasource.DataSourceWithConfigure = (*nodeFactsDataSource)(nil)
+
+// NewNodeFactsDataSource returns the gpucluster_node_facts data source.
+func NewNodeFactsDataSource() datasource.DataSource { return &nodeFactsDataSource{} }
+
+type nodeFactsDataSource struct{ cluster *cluster }
+
+type nodeFactsModel struct {
+	ID   types.String `tfsdk:"id"`
+	Node types.String `tfsdk:"node"`
+	factsModel
+}
+
+func (d *nodeFactsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_node_facts"
+}
+
+func (d *nodeFactsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	attrs := map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			MarkdownDescription: "The node as given.",
+			Computed:            true,
+		},
+		"node": schema.StringAttribute{
+			MarkdownDescription: "Node to inspect, by name or address.",
+			Required:            true,
+			Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+		},
+	}
+	for name, desc := range factDescriptions {
+		switch name {
+		case "time_synchronized":
+			attrs[name] = schema.BoolAttribute{MarkdownDescription: desc, Computed: true}
+		case "cpus", "boards", "sockets_per_board", "cores_per_socket", "threads_per_core", "real_memory", "gpu_count":
+			attrs[name] = schema.Int64Attribute{MarkdownDescription: desc, Computed: true}
+		default:
+			attrs[name] = schema.StringAttribute{MarkdownDescription: desc, Computed: true}
+		}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Reads a node's facts (OS, kernel, hardware as `slurmd -C` sees it, GPUs, time synchronisation) without managing anything. Use it to fill Slurm node definitions or to check a new GPU server before adding it.",
+		Attributes:          attrs,
+	}
+}
+
+func (d *nodeFactsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *nodeFactsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m nodeFactsModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node := m.Node.ValueString()
+	host, err := d.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	facts, err := nodes.Gather(ctx, host)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Read Node Facts", node, "Reading OS, hardware and GPU facts failed", "", err))
+		return
+	}
+	m.ID = m.Node
+	m.factsModel = factsFrom(facts)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

@@ -1,0 +1,51 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+type diagList = diag.Diagnostics
+
+// clusterFrom unpacks what the provider's Configure handed over. Nil data means the provider
+// is not configured yet (early validation), which is not an error.
+func clusterFrom(data any, diags *diag.Diagnostics) *cluster {
+	if data == nil {
+		return nil
+	}
+	c, ok := data.(*cluster)
+	if !ok {
+		diags.AddError("Unexpected Provider Data",
+			fmt.Sprintf("Expected *cluster, got %T. This is a bug in the provider; please report it.", data))
+		return nil
+	}
+	return c
+}
+
+func stringList(values []string) types.List {
+	elems := make([]attr.Value, len(values))
+	for i, v := range values {
+		elems[i] = types.StringValue(v)
+	}
+	return types.ListValueMust(types.StringType, elems)
+}
+
+func stringSet(values []string) types.Set {
+	elems := make([]attr.Value, len(values))
+	for i, v := range values {
+		elems[i] = types.StringValue(v)
+	}
+	return types.SetValueMust(types.StringType, elems)
+}
+
+func markdownList(values []string) string {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = "`" + v + "`"
+	}
+	return strings.Join(quoted, ", ")
+}

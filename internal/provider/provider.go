@@ -1,0 +1,218 @@
+// Package provider maps Terraform configuration onto the domain packages. It holds only
+// framework glue: schemas, models and CRUD mapping.
+package provider
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+var _ provider.Provider = (*gpuclusterProvider)(nil)
+
+// New returns the provider factory used by main and by the acceptance tests.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider {
+		return &gpuclusterProvider{version: version}
+	}
+}
+
+type gpuclusterProvider struct {
+	version string
+}
+
+type providerModel struct {
+	User                  types.String        `tfsdk:"user"`
+	Port                  types.Int64         `tfsdk:"port"`
+	PrivateKey            types.String        `tfsdk:"private_key"`
+	PrivateKeyFile        types.String        `tfsdk:"private_key_file"`
+	PrivateKeyPassphrase  types.String        `tfsdk:"private_key_passphrase"`
+	UseAgent              types.Bool          `tfsdk:"use_agent"`
+	KnownHostsFile        types.String        `tfsdk:"known_hosts_file"`
+	HostKeys              types.List          `tfsdk:"host_keys"`
+	InsecureIgnoreHostKey types.Bool          `tfsdk:"insecure_ignore_host_key"`
+	LoginNode             types.String        `tfsdk:"login_node"`
+	ConnectTimeout        types.String        `tfsdk:"connect_timeout"`
+	KeepaliveInterval     types.String        `tfsdk:"keepalive_interval"`
+	SudoExe               types.String        `tfsdk:"sudo_exe"`
+	SudoPassword          types.String        `tfsdk:"sudo_password"`
+	Nodes                 []nodeOverrideModel `tfsdk:"node"`
+}
+
+type nodeOverrideModel struct {
+	Name     types.String `tfsdk:"name"`
+	Address  types.String `tfsdk:"address"`
+	Port     types.Int64  `tfsdk:"port"`
+	User     types.String `tfsdk:"user"`
+	JumpHost types.String `tfsdk:"jump_host"`
+}
+
+const sudoPasswordEnv = "GPUCLUSTER_SUDO_PASSWORD"
+
+func (p *gpuclusterProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "gpucluster"
+	resp.Version = p.version
+}
+
+func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Builds and keeps a small shared GPU cluster over SSH: one login node that is the " +
+			"control plane and GPU servers behind it. Every host is reached as `user` over SSH with its host key " +
+			"checked, through the login node as jump host, and commands that need root run through sudo.",
+		Attributes: map[string]schema.Attribute{
+			"user": schema.StringAttribute{
+				MarkdownDescription: "SSH user on every node, an administrator in the sudo group. Defaults to `admin`, the guide's administration account.",
+				Optional:            true,
+				Validators:          []validator.String{stringvalidator.RegexMatches(userNamePattern, "must be a POSIX user name")},
+			},
+			"port": schema.Int64Attribute{
+				MarkdownDescription: "SSH port of every node. Defaults to `22`.",
+				Optional:            true,
+				Validators:          portValidators(),
+			},
+			"private_key": schema.StringAttribute{
+				MarkdownDescription: "PEM-encoded private key. Conflicts with `private_key_file`. Without either, the ssh-agent at `SSH_AUTH_SOCK` is used.",
+				Optional:            true,
+				Sensitive:           true,
+				Validators:          []validator.String{stringvalidator.ConflictsWith(path.MatchRoot("private_key_file"))},
+			},
+			"private_key_file": schema.StringAttribute{
+				MarkdownDescription: "Path of a private key file.",
+				Optional:            true,
+			},
+			"private_key_passphrase": schema.StringAttribute{
+				MarkdownDescription: "Passphrase of the private key, if it has one.",
+				Optional:            true,
+				Sensitive:           true,
+			},
+			"use_agent": schema.BoolAttribute{
+				MarkdownDescription: "Offer the keys of the ssh-agent at `SSH_AUTH_SOCK`. Defaults to `true` when no private key is configured.",
+				Optional:            true,
+			},
+			"known_hosts_file": schema.StringAttribute{
+				MarkdownDescription: "known_hosts file that host keys are checked against. Defaults to `~/.ssh/known_hosts` when `host_keys` is empty. A host whose key is not listed, or differs, is refused.",
+				Optional:            true,
+			},
+			"host_keys": schema.ListAttribute{
+				MarkdownDescription: "Host keys pinned in configuration, as known_hosts lines (`login01,10.0.0.10 ssh-ed25519 AAAA...`). Checked together with `known_hosts_file`.",
+				Optional:            true,
+				ElementType:         types.StringType,
+			},
+			"insecure_ignore_host_key": schema.BoolAttribute{
+				MarkdownDescription: "Skip host key checking. Anyone on the path can then impersonate a node and receive the sudo password. Every run warns while this is set.",
+				Optional:            true,
+			},
+			"login_node": schema.StringAttribute{
+				MarkdownDescription: "Name or address of the login node. It is the jump host for every other node and keeps the UID ledger. Without it every node is dialled directly.",
+				Optional:            true,
+			},
+			"connect_timeout": schema.StringAttribute{
+				MarkdownDescription: "Time allowed for the TCP connection and SSH handshake, as a Go duration (`30s`). Defaults to `30s`.",
+				Optional:            true,
+				Validators:          []validator.String{durationValidator{}},
+			},
+			"keepalive_interval": schema.StringAttribute{
+				MarkdownDescription: "Interval of SSH keepalive requests, as a Go duration. Defaults to `15s`.",
+				Optional:            true,
+				Validators:          []validator.String{durationValidator{}},
+			},
+			"sudo_exe": schema.StringAttribute{
+				MarkdownDescription: "sudo executable. Defaults to `sudo`. On Ubuntu 26.04, where `sudo` is sudo-rs, the guide uses the classic `/usr/bin/sudo.ws`; both work.",
+				Optional:            true,
+				Validators:          []validator.String{stringvalidator.RegexMatches(absPathOrWordPattern, "must be an absolute path or a command name")},
+			},
+			"sudo_password": schema.StringAttribute{
+				MarkdownDescription: "sudo password of `user`, sent on stdin only when sudo asks for it. Never stored in state or logged. May come from `" + sudoPasswordEnv + "`. Without it, sudo must not need a password.",
+				Optional:            true,
+				Sensitive:           true,
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"node": schema.ListNestedBlock{
+				MarkdownDescription: "Connection settings for one node that differ from the defaults above. Resources name nodes by name or address; a block applies to both.",
+				NestedObject: schema.NestedBlockObject{
+					Attributes: map[string]schema.Attribute{
+						"name": schema.StringAttribute{
+							MarkdownDescription: "Node name as resources refer to it.",
+							Required:            true,
+						},
+						"address": schema.StringAttribute{
+							MarkdownDescription: "Address to dial. Defaults to `name`, resolved by the jump host.",
+							Optional:            true,
+						},
+						"port": schema.Int64Attribute{
+							MarkdownDescription: "SSH port of this node.",
+							Optional:            true,
+							Validators:          portValidators(),
+						},
+						"user": schema.StringAttribute{
+							MarkdownDescription: "SSH user on this node.",
+							Optional:            true,
+						},
+						"jump_host": schema.StringAttribute{
+							MarkdownDescription: "Jump host for this node, by name or address. An empty string dials the node directly. Defaults to `login_node`.",
+							Optional:            true,
+						},
+					},
+				},
+				Validators: []validator.List{listvalidator.UniqueValues()},
+			},
+		},
+	}
+}
+
+func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var model providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	settings, diags := settingsFromModel(ctx, model, os.Getenv)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if settings.insecureIgnoreHostKey {
+		resp.Diagnostics.AddWarning("Host Key Checking Disabled",
+			"insecure_ignore_host_key is set: node identities are not verified, so anyone on the network path "+
+				"can impersonate a node and receive the sudo password.\n\nPin the nodes' keys with host_keys or known_hosts_file and remove the setting.")
+	}
+	c := newCluster(settings)
+	resp.ResourceData = c
+	resp.DataSourceData = c
+}
+
+func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		NewNodeResource,
+		NewGroupResource,
+		NewUserResource,
+	}
+}
+
+func (p *gpuclusterProvider) DataSources(_ context.Context) []func() datasource.DataSource {
+	return []func() datasource.DataSource{
+		NewNodeFactsDataSource,
+	}
+}
+
+func durationOr(v types.String, def time.Duration) time.Duration {
+	if v.IsNull() || v.IsUnknown() {
+		return def
+	}
+	d, err := time.ParseDuration(v.ValueString())
+	if err != nil {
+		return def
+	}
+	return d
+}

@@ -1,0 +1,252 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/users"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*groupResource)(nil)
+	_ resource.ResourceWithImportState    = (*groupResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*groupResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*groupResource)(nil)
+)
+
+// NewGroupResource returns the gpucluster_group resource.
+func NewGroupResource() resource.Resource { return &groupResource{} }
+
+type groupResource struct{ cluster *cluster }
+
+type groupModel struct {
+	ID             types.String `tfsdk:"id"`
+	Name           types.String `tfsdk:"name"`
+	GID            types.Int64  `tfsdk:"gid"`
+	Nodes          types.Set    `tfsdk:"nodes"`
+	AllowSystemGID types.Bool   `tfsdk:"allow_system_gid"`
+	NodeStatus     types.Map    `tfsdk:"node_status"`
+}
+
+func (r *groupResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_group"
+}
+
+func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A local POSIX group with the same GID on every listed node. The GID is recorded in the " +
+			"ledger on the login node and can never be given to another group name.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The group name, known once the group exists. Refer to a group as `gpucluster_group.NAME.id` from `gpucluster_user` so that Terraform creates it first.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Group name: lower case letters, digits, `_` and `-`, starting with a letter or `_`, at most 32 characters.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.RegexMatches(userNamePattern, "must be a POSIX group name (lower case, no leading '-')")},
+			},
+			"gid": schema.Int64Attribute{
+				MarkdownDescription: "Numeric group ID, identical on every node. 0 is refused; IDs below 1000 need `allow_system_gid`.",
+				Required:            true,
+			},
+			"nodes": nodesAttribute("group"),
+			"allow_system_gid": schema.BoolAttribute{
+				MarkdownDescription: "Allow a GID below 1000, such as the guide's `users` group (GID 100). Defaults to `false`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(false),
+			},
+			"node_status": nodeStatusAttribute("group"),
+		},
+	}
+}
+
+func (r *groupResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *groupResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m groupModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || m.GID.IsNull() || m.GID.IsUnknown() || m.AllowSystemGID.IsUnknown() {
+		return
+	}
+	if err := users.ValidateID(users.KindGroup, m.GID.ValueInt64(), m.AllowSystemGID.ValueBool()); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("gid"), "Invalid GID", idAdvice(err, m.GID.ValueInt64(), "allow_system_gid"))
+	}
+}
+
+func (r *groupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.cluster == nil {
+		return
+	}
+	var plan groupModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || plan.Nodes.IsUnknown() {
+		return
+	}
+	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
+	plan.NodeStatus = allInSync(nodeNames)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), plan.NodeStatus)...)
+	if !r.cluster.canReachHosts() || plan.GID.IsUnknown() || plan.Name.IsUnknown() {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, nodeNames, users.KindGroup, plan.Name.ValueString(), plan.GID.ValueInt64(), path.Root("gid"))...)
+}
+
+func (r *groupResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan groupModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.converge(ctx, plan, nil)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.ID = plan.Name
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state groupModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	dropped := missingFrom(setStrings(ctx, state.Nodes, &resp.Diagnostics), setStrings(ctx, plan.Nodes, &resp.Diagnostics))
+	resp.Diagnostics.Append(r.converge(ctx, plan, dropped)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.ID = plan.Name
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// converge claims the GID in the ledger, then makes the group identical on every node and
+// removes it from nodes that were dropped from the list.
+func (r *groupResource) converge(ctx context.Context, m groupModel, dropped []string) diagList {
+	var diags diagList
+	nodeNames := setStrings(ctx, m.Nodes, &diags)
+	name, gid := m.Name.ValueString(), m.GID.ValueInt64()
+	diags.Append(r.cluster.claim(ctx, nodeNames, users.KindGroup, name, gid)...)
+	if diags.HasError() {
+		return diags
+	}
+	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+		_, err := users.EnsureGroup(ctx, h, name, gid)
+		return err
+	})
+	diags.Append(failureDiags(failures, "Cannot Create Group", fmt.Sprintf("Creating or repairing group %s (GID %d) failed", name, gid),
+		"Check the node's /etc/group for a conflicting group with that name or GID.")...)
+	failures = r.cluster.onEachNode(ctx, dropped, func(_ string, h *transport.Host) error {
+		_, err := users.RemoveGroup(ctx, h, name)
+		return err
+	})
+	diags.Append(failureDiags(failures, "Cannot Remove Group", "Removing group "+name+" from a node dropped from nodes failed",
+		"A group that is still some user's primary group cannot be removed: change or remove that user first.")...)
+	return diags
+}
+
+func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state groupModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)
+	name := state.Name.ValueString()
+	observed, diags := r.cluster.readAccounts(ctx, nodeNames, nil, []string{name})
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	status, present := map[string]string{}, 0
+	for node, st := range observed {
+		g := st.Groups[name]
+		if g.Exists {
+			present++
+		}
+		status[node] = describeDrift(users.DiffGroup(node, name, state.GID.ValueInt64(), g))
+	}
+	warnDrift(&resp.Diagnostics, "group "+name, status)
+	if present == 0 {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	state.ID = state.Name
+	state.NodeStatus = statusMap(status)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *groupResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state groupModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)
+	name := state.Name.ValueString()
+	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+		_, err := users.RemoveGroup(ctx, h, name)
+		return err
+	})
+	resp.Diagnostics.Append(failureDiags(failures, "Cannot Remove Group", "Removing group "+name+" failed",
+		"A group that is still some user's primary group cannot be removed: change or remove that user first.")...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.retire(ctx, nodeNames, users.KindGroup, name, state.GID.ValueInt64())...)
+}
+
+// ImportState takes NAME or NAME@NODE1,NODE2; the GID is read from the nodes and must agree.
+func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	name, nodeNames, diags := parseAccountImportID(req.ID, "group", r.cluster)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	observed, diags := r.cluster.readAccounts(ctx, nodeNames, nil, []string{name})
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	gids := map[string]int64{}
+	for node, st := range observed {
+		g := st.Groups[name]
+		if !g.Exists {
+			resp.Diagnostics.AddError("Cannot Import Group", fmt.Sprintf("Group %s does not exist on node %s.\n\nCreate it there, or leave that node out of the import ID.", name, node))
+			return
+		}
+		gids[node] = g.GID
+	}
+	gid, err := agreeingID(gids, "gid")
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot Import Group", fmt.Sprintf("Group %s has different GIDs across nodes: %s.\n\nRepair the nodes by hand so that one GID holds everywhere, then import again.", name, err))
+		return
+	}
+	m := groupModel{
+		ID:             types.StringValue(name),
+		Name:           types.StringValue(name),
+		GID:            types.Int64Value(gid),
+		Nodes:          stringSet(nodeNames),
+		AllowSystemGID: types.BoolValue(gid < users.MinRegularID),
+		NodeStatus:     allInSync(nodeNames),
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

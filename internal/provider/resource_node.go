@@ -1,0 +1,259 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodes"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*nodeResource)(nil)
+	_ resource.ResourceWithImportState = (*nodeResource)(nil)
+)
+
+// nodeRoles is the single list that both validates roles and documents them.
+var nodeRoles = []string{"controller", "compute", "storage"}
+
+// NewNodeResource returns the gpucluster_node resource.
+func NewNodeResource() resource.Resource { return &nodeResource{} }
+
+type nodeResource struct{ cluster *cluster }
+
+type nodeModel struct {
+	ID             types.String `tfsdk:"id"`
+	Name           types.String `tfsdk:"name"`
+	Address        types.String `tfsdk:"address"`
+	Roles          types.Set    `tfsdk:"roles"`
+	SSHAllowGroups types.List   `tfsdk:"ssh_allow_groups"`
+	factsModel
+}
+
+func (r *nodeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_node"
+}
+
+func (r *nodeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			MarkdownDescription: "The node name.",
+			Computed:            true,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"name": schema.StringAttribute{
+			MarkdownDescription: "Node name. It must equal the hostname the node reports; Slurm and /etc/hosts use it.",
+			Required:            true,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a hostname")},
+		},
+		"address": schema.StringAttribute{
+			MarkdownDescription: "Address the provider dials. Defaults to `name`, resolved by the jump host. It may come from another resource and be unknown until apply.",
+			Optional:            true,
+			Computed:            true,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a hostname or an IP address")},
+		},
+		"roles": schema.SetAttribute{
+			MarkdownDescription: "What the node does in the cluster, any of " + markdownList(nodeRoles) + ".",
+			Optional:            true,
+			ElementType:         types.StringType,
+			Validators:          []validator.Set{setvalidator.ValueStringsAre(stringvalidator.OneOf(nodeRoles...))},
+		},
+		"ssh_allow_groups": schema.ListAttribute{
+			MarkdownDescription: "Groups allowed to log in over SSH, written as `AllowGroups` to `/etc/ssh/sshd_config.d/90-allow-sudo.conf` (the guide uses `[\"sudo\"]` on GPU servers), then ssh is reloaded. Refused when the provider's own user is in none of them. Without it the file is left alone.",
+			Optional:            true,
+			ElementType:         types.StringType,
+			Validators: []validator.List{
+				listvalidator.SizeAtLeast(1),
+				listvalidator.UniqueValues(),
+				listvalidator.ValueStringsAre(stringvalidator.RegexMatches(userNamePattern, "must be a group name")),
+			},
+		},
+	}
+	for name, desc := range factDescriptions {
+		attrs[name] = computedFactAttribute(name, desc)
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Declares one host of the cluster. Create checks that the host is reachable over SSH and " +
+			"reports the declared hostname, then records its facts (OS, hardware as `slurmd -C` sees it, GPUs, time " +
+			"synchronisation). Destroy only forgets the node, after lifting an `ssh_allow_groups` restriction: access is never broken.",
+		Attributes: attrs,
+	}
+}
+
+func computedFactAttribute(name, desc string) schema.Attribute {
+	switch name {
+	case "time_synchronized":
+		return schema.BoolAttribute{MarkdownDescription: desc, Computed: true,
+			PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()}}
+	case "cpus", "boards", "sockets_per_board", "cores_per_socket", "threads_per_core", "real_memory", "gpu_count":
+		return schema.Int64Attribute{MarkdownDescription: desc, Computed: true,
+			PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}}
+	default:
+		return schema.StringAttribute{MarkdownDescription: desc, Computed: true,
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
+	}
+}
+
+func (r *nodeResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *nodeResource) dialAddress(m nodeModel) string {
+	if m.Address.IsNull() || m.Address.IsUnknown() || m.Address.ValueString() == "" {
+		return m.Name.ValueString()
+	}
+	return m.Address.ValueString()
+}
+
+func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan nodeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.Address = types.StringValue(r.dialAddress(plan))
+	plan.ID = plan.Name
+	resp.Diagnostics.Append(r.apply(ctx, &plan, true)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state nodeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.Address = types.StringValue(r.dialAddress(plan))
+	plan.ID = plan.Name
+	resp.Diagnostics.Append(r.apply(ctx, &plan, !state.SSHAllowGroups.IsNull())...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// apply checks the host, converges the sshd drop-in and records fresh facts. managedBefore
+// tells whether an existing drop-in is ours to remove when ssh_allow_groups goes away.
+func (r *nodeResource) apply(ctx context.Context, m *nodeModel, managedBefore bool) (diags diagList) {
+	name := m.Name.ValueString()
+	host, err := r.cluster.host(ctx, r.dialAddress(*m))
+	if err != nil {
+		return diagList{connectError(name, err)}
+	}
+	facts, err := nodes.Gather(ctx, host)
+	if err != nil {
+		return diagList{nodeError("Cannot Read Node Facts", name, "Reading OS, hardware and GPU facts failed", "", err)}
+	}
+	if err := nodes.CheckHostname(name, facts); err != nil {
+		return diagList{nodeAttributeError(path.Root("name"), "Hostname Mismatch", name,
+			fmt.Sprintf("The host at %s reports hostname %q", r.dialAddress(*m), facts.Hostname),
+			"Set name to the node's hostname, or fix the hostname on the node (Slurm and the guide rely on it).", err)}
+	}
+	var groups []string
+	diags = append(diags, m.SSHAllowGroups.ElementsAs(ctx, &groups, false)...)
+	if diags.HasError() {
+		return diags
+	}
+	switch {
+	case len(groups) > 0:
+		_, err = nodes.ApplyAllowGroups(ctx, host, r.cluster.userFor(r.dialAddress(*m)), groups)
+	case managedBefore:
+		_, err = nodes.RemoveAllowGroups(ctx, host)
+	}
+	if err != nil {
+		return append(diags, nodeAttributeError(path.Root("ssh_allow_groups"), "Cannot Configure SSH Access", name,
+			"Writing "+nodes.AllowGroupsPath+" or reloading ssh failed; the previous file was kept",
+			"Check that the provider's user is in one of the groups and that `sshd -t` passes on the node.", err))
+	}
+	m.factsModel = factsFrom(facts)
+	return diags
+}
+
+func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state nodeModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name := state.Name.ValueString()
+	host, err := r.cluster.host(ctx, r.dialAddress(state))
+	if err != nil {
+		resp.Diagnostics.Append(connectError(name, err))
+		return
+	}
+	facts, err := nodes.Gather(ctx, host)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Read Node Facts", name, "Reading OS, hardware and GPU facts failed", "", err))
+		return
+	}
+	state.factsModel = factsFrom(facts)
+	state.ID = state.Name
+	if state.Address.IsNull() {
+		state.Address = types.StringValue(r.dialAddress(state))
+	}
+	if !state.SSHAllowGroups.IsNull() {
+		state.SSHAllowGroups = allowGroupsValue(facts.SSHAllowGroups)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state nodeModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || state.SSHAllowGroups.IsNull() {
+		return
+	}
+	name := state.Name.ValueString()
+	host, err := r.cluster.host(ctx, r.dialAddress(state))
+	if err != nil {
+		resp.Diagnostics.Append(connectError(name, err))
+		return
+	}
+	if _, err := nodes.RemoveAllowGroups(ctx, host); err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Remove SSH Access Restriction", name,
+			"Removing "+nodes.AllowGroupsPath+" failed; the node keeps its current sshd settings", "", err))
+	}
+}
+
+// ImportState takes the node name; the address comes from the provider's node blocks or is the name.
+func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if !nodeRefPattern.MatchString(req.ID) {
+		resp.Diagnostics.AddError("Invalid Import ID",
+			fmt.Sprintf("Expected the node name, for example \"gpu01\"; got %q.", req.ID))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	if r.cluster != nil {
+		if o, ok := r.cluster.override(req.ID); ok && o.address != "" {
+			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("address"), o.address)...)
+		}
+	}
+}
+
+// allowGroupsValue maps a missing drop-in to an empty list, so a file deleted by hand shows as
+// a change back to the configured groups.
+func allowGroupsValue(groups []string) types.List {
+	if groups == nil {
+		return types.ListValueMust(types.StringType, nil)
+	}
+	return stringList(groups)
+}

@@ -1,0 +1,375 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/users"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*userResource)(nil)
+	_ resource.ResourceWithImportState    = (*userResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*userResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*userResource)(nil)
+)
+
+// NewUserResource returns the gpucluster_user resource.
+func NewUserResource() resource.Resource { return &userResource{} }
+
+type userResource struct{ cluster *cluster }
+
+type userModel struct {
+	ID             types.String `tfsdk:"id"`
+	Name           types.String `tfsdk:"name"`
+	UID            types.Int64  `tfsdk:"uid"`
+	Group          types.String `tfsdk:"group"`
+	Groups         types.Set    `tfsdk:"groups"`
+	Shell          types.String `tfsdk:"shell"`
+	Home           types.String `tfsdk:"home"`
+	Nodes          types.Set    `tfsdk:"nodes"`
+	HomeOn         types.String `tfsdk:"home_on"`
+	AllowSystemUID types.Bool   `tfsdk:"allow_system_uid"`
+	NodeStatus     types.Map    `tfsdk:"node_status"`
+}
+
+func (r *userResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_user"
+}
+
+func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	groupName := stringvalidator.RegexMatches(userNamePattern, "must be a POSIX group name")
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A local POSIX user, identical on every listed node, created without a home directory " +
+			"there (homes live on the shared /home). The UID is recorded in the ledger on the login node and is never " +
+			"given to another name, even after this user is gone. Destroy removes the account record on each node " +
+			"and never deletes the home directory.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The user name.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "User name: lower case letters, digits, `_` and `-`, starting with a letter or `_`, at most 32 characters.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.RegexMatches(userNamePattern, "must be a POSIX user name (lower case, no leading '-', no shell characters)")},
+			},
+			"uid": schema.Int64Attribute{
+				MarkdownDescription: "Numeric user ID, identical on every node because the shared filesystem stores ownership by number. 0 is refused; IDs below 1000 need `allow_system_uid`; an ID the ledger gave to another name is refused.",
+				Required:            true,
+			},
+			"group": schema.StringAttribute{
+				MarkdownDescription: "Primary group. It must exist on every node; refer to a `gpucluster_group` by its `id` so it is created first.",
+				Required:            true,
+				Validators:          []validator.String{groupName},
+			},
+			"groups": schema.SetAttribute{
+				MarkdownDescription: "Supplementary groups. Each must exist on every node.",
+				Optional:            true,
+				ElementType:         types.StringType,
+				Validators:          []validator.Set{setvalidator.ValueStringsAre(groupName)},
+			},
+			"shell": schema.StringAttribute{
+				MarkdownDescription: "Login shell. Defaults to `/bin/bash`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString("/bin/bash"),
+				Validators:          []validator.String{stringvalidator.RegexMatches(absPathPattern, "must be an absolute path")},
+			},
+			"home": schema.StringAttribute{
+				MarkdownDescription: "Home directory. Defaults to `/home/NAME`.",
+				Optional:            true,
+				Computed:            true,
+				Validators:          []validator.String{stringvalidator.RegexMatches(absPathPattern, "must be an absolute path")},
+			},
+			"nodes": nodesAttribute("account"),
+			"home_on": schema.StringAttribute{
+				MarkdownDescription: "One node, from `nodes`, where the home directory is created once, owned by the user, if it does not exist yet. With the shared /home this makes it exist everywhere. It is never deleted.",
+				Optional:            true,
+				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+			},
+			"allow_system_uid": schema.BoolAttribute{
+				MarkdownDescription: "Allow a UID below 1000. Defaults to `false`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(false),
+			},
+			"node_status": nodeStatusAttribute("account"),
+		},
+	}
+}
+
+func (r *userResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *userResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m userModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !m.UID.IsNull() && !m.UID.IsUnknown() && !m.AllowSystemUID.IsUnknown() {
+		if err := users.ValidateID(users.KindUser, m.UID.ValueInt64(), m.AllowSystemUID.ValueBool()); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("uid"), "Invalid UID", idAdvice(err, m.UID.ValueInt64(), "allow_system_uid"))
+		}
+	}
+	if m.HomeOn.IsNull() || m.HomeOn.IsUnknown() || m.Nodes.IsUnknown() {
+		return
+	}
+	for _, e := range m.Nodes.Elements() {
+		if e.IsUnknown() {
+			return
+		}
+	}
+	nodeNames := setStrings(ctx, m.Nodes, &resp.Diagnostics)
+	if !slices.Contains(nodeNames, m.HomeOn.ValueString()) {
+		resp.Diagnostics.AddAttributeError(path.Root("home_on"), "Home Node Not In Nodes",
+			fmt.Sprintf("home_on is %q, which is not one of nodes %v. The account must exist where its home is created.", m.HomeOn.ValueString(), nodeNames))
+	}
+}
+
+func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan userModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if plan.Home.IsUnknown() && !plan.Name.IsUnknown() {
+		plan.Home = types.StringValue("/home/" + plan.Name.ValueString())
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("home"), plan.Home)...)
+	}
+	if plan.Nodes.IsUnknown() || r.cluster == nil {
+		return
+	}
+	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), allInSync(nodeNames))...)
+	if !r.cluster.canReachHosts() || plan.UID.IsUnknown() || plan.Name.IsUnknown() || slices.Contains(nodeNames, "") {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, nodeNames, users.KindUser, plan.Name.ValueString(), plan.UID.ValueInt64(), path.Root("uid"))...)
+	resp.Diagnostics.Append(r.checkGroupsExist(ctx, plan, nodeNames)...)
+}
+
+// checkGroupsExist refuses a group that some node lacks. A group whose name is not known yet
+// comes from a gpucluster_group being created in the same apply, which orders it first.
+func (r *userResource) checkGroupsExist(ctx context.Context, plan userModel, nodeNames []string) diagList {
+	var diags diagList
+	var wanted []string
+	if !plan.Group.IsUnknown() {
+		wanted = append(wanted, plan.Group.ValueString())
+	}
+	for _, g := range plan.Groups.Elements() {
+		if s, ok := g.(types.String); ok && !s.IsUnknown() && !s.IsNull() {
+			wanted = append(wanted, s.ValueString())
+		}
+	}
+	if len(wanted) == 0 {
+		return diags
+	}
+	observed, readDiags := r.cluster.readAccounts(ctx, nodeNames, nil, wanted)
+	diags.Append(readDiags...)
+	for _, node := range nodeNames {
+		for _, g := range wanted {
+			if st, ok := observed[node]; ok && !st.Groups[g].Exists {
+				attr := path.Root("groups")
+				if g == plan.Group.ValueString() {
+					attr = path.Root("group")
+				}
+				diags.Append(nodeAttributeError(attr, "Unknown Group", node, fmt.Sprintf("Group %q does not exist", g),
+					"Create it with a gpucluster_group resource and refer to it by its id, or fix the name.", nil))
+			}
+		}
+	}
+	return diags
+}
+
+func (r *userResource) spec(ctx context.Context, m userModel, diags *diagList) users.UserSpec {
+	return users.UserSpec{
+		Name:         m.Name.ValueString(),
+		UID:          m.UID.ValueInt64(),
+		PrimaryGroup: m.Group.ValueString(),
+		Groups:       setStrings(ctx, m.Groups, diags),
+		Shell:        m.Shell.ValueString(),
+		Home:         m.Home.ValueString(),
+	}
+}
+
+func (r *userResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan userModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.converge(ctx, plan, nil)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.ID = plan.Name
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *userResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state userModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	dropped := missingFrom(setStrings(ctx, state.Nodes, &resp.Diagnostics), setStrings(ctx, plan.Nodes, &resp.Diagnostics))
+	resp.Diagnostics.Append(r.converge(ctx, plan, dropped)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.ID = plan.Name
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// converge claims the UID, makes the account identical on every node, creates the home once
+// where asked, and removes the account record from nodes dropped from the list.
+func (r *userResource) converge(ctx context.Context, m userModel, dropped []string) diagList {
+	var diags diagList
+	spec := r.spec(ctx, m, &diags)
+	nodeNames := setStrings(ctx, m.Nodes, &diags)
+	if diags.HasError() {
+		return diags
+	}
+	diags.Append(r.cluster.claim(ctx, nodeNames, users.KindUser, spec.Name, spec.UID)...)
+	if diags.HasError() {
+		return diags
+	}
+	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+		_, err := users.EnsureUser(ctx, h, spec)
+		return err
+	})
+	diags.Append(failureDiags(failures, "Cannot Create User", fmt.Sprintf("Creating or repairing user %s (UID %d) failed", spec.Name, spec.UID),
+		"Check the node's /etc/passwd for a conflicting account with that name or UID.")...)
+	if diags.HasError() {
+		return diags
+	}
+	if homeOn := m.HomeOn.ValueString(); homeOn != "" {
+		failures = r.cluster.onEachNode(ctx, []string{homeOn}, func(_ string, h *transport.Host) error {
+			_, err := users.CreateHome(ctx, h, spec)
+			return err
+		})
+		diags.Append(failureDiags(failures, "Cannot Create Home Directory", "Creating "+spec.Home+" failed", "")...)
+	}
+	failures = r.cluster.onEachNode(ctx, dropped, func(_ string, h *transport.Host) error {
+		_, err := users.RemoveUser(ctx, h, spec.Name)
+		return err
+	})
+	diags.Append(failureDiags(failures, "Cannot Remove User", "Removing the account record of "+spec.Name+" from a node dropped from nodes failed",
+		"Processes of the user still running on that node block userdel: end them and apply again.")...)
+	return diags
+}
+
+func (r *userResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state userModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)
+	spec := r.spec(ctx, state, &resp.Diagnostics)
+	observed, diags := r.cluster.readAccounts(ctx, nodeNames, []string{spec.Name}, nil)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	status, present := map[string]string{}, 0
+	for node, st := range observed {
+		u := st.Users[spec.Name]
+		if u.Exists {
+			present++
+		}
+		status[node] = describeDrift(users.Diff(node, spec, u))
+	}
+	warnDrift(&resp.Diagnostics, "user "+spec.Name, status)
+	if present == 0 {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	state.ID = state.Name
+	state.NodeStatus = statusMap(status)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *userResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state userModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)
+	name := state.Name.ValueString()
+	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+		_, err := users.RemoveUser(ctx, h, name)
+		return err
+	})
+	resp.Diagnostics.Append(failureDiags(failures, "Cannot Remove User", "Removing the account record of "+name+" failed",
+		"Processes of the user still running on that node block userdel: end them and destroy again. The home directory is kept.")...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.retire(ctx, nodeNames, users.KindUser, name, state.UID.ValueInt64())...)
+}
+
+// ImportState takes NAME or NAME@NODE1,NODE2 and refuses when the nodes disagree on the UID.
+func (r *userResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	name, nodeNames, diags := parseAccountImportID(req.ID, "user", r.cluster)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	observed, diags := r.cluster.readAccounts(ctx, nodeNames, []string{name}, nil)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	byNode := make(map[string]users.UserState, len(observed))
+	for node, st := range observed {
+		byNode[node] = st.Users[name]
+	}
+	uid, err := users.AgreedUID(name, byNode)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot Import User", err.Error()+".\n\nFiles on the shared /home belong to one number: make the account identical on every node by hand (usermod -u), or leave a node out of the import ID, then import again.")
+		return
+	}
+	first := observed[nodeNames[0]].Users[name]
+	m := userModel{
+		ID:             types.StringValue(name),
+		Name:           types.StringValue(name),
+		UID:            types.Int64Value(uid),
+		Group:          types.StringValue(first.PrimaryGroupName),
+		Groups:         types.SetNull(types.StringType),
+		Shell:          types.StringValue(first.Shell),
+		Home:           types.StringValue(first.Home),
+		Nodes:          stringSet(nodeNames),
+		HomeOn:         types.StringNull(),
+		AllowSystemUID: types.BoolValue(uid < users.MinRegularID),
+		NodeStatus:     allInSync(nodeNames),
+	}
+	if len(first.Groups) > 0 {
+		m.Groups = stringSet(first.Groups)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

@@ -1,0 +1,50 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+)
+
+var (
+	userNamePattern      = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
+	absPathOrWordPattern = regexp.MustCompile(`^(/[A-Za-z0-9._/+-]*|[A-Za-z0-9._+-]+)$`)
+	// Node references end up in known_hosts lookups, ssh dials and messages; hostnames, IPv4 and
+	// IPv6 literals are all that is needed.
+	nodeRefPattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252}[A-Za-z0-9])?$`)
+)
+
+func pathRoot(name string) path.Path { return path.Root(name) }
+
+func portValidators() []validator.Int64 {
+	return []validator.Int64{int64validator.Between(1, 65535)}
+}
+
+// durationValidator accepts Go durations such as "30s" or "2m".
+type durationValidator struct{}
+
+var _ validator.String = durationValidator{}
+
+func (durationValidator) Description(context.Context) string {
+	return "must be a duration such as 30s or 2m"
+}
+
+func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	d, err := time.ParseDuration(req.ConfigValue.ValueString())
+	if err != nil || d <= 0 {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Duration",
+			fmt.Sprintf("%q is not a positive duration. Use a value such as \"30s\" or \"2m\".", req.ConfigValue.ValueString()))
+	}
+}
+
+var absPathPattern = regexp.MustCompile(`^/[A-Za-z0-9._/+-]*$`)

@@ -1,0 +1,161 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// File is the desired state of a file on a host.
+type File struct {
+	Path    string
+	Content []byte
+	// Owner and Group are names or numeric IDs; empty means root.
+	Owner, Group string
+	// Mode holds permission bits plus setuid, setgid and sticky; zero
+	// means 0644.
+	Mode fs.FileMode
+}
+
+// accountName matches user and group names as useradd accepts them, or a
+// numeric ID, so owners can reach the shell unquoted in comparisons.
+var accountName = regexp.MustCompile(`^([a-z_][a-z0-9_.-]*\$?|[0-9]+)$`)
+
+// ReadFile reads path as root. A missing file is exists=false, not an error.
+func (h *Host) ReadFile(ctx context.Context, p string) (content []byte, exists bool, err error) {
+	if err := validatePath(p); err != nil {
+		return nil, false, err
+	}
+	// One round trip: a leading flag byte says whether content follows.
+	res, err := h.Sudo(ctx, readFileScript(p), nil)
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s on %s: %w", p, h.cfg.Name, err)
+	}
+	switch {
+	case bytes.HasPrefix(res.Stdout, []byte("y")):
+		return res.Stdout[1:], true, nil
+	case bytes.Equal(res.Stdout, []byte("n")):
+		return nil, false, nil
+	default:
+		// The output is not quoted: it may be a secret.
+		return nil, false, fmt.Errorf("read %s on %s: unexpected output (%d bytes)", p, h.cfg.Name, len(res.Stdout))
+	}
+}
+
+// WriteFile makes f.Path hold f.Content with f's owner and mode, as root,
+// in one round trip. The content goes on stdin into a temp file in the same
+// directory; an identical file is left alone (only owner and mode drift is
+// repaired), a different one is replaced by rename, so readers never see a
+// partial file. changed reports whether anything was modified.
+func (h *Host) WriteFile(ctx context.Context, f File) (changed bool, err error) {
+	script, err := writeFileScript(f)
+	if err != nil {
+		return false, err
+	}
+	res, err := h.Sudo(ctx, script, f.Content)
+	if err != nil {
+		return false, fmt.Errorf("write %s on %s: %w", f.Path, h.cfg.Name, err)
+	}
+	switch strings.TrimSpace(string(res.Stdout)) {
+	case "changed":
+		return true, nil
+	case "unchanged":
+		return false, nil
+	default:
+		return false, fmt.Errorf("write %s on %s: unexpected output %q", f.Path, h.cfg.Name, res.Stdout)
+	}
+}
+
+// readFileScript answers in one round trip: a leading flag byte says
+// whether the file exists and its content follows.
+func readFileScript(p string) string {
+	return fmt.Sprintf("if [ -e %[1]s ]; then printf y; exec cat -- %[1]s; fi; printf n", Quote(p))
+}
+
+func writeFileScript(f File) (string, error) {
+	if err := validatePath(f.Path); err != nil {
+		return "", err
+	}
+	owner, group := defaultString(f.Owner, "root"), defaultString(f.Group, "root")
+	for _, name := range []string{owner, group} {
+		if !accountName.MatchString(name) {
+			return "", fmt.Errorf("write %s: invalid owner or group %q", f.Path, name)
+		}
+	}
+	mode := fmt.Sprintf("%o", unixMode(f.Mode))
+	dir, base := path.Split(f.Path)
+	vars := strings.Join([]string{
+		"p=" + Quote(f.Path),
+		"owner=" + Quote(owner),
+		"group=" + Quote(group),
+		"mode=" + Quote(mode),
+		"template=" + Quote(dir+"."+base+".gpucluster.XXXXXX"),
+	}, "\n")
+	return vars + "\n" + writeFileBody, nil
+}
+
+// writeFileBody expects p, owner, group, mode and template. stat prints both
+// names and IDs so either form of owner compares.
+const writeFileBody = `set -eu
+if [ -d "$p" ]; then echo "$p is a directory" >&2; exit 1; fi
+t=$(mktemp -- "$template")
+trap 'rm -f -- "$t"' EXIT
+cat > "$t"
+if [ -f "$p" ] && cmp -s -- "$t" "$p"; then
+	set -- $(stat -c '%U %u %G %g %a' -- "$p")
+	if { [ "$1" = "$owner" ] || [ "$2" = "$owner" ]; } && { [ "$3" = "$group" ] || [ "$4" = "$group" ]; } && [ "$5" = "$mode" ]; then
+		echo unchanged
+		exit 0
+	fi
+	chown -- "$owner:$group" "$p"
+	chmod -- "$mode" "$p"
+	echo changed
+	exit 0
+fi
+chown -- "$owner:$group" "$t"
+chmod -- "$mode" "$t"
+mv -f -- "$t" "$p"
+echo changed
+`
+
+// unixMode converts Go's file mode bits to the octal chmod expects.
+func unixMode(m fs.FileMode) uint32 {
+	if m == 0 {
+		return 0o644
+	}
+	mode := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		mode |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		mode |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		mode |= 0o1000
+	}
+	return mode
+}
+
+func validatePath(p string) error {
+	switch {
+	case !path.IsAbs(p):
+		return fmt.Errorf("path %q is not absolute", p)
+	case path.Clean(p) != p || p == "/":
+		return fmt.Errorf("path %q is not a clean file path", p)
+	case strings.ContainsAny(p, "\x00\n"):
+		return errors.New("path contains a NUL or newline")
+	}
+	return nil
+}
+
+func defaultString(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,136 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// Host is one connected node. Its methods are safe for concurrent use; the
+// pool owns the connection underneath.
+type Host struct {
+	pool *Pool
+	cfg  Config
+}
+
+// Name is the node's name for messages.
+func (h *Host) Name() string { return h.cfg.Name }
+
+// Run runs script with /bin/sh as the login user.
+func (h *Host) Run(ctx context.Context, script string, stdin []byte) (Result, error) {
+	h.logRun(script, false)
+	var stdout, stderr bytes.Buffer
+	runErr, err := h.exec(ctx, Command("/bin/sh", "-c", script), func(sess *ssh.Session) error {
+		sess.Stdin = bytes.NewReader(stdin)
+		sess.Stdout = &stdout
+		sess.Stderr = &stderr
+		return nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return h.outcome(Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}, runErr)
+}
+
+// Lock takes this machine's lock, shared by every Host of the pool on it,
+// so a read-modify-write of a file is not interleaved with another.
+func (h *Host) Lock(ctx context.Context) (unlock func(), err error) {
+	l := h.pool.lock(h.cfg.machineKey())
+	select {
+	case l <- struct{}{}:
+		var once sync.Once
+		return func() { once.Do(func() { <-l }) }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for the lock of %s: %w", h.cfg.Name, ctx.Err())
+	}
+}
+
+// exec runs command in a new session after prepare wired its streams. err
+// reports a session that could not be set up; runErr is how the command
+// ended. A session that cannot be opened because the connection broke is
+// retried once on a fresh connection: nothing ran yet, so the retry cannot
+// run anything twice.
+func (h *Host) exec(ctx context.Context, command string, prepare func(*ssh.Session) error) (runErr, err error) {
+	sess, release, err := h.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	defer func() { _ = sess.Close() }()
+	if err := prepare(sess); err != nil {
+		return nil, fmt.Errorf("prepare session on %s: %w", h.cfg.describe(), err)
+	}
+	start := time.Now()
+	runErr = runSession(ctx, sess, command)
+	fields := map[string]any{"host": h.cfg.Name, "duration_ms": time.Since(start).Milliseconds()}
+	if runErr != nil {
+		fields["error"] = runErr.Error()
+	}
+	h.pool.log("ssh command finished", fields)
+	return runErr, nil
+}
+
+func (h *Host) session(ctx context.Context) (*ssh.Session, func(), error) {
+	for attempt := 0; ; attempt++ {
+		c, err := h.pool.get(ctx, h.cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		sess, release, err := c.newSession(ctx)
+		if err == nil {
+			return sess, release, nil
+		}
+		if attempt > 0 || !c.isBroken() || ctx.Err() != nil {
+			return nil, nil, err
+		}
+	}
+}
+
+// runSession runs command and, when ctx ends first, kills it.
+func runSession(ctx context.Context, sess *ssh.Session, command string) error {
+	if err := sess.Start(command); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- sess.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		_ = sess.Signal(ssh.SIGKILL)
+		_ = sess.Close()
+		if err := <-done; err == nil {
+			return nil // it finished just before the kill
+		}
+		return ctx.Err()
+	}
+}
+
+// outcome turns a session's end into the package's errors: *ExitError when
+// the command ran and failed, a wrapped transport error otherwise.
+func (h *Host) outcome(res Result, err error) (Result, error) {
+	var exitErr *ssh.ExitError
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.As(err, &exitErr):
+		res.Status = exitErr.ExitStatus()
+		stderr := string(res.Stderr)
+		if exitErr.Signal() != "" {
+			stderr += fmt.Sprintf("\n(killed by signal %s)", exitErr.Signal())
+		}
+		return res, &ExitError{Host: h.cfg.Name, Status: res.Status, Stderr: stderr}
+	default:
+		res.Status = -1
+		return res, fmt.Errorf("command on %s did not complete: %w", h.cfg.describe(), err)
+	}
+}
+
+func (h *Host) logRun(script string, sudo bool) {
+	h.pool.log("ssh run", map[string]any{"host": h.cfg.Name, "user": h.cfg.User, "sudo": sudo, "script": script})
+}

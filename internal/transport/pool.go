@@ -1,0 +1,341 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// maxSessionsPerConn stays below OpenSSH's default MaxSessions (10), leaving
+// room for the sessions other tools may open over a shared connection.
+const maxSessionsPerConn = 8
+
+// Pool shares one SSH connection per user, address and jump chain among
+// every caller in a run.
+type Pool struct {
+	// Logger, when set, receives connection events and the scripts that are
+	// run (so secrets go on stdin, which is never logged).
+	Logger func(msg string, fields map[string]any)
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu    sync.Mutex
+	conns map[string]*conn
+	locks map[string]chan struct{}
+}
+
+// NewPool returns an empty pool. Connections are dialed on first use.
+func NewPool() *Pool {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Pool{
+		ctx:    ctx,
+		cancel: cancel,
+		conns:  map[string]*conn{},
+		locks:  map[string]chan struct{}{},
+	}
+}
+
+// Host returns the node described by cfg, connected. Callers asking for the
+// same connection at the same time wait for one dial.
+func (p *Pool) Host(ctx context.Context, cfg Config) (*Host, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if _, err := p.get(ctx, cfg); err != nil {
+		return nil, err
+	}
+	return &Host{pool: p, cfg: cfg}, nil
+}
+
+// Close stops dials in progress and closes every connection.
+func (p *Pool) Close() {
+	p.cancel()
+	p.mu.Lock()
+	conns := p.conns
+	p.conns = map[string]*conn{}
+	p.mu.Unlock()
+	for _, c := range conns {
+		<-c.ready
+		c.markBroken(errors.New("pool closed"))
+	}
+}
+
+func (p *Pool) log(msg string, fields map[string]any) {
+	if p.Logger != nil {
+		p.Logger(msg, fields)
+	}
+}
+
+// get returns the pooled connection for cfg, dialing when there is none or
+// the previous one broke. A host key error stays: it is never retried.
+func (p *Pool) get(ctx context.Context, cfg Config) (*conn, error) {
+	key := cfg.key()
+	p.mu.Lock()
+	if err := p.ctx.Err(); err != nil {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("connect to %s: pool is closed", cfg.describe())
+	}
+	c := p.conns[key]
+	if c == nil || c.needsRedial() {
+		if c != nil {
+			p.log("ssh reconnect", map[string]any{"host": cfg.Name, "address": cfg.hostPort(), "reason": c.brokenReason()})
+		}
+		c = newConn(cfg)
+		p.conns[key] = c
+		go c.dial(p)
+	}
+	p.mu.Unlock()
+
+	select {
+	case <-c.ready:
+		return c, c.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("connect to %s: %w", cfg.describe(), ctx.Err())
+	}
+}
+
+func (p *Pool) dial(ctx context.Context, cfg Config) (*ssh.Client, error) {
+	checker, err := newHostKeyChecker(cfg)
+	if err != nil {
+		return nil, err
+	}
+	signers, closeAgent, err := authSigners(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAgent()
+	clientCfg := &ssh.ClientConfig{
+		User:              cfg.User,
+		Auth:              []ssh.AuthMethod{ssh.PublicKeys(signers...)},
+		HostKeyCallback:   checker.check,
+		HostKeyAlgorithms: checker.algorithms(),
+		Timeout:           cfg.ConnectTimeout,
+	}
+	if cfg.InsecureIgnoreHostKey {
+		clientCfg.HostKeyCallback = ssh.InsecureIgnoreHostKey() //nolint:gosec // explicit opt-in; the caller warns
+		clientCfg.HostKeyAlgorithms = nil
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+	defer cancel()
+	netConn, err := p.dialNet(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// x/crypto has no handshake timeout and a tunneled conn no deadlines:
+	// closing the conn is what interrupts a stuck handshake.
+	stop := context.AfterFunc(ctx, func() { _ = netConn.Close() })
+	sshConn, chans, reqs, err := ssh.NewClientConn(netConn, cfg.hostPort(), clientCfg)
+	interrupted := !stop()
+	var hostKeyErr *HostKeyError
+	switch {
+	case errors.As(err, &hostKeyErr):
+		_ = netConn.Close()
+		return nil, hostKeyErr
+	case interrupted:
+		if err == nil {
+			_ = sshConn.Close()
+		}
+		return nil, fmt.Errorf("ssh handshake with %s: %w", cfg.describe(), ctx.Err())
+	case err != nil:
+		_ = netConn.Close()
+		return nil, fmt.Errorf("ssh handshake with %s as %s: %w", cfg.describe(), cfg.User, err)
+	}
+	return ssh.NewClient(sshConn, chans, reqs), nil
+}
+
+func (p *Pool) dialNet(ctx context.Context, cfg Config) (net.Conn, error) {
+	if cfg.Jump == nil {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", cfg.hostPort())
+		if err != nil {
+			return nil, fmt.Errorf("connect to %s: %w", cfg.describe(), err)
+		}
+		return conn, nil
+	}
+	return p.dialThroughJump(ctx, cfg)
+}
+
+// dialThroughJump opens a TCP channel from the jump host to the target,
+// reconnecting the jump host once if its connection turns out broken.
+func (p *Pool) dialThroughJump(ctx context.Context, cfg Config) (net.Conn, error) {
+	for attempt := 0; ; attempt++ {
+		jump, err := p.get(ctx, *cfg.Jump)
+		if err != nil {
+			return nil, fmt.Errorf("jump host %s for %s: %w", cfg.Jump.Name, cfg.Name, err)
+		}
+		conn, err := jump.client.DialContext(ctx, "tcp", cfg.hostPort())
+		if err == nil {
+			return conn, nil
+		}
+		var refused *ssh.OpenChannelError
+		if errors.As(err, &refused) || attempt > 0 || ctx.Err() != nil {
+			return nil, fmt.Errorf("connect to %s through jump host %s: %w", cfg.describe(), cfg.Jump.Name, err)
+		}
+		jump.markBroken(err)
+	}
+}
+
+// lock returns the lock channel of one machine.
+func (p *Pool) lock(machine string) chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l, ok := p.locks[machine]
+	if !ok {
+		l = make(chan struct{}, 1)
+		p.locks[machine] = l
+	}
+	return l
+}
+
+// conn is one pooled SSH connection. ready closes when the dial finished;
+// then exactly one of client and err is set.
+type conn struct {
+	cfg      Config
+	ready    chan struct{}
+	client   *ssh.Client
+	err      error
+	sessions chan struct{}
+
+	brokenOnce sync.Once
+	broken     chan struct{}
+	reason     error
+}
+
+func newConn(cfg Config) *conn {
+	return &conn{
+		cfg:      cfg,
+		ready:    make(chan struct{}),
+		sessions: make(chan struct{}, maxSessionsPerConn),
+		broken:   make(chan struct{}),
+	}
+}
+
+func (c *conn) dial(p *Pool) {
+	defer close(c.ready)
+	start := time.Now()
+	c.client, c.err = p.dial(p.ctx, c.cfg)
+	fields := map[string]any{"host": c.cfg.Name, "address": c.cfg.hostPort(), "user": c.cfg.User, "duration_ms": time.Since(start).Milliseconds()}
+	if c.err != nil {
+		fields["error"] = c.err.Error()
+		p.log("ssh connect failed", fields)
+		return
+	}
+	p.log("ssh connected", fields)
+	go c.watch()
+	go c.keepalive(p)
+}
+
+// needsRedial tells get to replace this connection: it broke or its dial
+// failed. A dial in progress is waited for, and a host key failure is kept
+// so the error is repeated, never retried.
+func (c *conn) needsRedial() bool {
+	select {
+	case <-c.ready:
+	default:
+		return false
+	}
+	var hostKeyErr *HostKeyError
+	if c.err != nil {
+		return !errors.As(c.err, &hostKeyErr)
+	}
+	return c.isBroken()
+}
+
+func (c *conn) isBroken() bool {
+	select {
+	case <-c.broken:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *conn) markBroken(reason error) {
+	c.brokenOnce.Do(func() {
+		c.reason = reason
+		close(c.broken)
+		if c.client != nil {
+			_ = c.client.Close()
+		}
+	})
+}
+
+func (c *conn) brokenReason() string {
+	if c.isBroken() && c.reason != nil {
+		return c.reason.Error()
+	}
+	if c.err != nil {
+		return c.err.Error()
+	}
+	return ""
+}
+
+// watch notices a connection closed by the server or the network.
+func (c *conn) watch() {
+	err := c.client.Wait()
+	if err == nil {
+		err = errors.New("connection closed")
+	}
+	c.markBroken(err)
+}
+
+// keepalive probes the server so a dead peer is noticed between commands,
+// not in the middle of the next one.
+func (c *conn) keepalive(p *Pool) {
+	ticker := time.NewTicker(c.cfg.KeepaliveInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-c.broken:
+			return
+		case <-ticker.C:
+		}
+		replied := make(chan error, 1)
+		go func() {
+			_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
+			replied <- err
+		}()
+		var err error
+		select {
+		case err = <-replied:
+		case <-time.After(c.cfg.KeepaliveInterval):
+			err = fmt.Errorf("no keepalive reply within %s", c.cfg.KeepaliveInterval)
+		case <-c.broken:
+			return
+		}
+		if err != nil {
+			p.log("ssh keepalive failed", map[string]any{"host": c.cfg.Name, "address": c.cfg.hostPort(), "error": err.Error()})
+			c.markBroken(fmt.Errorf("keepalive: %w", err))
+			return
+		}
+	}
+}
+
+// newSession opens a session within the per-connection limit. release must
+// be called once the session is done.
+func (c *conn) newSession(ctx context.Context) (*ssh.Session, func(), error) {
+	select {
+	case c.sessions <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, fmt.Errorf("wait for a free session on %s: %w", c.cfg.describe(), ctx.Err())
+	}
+	release := func() { <-c.sessions }
+	sess, err := c.client.NewSession()
+	if err != nil {
+		release()
+		var refused *ssh.OpenChannelError
+		if !errors.As(err, &refused) {
+			c.markBroken(err)
+		}
+		return nil, nil, fmt.Errorf("open session on %s: %w", c.cfg.describe(), err)
+	}
+	return sess, release, nil
+}

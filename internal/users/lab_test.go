@@ -1,0 +1,127 @@
+package users
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// labExec runs scripts as root inside a lab host, the test seam standing in
+// for the SSH transport.
+type labExec struct {
+	l    *lab.Lab
+	host string
+}
+
+func (e labExec) Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error) {
+	var stdout, stderr bytes.Buffer
+	status, err := e.l.Run(ctx, e.host, []string{"/bin/sh", "-c", script}, bytes.NewReader(stdin), &stdout, &stderr)
+	res := transport.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Status: status}
+	if err != nil {
+		return res, err
+	}
+	if status != 0 {
+		return res, &transport.ExitError{Host: e.host, Status: status, Stderr: stderr.String()}
+	}
+	return res, nil
+}
+
+// The account tools of a real trixie host: create, drift by hand, repair,
+// home directory, removal that keeps the home.
+func TestLabAccountLifecycle(t *testing.T) {
+	l := lab.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const node, user, group, extra = "gpu01", "gpctest_alice", "gpctest_grp", "gpctest_extra"
+	ex := labExec{l, node}
+	t.Cleanup(func() {
+		script := "userdel " + user + " 2>/dev/null; groupdel " + group + " 2>/dev/null; groupdel " + extra +
+			" 2>/dev/null; rm -rf /home/" + user + "; true"
+		if _, _, err := l.Exec(context.Background(), node, script); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	spec := UserSpec{Name: user, UID: 59001, PrimaryGroup: group, Groups: []string{extra}, Shell: "/bin/bash"}
+
+	for name, gid := range map[string]int64{group: 59001, extra: 59002} {
+		if changed, err := EnsureGroup(ctx, ex, name, gid); err != nil || !changed {
+			t.Fatalf("EnsureGroup(%s) = %v, %v", name, changed, err)
+		}
+	}
+	if changed, err := EnsureGroup(ctx, ex, group, 59001); err != nil || changed {
+		t.Fatalf("EnsureGroup again = %v, %v, want no change", changed, err)
+	}
+	if changed, err := EnsureUser(ctx, ex, spec); err != nil || !changed {
+		t.Fatalf("EnsureUser() = %v, %v", changed, err)
+	}
+	assertInSync(ctx, t, ex, node, spec)
+	if out, _, _ := l.Exec(ctx, node, "test -e /home/"+user+" && echo exists"); out != "" {
+		t.Fatal("useradd created a home directory; it must not (create_home: false)")
+	}
+
+	if _, _, err := l.Exec(ctx, node, "usermod -u 59005 "+user); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadAccounts(ctx, ex, []string{user}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := Diff(node, spec, st.Users[user]); !slices.Equal(d, []string{"uid 59005 on gpu01, want 59001"}) {
+		t.Fatalf("drift = %q", d)
+	}
+	if changed, err := EnsureUser(ctx, ex, spec); err != nil || !changed {
+		t.Fatalf("repair = %v, %v", changed, err)
+	}
+	assertInSync(ctx, t, ex, node, spec)
+
+	if created, err := CreateHome(ctx, ex, spec); err != nil || !created {
+		t.Fatalf("CreateHome() = %v, %v", created, err)
+	}
+	out, _, err := l.Exec(ctx, node, "stat -c '%u:%g %a' /home/"+user+"; test -e /home/"+user+"/.bashrc && echo skel")
+	if err != nil || out != "59001:59001 700\nskel\n" {
+		t.Fatalf("home: %q, %v", out, err)
+	}
+
+	if removed, err := RemoveUser(ctx, ex, user); err != nil || !removed {
+		t.Fatalf("RemoveUser() = %v, %v", removed, err)
+	}
+	if removed, err := RemoveUser(ctx, ex, user); err != nil || removed {
+		t.Fatalf("RemoveUser() again = %v, %v, want false, nil", removed, err)
+	}
+	if _, _, err := l.Exec(ctx, node, "test -d /home/"+user); err != nil {
+		t.Fatal("removing the account deleted its home directory")
+	}
+	for _, g := range []string{extra, group} {
+		if removed, err := RemoveGroup(ctx, ex, g); err != nil || !removed {
+			t.Fatalf("RemoveGroup(%s) = %v, %v", g, removed, err)
+		}
+	}
+}
+
+func TestLabHostErrorsAreQuoted(t *testing.T) {
+	l := lab.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	spec := UserSpec{Name: "gpctest_orphan", UID: 59010, PrimaryGroup: "gpctest_nosuchgroup"}
+	_, err := EnsureUser(ctx, labExec{l, "gpu01"}, spec)
+	if err == nil || !strings.Contains(err.Error(), "gpctest_nosuchgroup") || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("err = %v, want useradd's complaint about the group", err)
+	}
+}
+
+func assertInSync(ctx context.Context, t *testing.T, ex Executor, node string, spec UserSpec) {
+	t.Helper()
+	st, err := ReadAccounts(ctx, ex, []string{spec.Name}, []string{spec.PrimaryGroup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := Diff(node, spec, st.Users[spec.Name]); len(d) != 0 {
+		t.Fatalf("after apply: %q (state %+v)", d, st.Users[spec.Name])
+	}
+}

@@ -1,0 +1,89 @@
+package users
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// LedgerPath is where the ledger lives on the controller node. It is not
+// secret (the same names and ids are in /etc/passwd) but only root writes it.
+const LedgerPath = "/var/lib/gpucluster/uid-ledger"
+
+// FileReader reads a file as root; a missing file is exists=false.
+type FileReader interface {
+	ReadFile(ctx context.Context, path string) (content []byte, exists bool, err error)
+}
+
+// LedgerHost is what a read-modify-write of the ledger needs from the
+// controller node.
+type LedgerHost interface {
+	Executor
+	FileReader
+	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+	Lock(ctx context.Context) (unlock func(), err error)
+}
+
+// ReadLedger reads the ledger for a plan-time check; a missing file is an
+// empty ledger.
+func ReadLedger(ctx context.Context, r FileReader, file string) (*Ledger, error) {
+	content, _, err := r.ReadFile(ctx, file)
+	if err != nil {
+		return nil, fmt.Errorf("read UID ledger: %w", err)
+	}
+	l, err := ParseLedger(content)
+	if err != nil {
+		return nil, fmt.Errorf("UID ledger %s: %w", file, err)
+	}
+	return l, nil
+}
+
+// UpdateLedger applies change to the ledger under the host's lock and writes
+// it back atomically, only when an entry changed. An error from change
+// leaves the file untouched.
+func UpdateLedger(ctx context.Context, h LedgerHost, file string, change func(*Ledger) error) error {
+	unlock, err := h.Lock(ctx)
+	if err != nil {
+		return fmt.Errorf("update UID ledger: %w", err)
+	}
+	defer unlock()
+	content, exists, err := h.ReadFile(ctx, file)
+	if err != nil {
+		return fmt.Errorf("read UID ledger: %w", err)
+	}
+	l, err := ParseLedger(content)
+	if err != nil {
+		return fmt.Errorf("UID ledger %s: %w", file, err)
+	}
+	before := l.Render()
+	if err := change(l); err != nil {
+		return err
+	}
+	after := l.Render()
+	if exists && bytes.Equal(before, after) {
+		return nil
+	}
+	if !exists {
+		if _, err := h.Sudo(ctx, "mkdir -p -m 0755 -- "+transport.Quote(path.Dir(file)), nil); err != nil {
+			return fmt.Errorf("create the UID ledger's directory: %w", err)
+		}
+	}
+	f := transport.File{Path: file, Content: after, Owner: "root", Group: "root", Mode: 0o644}
+	if _, err := h.WriteFile(ctx, f); err != nil {
+		return fmt.Errorf("write UID ledger: %w", err)
+	}
+	return nil
+}
+
+// ClaimID records on the host's ledger that name holds id.
+func ClaimID(ctx context.Context, h LedgerHost, file string, kind Kind, name string, id int64) error {
+	return UpdateLedger(ctx, h, file, func(l *Ledger) error { return l.Claim(kind, name, id) })
+}
+
+// RetireID records on the host's ledger that name no longer uses id.
+func RetireID(ctx context.Context, h LedgerHost, file string, kind Kind, name string, id int64) error {
+	return UpdateLedger(ctx, h, file, func(l *Ledger) error { return l.Retire(kind, name, id) })
+}

@@ -1,0 +1,97 @@
+package users
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// fakeLedgerHost keeps one file in memory and records what was done.
+type fakeLedgerHost struct {
+	fakeExec
+	content []byte
+	exists  bool
+	writes  []transport.File
+	locked  bool
+}
+
+func (f *fakeLedgerHost) ReadFile(_ context.Context, _ string) ([]byte, bool, error) {
+	if !f.locked {
+		f.t.Error("ledger read outside the lock")
+	}
+	return f.content, f.exists, nil
+}
+
+func (f *fakeLedgerHost) WriteFile(_ context.Context, file transport.File) (bool, error) {
+	if !f.locked {
+		f.t.Error("ledger written outside the lock")
+	}
+	f.writes = append(f.writes, file)
+	f.content, f.exists = file.Content, true
+	return true, nil
+}
+
+func (f *fakeLedgerHost) Lock(context.Context) (func(), error) {
+	f.locked = true
+	return func() { f.locked = false }, nil
+}
+
+func TestUpdateLedger(t *testing.T) {
+	ctx := context.Background()
+	h := &fakeLedgerHost{fakeExec: fakeExec{t: t, replies: []fakeReply{{}}}}
+
+	if err := ClaimID(ctx, h, LedgerPath, KindUser, "alice", 1001); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.scripts) != 1 || h.scripts[0] != "mkdir -p -m 0755 -- /var/lib/gpucluster" {
+		t.Errorf("first write did not create the directory: %q", h.scripts)
+	}
+	if len(h.writes) != 1 {
+		t.Fatalf("%d writes, want 1", len(h.writes))
+	}
+	w := h.writes[0]
+	if w.Path != LedgerPath || w.Owner != "root" || w.Mode != 0o644 || !strings.Contains(string(w.Content), "user alice 1001 active\n") {
+		t.Errorf("write = %+v (%s)", w, w.Content)
+	}
+
+	if err := ClaimID(ctx, h, LedgerPath, KindUser, "alice", 1001); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.writes) != 1 {
+		t.Error("an unchanged ledger was rewritten")
+	}
+
+	if err := RetireID(ctx, h, LedgerPath, KindUser, "alice", 1001); err != nil {
+		t.Fatal(err)
+	}
+	err := ClaimID(ctx, h, LedgerPath, KindUser, "mallory", 1001)
+	if err == nil || !strings.Contains(err.Error(), "first given to user alice (retired)") {
+		t.Fatalf("reuse of a retired uid: %v", err)
+	}
+	if len(h.writes) != 2 || h.locked {
+		t.Errorf("writes = %d (want 2: claim, retire), still locked = %v", len(h.writes), h.locked)
+	}
+
+	l, err := ReadLedger(ctx, fileOnly{h}, LedgerPath)
+	if err != nil || len(l.Entries) != 1 || !l.Entries[0].Retired {
+		t.Fatalf("ReadLedger() = %+v, %v", l, err)
+	}
+}
+
+func TestUpdateLedgerRefusesCorruptFile(t *testing.T) {
+	h := &fakeLedgerHost{fakeExec: fakeExec{t: t}, content: []byte("user alice one active\n"), exists: true}
+	err := ClaimID(context.Background(), h, LedgerPath, KindUser, "bob", 1002)
+	if err == nil || !strings.Contains(err.Error(), LedgerPath) || len(h.writes) != 0 {
+		t.Fatalf("corrupt ledger: err %v, writes %d", err, len(h.writes))
+	}
+}
+
+// fileOnly hides the lock so ReadLedger's plan-time read is checked to need
+// nothing but ReadFile.
+type fileOnly struct{ h *fakeLedgerHost }
+
+func (f fileOnly) ReadFile(ctx context.Context, p string) ([]byte, bool, error) {
+	return f.h.content, f.h.exists, nil
+}

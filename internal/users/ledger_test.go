@@ -1,0 +1,124 @@
+package users
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func loadLedger(t *testing.T) *Ledger {
+	t.Helper()
+	content, err := os.ReadFile("testdata/uid-ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ParseLedger(content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestParseLedger(t *testing.T) {
+	l := loadLedger(t)
+	if len(l.Entries) != 4 {
+		t.Fatalf("got %d entries, want 4", len(l.Entries))
+	}
+	if e := l.Entries[2]; e != (LedgerEntry{Kind: KindUser, Name: "bob", ID: 1002, Retired: true}) {
+		t.Errorf("entry 2 = %+v", e)
+	}
+}
+
+func TestParseLedgerRejects(t *testing.T) {
+	tests := map[string]string{
+		"user alice 1001":                              "want",
+		"host alice 1001 active":                       "unknown kind",
+		"user ALICE 1001 active":                       "invalid user name",
+		"user alice x active":                          "not a numeric id",
+		"user alice 1001 gone":                         "active or retired",
+		"user alice 1001 active\nuser bob 1001 active": "listed twice",
+	}
+	for content, wantErr := range tests {
+		if _, err := ParseLedger([]byte(content)); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("ParseLedger(%q) = %v, want error containing %q", content, err, wantErr)
+		}
+	}
+}
+
+func TestLedgerRenderRoundTrip(t *testing.T) {
+	l := loadLedger(t)
+	rendered := l.Render()
+	want := ledgerHeader + "group users 100 active\nuser alice 1001 active\nuser bob 1002 retired\nuser carol 1003 active\n"
+	if string(rendered) != want {
+		t.Errorf("Render() =\n%s\nwant\n%s", rendered, want)
+	}
+	again, err := ParseLedger(rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again.Render()) != string(rendered) {
+		t.Error("render of a parsed rendering differs")
+	}
+}
+
+func TestCheckClaim(t *testing.T) {
+	l := loadLedger(t)
+	tests := []struct {
+		kind    Kind
+		name    string
+		id      int64
+		wantErr []string
+	}{
+		{KindUser, "alice", 1001, nil},
+		{KindUser, "dave", 1004, nil},
+		{KindGroup, "alice", 1001, nil}, // groups and users are separate id spaces
+		{KindUser, "dave", 1002, []string{"uid 1002 was first given to user bob (retired)", "dave"}},
+		{KindUser, "dave", 1001, []string{"uid 1001 was first given to user alice (still in use)"}},
+		{KindGroup, "staff", 100, []string{"gid 100 was first given to group users"}},
+	}
+	for _, tt := range tests {
+		err := l.CheckClaim(tt.kind, tt.name, tt.id)
+		if tt.wantErr == nil {
+			if err != nil {
+				t.Errorf("CheckClaim(%s %s %d) = %v", tt.kind, tt.name, tt.id, err)
+			}
+			continue
+		}
+		for _, want := range tt.wantErr {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("CheckClaim(%s %s %d) = %v, want error containing %q", tt.kind, tt.name, tt.id, err, want)
+			}
+		}
+	}
+}
+
+func TestClaimAndRetire(t *testing.T) {
+	l := loadLedger(t)
+	steps := []struct {
+		name   string
+		do     func() error
+		want   string
+		errors bool
+	}{
+		{"new user", func() error { return l.Claim(KindUser, "dave", 1004) }, "user dave 1004 active", false},
+		{"reactivate bob", func() error { return l.Claim(KindUser, "bob", 1002) }, "user bob 1002 active", false},
+		{"alice moves to a new uid", func() error { return l.Claim(KindUser, "alice", 1005) }, "user alice 1001 retired\nuser bob", false},
+		{"old uid stays alice's", func() error { return l.Claim(KindUser, "erin", 1001) }, "", true},
+		{"retire dave", func() error { return l.Retire(KindUser, "dave", 1004) }, "user dave 1004 retired", false},
+		{"retired uid refused", func() error { return l.Claim(KindUser, "frank", 1004) }, "", true},
+		{"retire unknown records it", func() error { return l.Retire(KindUser, "olduser", 1010) }, "user olduser 1010 retired", false},
+		{"retire someone else's id refused", func() error { return l.Retire(KindUser, "zed", 1003) }, "", true},
+	}
+	for _, s := range steps {
+		err := s.do()
+		if (err != nil) != s.errors {
+			t.Fatalf("%s: err = %v, want error %v", s.name, err, s.errors)
+		}
+		if s.want != "" && !strings.Contains(string(l.Render()), s.want) {
+			t.Fatalf("%s: ledger lacks %q:\n%s", s.name, s.want, l.Render())
+		}
+	}
+	if strings.Contains(string(l.Render()), "erin") || strings.Contains(string(l.Render()), "frank") {
+		t.Errorf("a refused claim changed the ledger:\n%s", l.Render())
+	}
+}

@@ -1,0 +1,109 @@
+package users
+
+import (
+	"context"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseAccountsFixture(t *testing.T) {
+	out, err := os.ReadFile("testdata/accounts.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := parseAccounts(out, []string{"alice", "bob", "carol"}, []string{"users", "ghosts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantUsers := map[string]UserState{
+		"alice": {Exists: true, UID: 1002, GID: 100, PrimaryGroupName: "users",
+			Groups: []string{"gpu-users", "video"}, Shell: "/bin/bash", Home: "/home/alice"},
+		"bob": {},
+		"carol": {Exists: true, UID: 1003, GID: 4242, PrimaryGroupName: "4242",
+			Groups: []string{"users"}, Shell: "/bin/sh", Home: "/home/carol"},
+	}
+	if !reflect.DeepEqual(st.Users, wantUsers) {
+		t.Errorf("users = %+v\nwant    %+v", st.Users, wantUsers)
+	}
+	wantGroups := map[string]GroupState{
+		"users":  {Exists: true, GID: 100, Members: []string{"alice", "bob"}},
+		"ghosts": {},
+	}
+	if !reflect.DeepEqual(st.Groups, wantGroups) {
+		t.Errorf("groups = %+v, want %+v", st.Groups, wantGroups)
+	}
+}
+
+func TestParseAccountsErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		out     string
+		wantErr string
+	}{
+		{"truncated", "@@gpucluster passwd alice\nalice:x:1:1::/h:/s\n", "truncated"},
+		{"missing section", "", "no getent passwd output for alice"},
+		{"getent failure", "@@gpucluster passwd alice\n@@rc 3\n", "status 3"},
+		{"garbage line", "@@gpucluster passwd alice\nnot-a-passwd-line\n@@rc 0\n", "want 7"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseAccounts([]byte(tt.out), []string{"alice"}, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("got %v, want error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestReadAccountsOneRoundTripQuoted(t *testing.T) {
+	fx := &fakeExec{t: t, replies: []fakeReply{{stdout: "@@gpucluster passwd alice\n@@rc 2\n" +
+		"@@gpucluster groups alice\n@@rc 1\n@@gpucluster passwd bob\n@@rc 2\n@@gpucluster groups bob\n@@rc 1\n" +
+		"@@gpucluster group users\n@@rc 2\n"}}}
+	st, err := ReadAccounts(context.Background(), fx, []string{"alice", "bob"}, []string{"users"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fx.scripts) != 1 {
+		t.Fatalf("%d round trips, want 1", len(fx.scripts))
+	}
+	for _, want := range []string{"acct_user alice\n", "acct_user bob\n", "acct_group users\n"} {
+		if !strings.Contains(fx.scripts[0], want) {
+			t.Errorf("script lacks %q:\n%s", want, fx.scripts[0])
+		}
+	}
+	if st.Users["alice"].Exists || st.Groups["users"].Exists {
+		t.Errorf("missing accounts reported as existing: %+v", st)
+	}
+}
+
+func TestReadAccountsRefusesBadNamesWithoutTouchingHost(t *testing.T) {
+	fx := &fakeExec{t: t}
+	if _, err := ReadAccounts(context.Background(), fx, []string{"alice;rm -rf /"}, nil); err == nil {
+		t.Fatal("accepted a name with shell metacharacters")
+	}
+	if len(fx.scripts) != 0 {
+		t.Fatal("host was touched")
+	}
+}
+
+// The real script against this machine's getent and id: root exists,
+// a made-up name does not.
+func TestReadAccountsLocalShell(t *testing.T) {
+	st, err := ReadAccounts(context.Background(), localShell{}, []string{"root", "gpc_no_such_user"},
+		[]string{"root", "gpc_no_such_group"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := st.Users["root"]
+	if !root.Exists || root.UID != 0 || root.PrimaryGroupName != "root" || root.Home != "/root" {
+		t.Errorf("root = %+v", root)
+	}
+	if st.Users["gpc_no_such_user"].Exists || st.Groups["gpc_no_such_group"].Exists {
+		t.Errorf("made-up accounts reported as existing: %+v", st)
+	}
+	if g := st.Groups["root"]; !g.Exists || g.GID != 0 {
+		t.Errorf("group root = %+v", g)
+	}
+}
