@@ -45,8 +45,21 @@ func nodeStatusAttribute(what string) schema.MapAttribute {
 	}
 }
 
+// fullyKnown tells whether a set and every element in it are known, as plan-time work needs.
+func fullyKnown(s types.Set) bool {
+	if s.IsUnknown() {
+		return false
+	}
+	for _, e := range s.Elements() {
+		if e.IsUnknown() {
+			return false
+		}
+	}
+	return true
+}
+
 func setStrings(ctx context.Context, s types.Set, diags *diag.Diagnostics) []string {
-	if s.IsNull() || s.IsUnknown() {
+	if s.IsNull() || !fullyKnown(s) {
 		return nil
 	}
 	var out []string
@@ -82,11 +95,8 @@ func describeDrift(problems []string) string {
 // checkLedger refuses, at plan time, an ID that the ledger on the login node gave to another
 // name: the guide's "never reuse a UID", which must hold after the earlier owner is gone.
 func (c *cluster) checkLedger(ctx context.Context, nodeNames []string, kind users.Kind, name string, id int64, attr path.Path) diag.Diagnostics {
-	var diags diag.Diagnostics
-	ledgerNode := c.ledgerNode(nodeNames)
-	h, err := c.host(ctx, ledgerNode)
-	if err != nil {
-		diags.Append(connectError(ledgerNode, err))
+	h, ledgerNode, diags := c.ledgerHost(ctx, nodeNames)
+	if diags.HasError() {
 		return diags
 	}
 	ledger, err := users.ReadLedger(ctx, h, users.LedgerPath)
@@ -119,6 +129,17 @@ func (c *cluster) readAccounts(ctx context.Context, nodeNames, userNames, groupN
 	return observed, failureDiags(failures, "Cannot Read Accounts", "Reading accounts with getent failed", "")
 }
 
+// ledgerHost connects to the node that keeps the UID ledger.
+func (c *cluster) ledgerHost(ctx context.Context, nodeNames []string) (*transport.Host, string, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	ledgerNode := c.ledgerNode(nodeNames)
+	h, err := c.host(ctx, ledgerNode)
+	if err != nil {
+		diags.Append(connectError(ledgerNode, err))
+	}
+	return h, ledgerNode, diags
+}
+
 // claim records name -> id in the ledger before any node gets the account, so a failed apply
 // can never leave an ID in use that the ledger does not know.
 func (c *cluster) claim(ctx context.Context, nodeNames []string, kind users.Kind, name string, id int64) diag.Diagnostics {
@@ -135,11 +156,8 @@ func (c *cluster) retire(ctx context.Context, nodeNames []string, kind users.Kin
 }
 
 func (c *cluster) updateLedger(ctx context.Context, nodeNames []string, summary string, change func(*users.Ledger) error) diag.Diagnostics {
-	var diags diag.Diagnostics
-	ledgerNode := c.ledgerNode(nodeNames)
-	h, err := c.host(ctx, ledgerNode)
-	if err != nil {
-		diags.Append(connectError(ledgerNode, err))
+	h, ledgerNode, diags := c.ledgerHost(ctx, nodeNames)
+	if diags.HasError() {
 		return diags
 	}
 	if err := users.UpdateLedger(ctx, h, users.LedgerPath, change); err != nil {
@@ -242,4 +260,52 @@ func idAdvice(err error, id int64, optIn string) string {
 		return fmt.Sprintf("%s.\n\nIDs below %d belong to the operating system. Set %s = true if this ID is intended, as for the guide's users group (GID 100).", err, users.MinRegularID, optIn)
 	}
 	return err.Error()
+}
+
+// removeAccount deletes the account record on every node with remove, then retires its ID in
+// the ledger so that no other name can ever get it.
+func (c *cluster) removeAccount(ctx context.Context, nodeNames []string, kind users.Kind, name string, id int64,
+	remove func(context.Context, users.Executor, string) (bool, error), todo string) diag.Diagnostics {
+	failures := c.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+		_, err := remove(ctx, h, name)
+		return err
+	})
+	diags := failureDiags(failures, "Cannot Remove "+titleKind(kind), fmt.Sprintf("Removing %s %s failed", kind, name), todo)
+	if diags.HasError() {
+		return diags
+	}
+	return c.retire(ctx, nodeNames, kind, name, id)
+}
+
+// readForImport reads the account named by an import ID from each of its nodes.
+func (c *cluster) readForImport(ctx context.Context, id string, kind users.Kind) (string, []string, map[string]users.State, diag.Diagnostics) {
+	name, nodeNames, diags := parseAccountImportID(id, string(kind), c)
+	if diags.HasError() {
+		return "", nil, nil, diags
+	}
+	userNames, groupNames := []string{name}, []string(nil)
+	if kind == users.KindGroup {
+		userNames, groupNames = nil, []string{name}
+	}
+	observed, readDiags := c.readAccounts(ctx, nodeNames, userNames, groupNames)
+	diags.Append(readDiags...)
+	return name, nodeNames, observed, diags
+}
+
+// setNodeStatus records each node's drift in node_status and warns about it; an account found
+// on no node at all is gone, and the caller removes the resource.
+func setNodeStatus(diags *diag.Diagnostics, what string, drift map[string][]string, present int) (types.Map, bool) {
+	status := make(map[string]string, len(drift))
+	for node, problems := range drift {
+		status[node] = describeDrift(problems)
+	}
+	warnDrift(diags, what, status)
+	return statusMap(status), present > 0
+}
+
+func titleKind(kind users.Kind) string {
+	if kind == users.KindGroup {
+		return "Group"
+	}
+	return "User"
 }

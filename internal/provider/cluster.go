@@ -28,6 +28,7 @@ type settings struct {
 	hostKeys              []string
 	insecureIgnoreHostKey bool
 	loginNode             string
+	jumpHost              string
 	connectTimeout        time.Duration
 	keepalive             time.Duration
 	sudoExe               string
@@ -50,13 +51,17 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 		knownHostsFile:        m.KnownHostsFile.ValueString(),
 		insecureIgnoreHostKey: m.InsecureIgnoreHostKey.ValueBool(),
 		loginNode:             m.LoginNode.ValueString(),
+		jumpHost:              m.LoginNode.ValueString(),
 		connectTimeout:        durationOr(m.ConnectTimeout, 30*time.Second),
 		keepalive:             durationOr(m.KeepaliveInterval, 15*time.Second),
 		sudoExe:               stringOr(m.SudoExe, "sudo"),
 		sudoPassword:          []byte(stringOr(m.SudoPassword, getenv(sudoPasswordEnv))),
 	}
+	if !m.JumpHost.IsNull() {
+		s.jumpHost = m.JumpHost.ValueString()
+	}
 	s.unknown = anyUnknown(m.User, m.PrivateKey, m.PrivateKeyFile, m.PrivateKeyPassphrase, m.KnownHostsFile,
-		m.LoginNode, m.SudoExe, m.SudoPassword) || m.Port.IsUnknown() || m.HostKeys.IsUnknown() || m.UseAgent.IsUnknown()
+		m.LoginNode, m.JumpHost, m.SudoExe, m.SudoPassword) || m.Port.IsUnknown() || m.HostKeys.IsUnknown() || m.UseAgent.IsUnknown()
 	if !m.HostKeys.IsNull() && !m.HostKeys.IsUnknown() {
 		diags.Append(m.HostKeys.ElementsAs(ctx, &s.hostKeys, false)...)
 	}
@@ -158,7 +163,7 @@ func (c *cluster) connConfig(node string, depth int) (transport.Config, error) {
 		SudoExe:               s.sudoExe,
 		SudoPassword:          s.sudoPassword,
 	}
-	jump := s.loginNode
+	jump := s.jumpHost
 	if o.jumpHost != nil {
 		jump = *o.jumpHost
 	}

@@ -8,8 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodes"
 )
 
 var _ datasource.DataSourceWithConfigure = (*nodeFactsDataSource)(nil)
@@ -68,14 +66,9 @@ func (d *nodeFactsDataSource) Read(ctx context.Context, req datasource.ReadReque
 		return
 	}
 	node := m.Node.ValueString()
-	host, err := d.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
-		return
-	}
-	facts, err := nodes.Gather(ctx, host)
-	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read Node Facts", node, "Reading OS, hardware and GPU facts failed", "", err))
+	_, facts, diags := d.cluster.gatherFacts(ctx, node, node)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	m.ID = m.Node

@@ -42,6 +42,7 @@ type providerModel struct {
 	HostKeys              types.List          `tfsdk:"host_keys"`
 	InsecureIgnoreHostKey types.Bool          `tfsdk:"insecure_ignore_host_key"`
 	LoginNode             types.String        `tfsdk:"login_node"`
+	JumpHost              types.String        `tfsdk:"jump_host"`
 	ConnectTimeout        types.String        `tfsdk:"connect_timeout"`
 	KeepaliveInterval     types.String        `tfsdk:"keepalive_interval"`
 	SudoExe               types.String        `tfsdk:"sudo_exe"`
@@ -114,6 +115,10 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 			},
 			"login_node": schema.StringAttribute{
 				MarkdownDescription: "Name or address of the login node. It is the jump host for every other node and keeps the UID ledger. Without it every node is dialled directly.",
+				Optional:            true,
+			},
+			"jump_host": schema.StringAttribute{
+				MarkdownDescription: "Jump host for every node but itself, by name or address. Defaults to `login_node`; an empty string dials every node directly. A node block can override it.",
 				Optional:            true,
 			},
 			"connect_timeout": schema.StringAttribute{

@@ -25,6 +25,8 @@ var (
 	_ resource.ResourceWithValidateConfig = (*groupResource)(nil)
 )
 
+const groupInUseAdvice = "A group that is still some user's primary group cannot be removed: change or remove that user first."
+
 // NewGroupResource returns the gpucluster_group resource.
 func NewGroupResource() resource.Resource { return &groupResource{} }
 
@@ -96,16 +98,29 @@ func (r *groupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	}
 	var plan groupModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || plan.Nodes.IsUnknown() {
+	if resp.Diagnostics.HasError() || !fullyKnown(plan.Nodes) {
 		return
 	}
 	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
 	plan.NodeStatus = allInSync(nodeNames)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), plan.NodeStatus)...)
-	if !r.cluster.canReachHosts() || plan.GID.IsUnknown() || plan.Name.IsUnknown() {
+	if !r.cluster.canReachHosts() || plan.GID.IsUnknown() || plan.Name.IsUnknown() || r.gidUnchanged(ctx, req, plan) {
 		return
 	}
 	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, nodeNames, users.KindGroup, plan.Name.ValueString(), plan.GID.ValueInt64(), path.Root("gid"))...)
+}
+
+// gidUnchanged tells that the ledger already holds this GID for this group, so a no-op plan
+// spends no round trip on the ledger.
+func (r *groupResource) gidUnchanged(ctx context.Context, req resource.ModifyPlanRequest, plan groupModel) bool {
+	if req.State.Raw.IsNull() {
+		return false
+	}
+	var state groupModel
+	if diags := req.State.Get(ctx, &state); diags.HasError() {
+		return false
+	}
+	return plan.GID.Equal(state.GID)
 }
 
 func (r *groupResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -158,8 +173,7 @@ func (r *groupResource) converge(ctx context.Context, m groupModel, dropped []st
 		_, err := users.RemoveGroup(ctx, h, name)
 		return err
 	})
-	diags.Append(failureDiags(failures, "Cannot Remove Group", "Removing group "+name+" from a node dropped from nodes failed",
-		"A group that is still some user's primary group cannot be removed: change or remove that user first.")...)
+	diags.Append(failureDiags(failures, "Cannot Remove Group", "Removing group "+name+" from a node dropped from nodes failed", groupInUseAdvice)...)
 	return diags
 }
 
@@ -176,21 +190,21 @@ func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	status, present := map[string]string{}, 0
+	drift, present := map[string][]string{}, 0
 	for node, st := range observed {
 		g := st.Groups[name]
 		if g.Exists {
 			present++
 		}
-		status[node] = describeDrift(users.DiffGroup(node, name, state.GID.ValueInt64(), g))
+		drift[node] = users.DiffGroup(node, name, state.GID.ValueInt64(), g)
 	}
-	warnDrift(&resp.Diagnostics, "group "+name, status)
-	if present == 0 {
+	status, exists := setNodeStatus(&resp.Diagnostics, "group "+name, drift, present)
+	if !exists {
 		resp.State.RemoveResource(ctx)
 		return
 	}
 	state.ID = state.Name
-	state.NodeStatus = statusMap(status)
+	state.NodeStatus = status
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -201,27 +215,13 @@ func (r *groupResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 		return
 	}
 	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)
-	name := state.Name.ValueString()
-	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
-		_, err := users.RemoveGroup(ctx, h, name)
-		return err
-	})
-	resp.Diagnostics.Append(failureDiags(failures, "Cannot Remove Group", "Removing group "+name+" failed",
-		"A group that is still some user's primary group cannot be removed: change or remove that user first.")...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.cluster.retire(ctx, nodeNames, users.KindGroup, name, state.GID.ValueInt64())...)
+	resp.Diagnostics.Append(r.cluster.removeAccount(ctx, nodeNames, users.KindGroup, state.Name.ValueString(), state.GID.ValueInt64(),
+		users.RemoveGroup, groupInUseAdvice)...)
 }
 
 // ImportState takes NAME or NAME@NODE1,NODE2; the GID is read from the nodes and must agree.
 func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	name, nodeNames, diags := parseAccountImportID(req.ID, "group", r.cluster)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	observed, diags := r.cluster.readAccounts(ctx, nodeNames, nil, []string{name})
+	name, nodeNames, observed, diags := r.cluster.readForImport(ctx, req.ID, users.KindGroup)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return

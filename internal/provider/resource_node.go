@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -23,6 +24,7 @@ import (
 var (
 	_ resource.ResourceWithConfigure   = (*nodeResource)(nil)
 	_ resource.ResourceWithImportState = (*nodeResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*nodeResource)(nil)
 )
 
 // nodeRoles is the single list that both validates roles and documents them.
@@ -112,6 +114,50 @@ func (r *nodeResource) Configure(_ context.Context, req resource.ConfigureReques
 	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
 }
 
+// ModifyPlan refuses at plan time what apply would refuse: an unreachable node, a wrong host
+// key or sudo password, a hostname that differs from name, and an ssh_allow_groups that would
+// lock the provider's own user out. A plan that changes nothing skips the round trips.
+func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.cluster == nil || !r.cluster.canReachHosts() || req.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	var config nodeModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() || config.Name.IsUnknown() || config.Address.IsUnknown() || config.SSHAllowGroups.IsUnknown() {
+		return
+	}
+	name, address := config.Name.ValueString(), r.dialAddress(config)
+	host, facts, diags := r.cluster.gatherFacts(ctx, name, address)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := nodes.CheckHostname(name, facts); err != nil {
+		resp.Diagnostics.Append(hostnameMismatch(name, address, facts.Hostname, err))
+		return
+	}
+	var groups []string
+	resp.Diagnostics.Append(config.SSHAllowGroups.ElementsAs(ctx, &groups, false)...)
+	if len(groups) == 0 {
+		return
+	}
+	user := r.cluster.userFor(address)
+	res, err := host.Run(ctx, "id -nG", nil)
+	if err == nil {
+		err = nodes.CheckMembership(user, string(res.Stdout), groups)
+	}
+	if err != nil {
+		resp.Diagnostics.Append(nodeAttributeError(path.Root("ssh_allow_groups"), "SSH Access Would Lock Out The Provider", name,
+			"The provider's user "+user+" is in none of the groups", "Add the user to one of the groups first, or list one of its groups.", err))
+	}
+}
+
+func hostnameMismatch(name, address, reported string, err error) diag.Diagnostic {
+	return nodeAttributeError(path.Root("name"), "Hostname Mismatch", name,
+		fmt.Sprintf("The host at %s reports hostname %q", address, reported),
+		"Set name to the node's hostname, or fix the hostname on the node (Slurm and the guide rely on it).", err)
+}
+
 func (r *nodeResource) dialAddress(m nodeModel) string {
 	if m.Address.IsNull() || m.Address.IsUnknown() || m.Address.ValueString() == "" {
 		return m.Name.ValueString()
@@ -152,26 +198,21 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 
 // apply checks the host, converges the sshd drop-in and records fresh facts. managedBefore
 // tells whether an existing drop-in is ours to remove when ssh_allow_groups goes away.
-func (r *nodeResource) apply(ctx context.Context, m *nodeModel, managedBefore bool) (diags diagList) {
+func (r *nodeResource) apply(ctx context.Context, m *nodeModel, managedBefore bool) diagList {
 	name := m.Name.ValueString()
-	host, err := r.cluster.host(ctx, r.dialAddress(*m))
-	if err != nil {
-		return diagList{connectError(name, err)}
-	}
-	facts, err := nodes.Gather(ctx, host)
-	if err != nil {
-		return diagList{nodeError("Cannot Read Node Facts", name, "Reading OS, hardware and GPU facts failed", "", err)}
+	host, facts, diags := r.cluster.gatherFacts(ctx, name, r.dialAddress(*m))
+	if diags.HasError() {
+		return diags
 	}
 	if err := nodes.CheckHostname(name, facts); err != nil {
-		return diagList{nodeAttributeError(path.Root("name"), "Hostname Mismatch", name,
-			fmt.Sprintf("The host at %s reports hostname %q", r.dialAddress(*m), facts.Hostname),
-			"Set name to the node's hostname, or fix the hostname on the node (Slurm and the guide rely on it).", err)}
+		return diagList{hostnameMismatch(name, r.dialAddress(*m), facts.Hostname, err)}
 	}
 	var groups []string
 	diags = append(diags, m.SSHAllowGroups.ElementsAs(ctx, &groups, false)...)
 	if diags.HasError() {
 		return diags
 	}
+	var err error
 	switch {
 	case len(groups) > 0:
 		_, err = nodes.ApplyAllowGroups(ctx, host, r.cluster.userFor(r.dialAddress(*m)), groups)
@@ -194,14 +235,9 @@ func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		return
 	}
 	name := state.Name.ValueString()
-	host, err := r.cluster.host(ctx, r.dialAddress(state))
-	if err != nil {
-		resp.Diagnostics.Append(connectError(name, err))
-		return
-	}
-	facts, err := nodes.Gather(ctx, host)
-	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read Node Facts", name, "Reading OS, hardware and GPU facts failed", "", err))
+	_, facts, diags := r.cluster.gatherFacts(ctx, name, r.dialAddress(state))
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	state.factsModel = factsFrom(facts)

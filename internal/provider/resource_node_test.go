@@ -85,10 +85,12 @@ func TestAccNode_lifecycle(t *testing.T) {
 
 func TestAccNode_refusals(t *testing.T) {
 	l := lab.Require(t)
+	snapshot := "cat " + allowGroupsFile + " 2>/dev/null; stat -c %Y " + allowGroupsFile + " 2>/dev/null || echo absent"
+	before := onHost(t, l, "gpu02", snapshot)
 	cases := map[string]struct{ config, want string }{
 		"hostname mismatch": {nodeConfig(l, "gpu09", `  address = "gpu01"`), `(?s)Hostname Mismatch.*gpu01`},
 		"admin not in allow groups": {nodeConfig(l, "gpu02", `  ssh_allow_groups = ["nobody-group"]`),
-			`(?s)Cannot Configure SSH Access.*nobody-group`},
+			`(?s)SSH Access Would Lock Out The Provider.*nobody-group`},
 		"unknown role": {nodeConfig(l, "gpu02", `  roles = ["bartender"]`), `(?s)roles.*value must be one of`},
 		"unreachable":  {nodeConfig(l, "gpu02", `  address = "10.0.0.99"`), `Cannot Connect To Node`},
 	}
@@ -100,8 +102,8 @@ func TestAccNode_refusals(t *testing.T) {
 			})
 		})
 	}
-	if _, _, err := l.Exec(context.Background(), "gpu02", "test ! -e "+allowGroupsFile); err != nil {
-		t.Errorf("gpu02: a refused ssh_allow_groups left %s behind", allowGroupsFile)
+	if after := onHost(t, l, "gpu02", snapshot); after != before {
+		t.Errorf("gpu02: a refused plan changed %s: before %q, after %q", allowGroupsFile, before, after)
 	}
 }
 

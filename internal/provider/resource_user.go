@@ -28,6 +28,8 @@ var (
 	_ resource.ResourceWithValidateConfig = (*userResource)(nil)
 )
 
+const userBusyAdvice = "Processes of the user still running on that node block userdel: end them and apply again. The home directory is always kept."
+
 // NewUserResource returns the gpucluster_user resource.
 func NewUserResource() resource.Resource { return &userResource{} }
 
@@ -133,10 +135,8 @@ func (r *userResource) ValidateConfig(ctx context.Context, req resource.Validate
 	if m.HomeOn.IsNull() || m.HomeOn.IsUnknown() || m.Nodes.IsUnknown() {
 		return
 	}
-	for _, e := range m.Nodes.Elements() {
-		if e.IsUnknown() {
-			return
-		}
+	if !fullyKnown(m.Nodes) {
+		return
 	}
 	nodeNames := setStrings(ctx, m.Nodes, &resp.Diagnostics)
 	if !slices.Contains(nodeNames, m.HomeOn.ValueString()) {
@@ -158,16 +158,29 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		plan.Home = types.StringValue("/home/" + plan.Name.ValueString())
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("home"), plan.Home)...)
 	}
-	if plan.Nodes.IsUnknown() || r.cluster == nil {
+	if !fullyKnown(plan.Nodes) || r.cluster == nil {
 		return
 	}
 	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), allInSync(nodeNames))...)
-	if !r.cluster.canReachHosts() || plan.UID.IsUnknown() || plan.Name.IsUnknown() || slices.Contains(nodeNames, "") {
+	if !r.cluster.canReachHosts() || plan.UID.IsUnknown() || plan.Name.IsUnknown() || r.guardedUnchanged(ctx, req, plan) {
 		return
 	}
 	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, nodeNames, users.KindUser, plan.Name.ValueString(), plan.UID.ValueInt64(), path.Root("uid"))...)
 	resp.Diagnostics.Append(r.checkGroupsExist(ctx, plan, nodeNames)...)
+}
+
+// guardedUnchanged tells that the UID, groups and nodes are those already applied, so the
+// ledger and group checks cannot fail anew and a no-op plan spends no round trips on them.
+func (r *userResource) guardedUnchanged(ctx context.Context, req resource.ModifyPlanRequest, plan userModel) bool {
+	if req.State.Raw.IsNull() {
+		return false
+	}
+	var state userModel
+	if diags := req.State.Get(ctx, &state); diags.HasError() {
+		return false
+	}
+	return plan.UID.Equal(state.UID) && plan.Group.Equal(state.Group) && plan.Groups.Equal(state.Groups) && plan.Nodes.Equal(state.Nodes)
 }
 
 // checkGroupsExist refuses a group that some node lacks. A group whose name is not known yet
@@ -277,8 +290,7 @@ func (r *userResource) converge(ctx context.Context, m userModel, dropped []stri
 		_, err := users.RemoveUser(ctx, h, spec.Name)
 		return err
 	})
-	diags.Append(failureDiags(failures, "Cannot Remove User", "Removing the account record of "+spec.Name+" from a node dropped from nodes failed",
-		"Processes of the user still running on that node block userdel: end them and apply again.")...)
+	diags.Append(failureDiags(failures, "Cannot Remove User", "Removing the account record of "+spec.Name+" from a node dropped from nodes failed", userBusyAdvice)...)
 	return diags
 }
 
@@ -295,21 +307,21 @@ func (r *userResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	status, present := map[string]string{}, 0
+	drift, present := map[string][]string{}, 0
 	for node, st := range observed {
 		u := st.Users[spec.Name]
 		if u.Exists {
 			present++
 		}
-		status[node] = describeDrift(users.Diff(node, spec, u))
+		drift[node] = users.Diff(node, spec, u)
 	}
-	warnDrift(&resp.Diagnostics, "user "+spec.Name, status)
-	if present == 0 {
+	status, exists := setNodeStatus(&resp.Diagnostics, "user "+spec.Name, drift, present)
+	if !exists {
 		resp.State.RemoveResource(ctx)
 		return
 	}
 	state.ID = state.Name
-	state.NodeStatus = statusMap(status)
+	state.NodeStatus = status
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -320,27 +332,13 @@ func (r *userResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 		return
 	}
 	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)
-	name := state.Name.ValueString()
-	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
-		_, err := users.RemoveUser(ctx, h, name)
-		return err
-	})
-	resp.Diagnostics.Append(failureDiags(failures, "Cannot Remove User", "Removing the account record of "+name+" failed",
-		"Processes of the user still running on that node block userdel: end them and destroy again. The home directory is kept.")...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.cluster.retire(ctx, nodeNames, users.KindUser, name, state.UID.ValueInt64())...)
+	resp.Diagnostics.Append(r.cluster.removeAccount(ctx, nodeNames, users.KindUser, state.Name.ValueString(), state.UID.ValueInt64(),
+		users.RemoveUser, userBusyAdvice)...)
 }
 
 // ImportState takes NAME or NAME@NODE1,NODE2 and refuses when the nodes disagree on the UID.
 func (r *userResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	name, nodeNames, diags := parseAccountImportID(req.ID, "user", r.cluster)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	observed, diags := r.cluster.readAccounts(ctx, nodeNames, []string{name}, nil)
+	name, nodeNames, observed, diags := r.cluster.readForImport(ctx, req.ID, users.KindUser)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return

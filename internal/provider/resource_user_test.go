@@ -39,7 +39,7 @@ func TestAccUser_lifecycle(t *testing.T) {
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             checkUserGone(l, name, nodes),
+		CheckDestroy:             checkUserGone(l, name, nodes, "login01"),
 		Steps: []resource.TestStep{
 			{
 				Config: userConfig(l, name, uid, "/bin/bash", nodes),
@@ -101,7 +101,7 @@ func TestAccUser_driftShownInPlan(t *testing.T) {
 	nodes := labNodeNames(l)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             checkUserGone(l, name, nodes),
+		CheckDestroy:             checkUserGone(l, name, nodes, "login01"),
 		Steps: []resource.TestStep{
 			{Config: userConfig(l, name, uid, "/bin/bash", nodes)},
 			{
@@ -129,7 +129,7 @@ func TestAccUser_addNodeTouchesOnlyThatNode(t *testing.T) {
 	var before string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             checkUserGone(l, name, all),
+		CheckDestroy:             checkUserGone(l, name, all, "login01"),
 		Steps: []resource.TestStep{
 			{
 				Config: userConfig(l, name, uid, "/bin/bash", first),
@@ -168,7 +168,7 @@ func TestAccUser_uidNeverReused(t *testing.T) {
 	const uid = 1150
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             checkUserGone(l, "tacc_old", nodes),
+		CheckDestroy:             checkUserGone(l, "tacc_old", nodes, "login01"),
 		Steps: []resource.TestStep{
 			{Config: userConfig(l, "tacc_old", uid, "/bin/bash", nodes)},
 			{Config: providerConfig(l, "")},
@@ -284,17 +284,20 @@ func checkHomeOwned(l *lab.Lab, node, home, owner string) resource.TestCheckFunc
 }
 
 // checkUserGone is the CheckDestroy: the account record is gone on every node and the home
-// directory, if one was made, is still there.
-func checkUserGone(l *lab.Lab, name string, nodes []string) resource.TestCheckFunc {
+// directory made on homeNode (none when empty) is still there.
+func checkUserGone(l *lab.Lab, name string, nodes []string, homeNode string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		for _, n := range nodes {
 			if out, _, err := l.Exec(context.Background(), n, "getent passwd "+name); err == nil {
 				return fmt.Errorf("%s: account %s still exists after destroy: %s", n, name, out)
 			}
 		}
+		if homeNode == "" {
+			return nil
+		}
 		home := "/home/" + name
-		if _, _, err := l.Exec(context.Background(), "login01", "test -d "+home); err != nil {
-			return fmt.Errorf("login01: home %s is gone after destroy; it must be kept", home)
+		if _, _, err := l.Exec(context.Background(), homeNode, "test -d "+home); err != nil {
+			return fmt.Errorf("%s: home %s is gone after destroy; it must be kept", homeNode, home)
 		}
 		return nil
 	}
