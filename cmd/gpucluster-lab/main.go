@@ -144,7 +144,7 @@ func add(ctx context.Context, args []string) error {
 
 func execCmd(ctx context.Context, args []string) error {
 	if len(args) < 3 || args[1] != "--" {
-		return errors.New("usage: gpucluster-lab exec HOST -- CMD...")
+		return errors.New("usage: gpucluster-lab exec HOST -- COMMAND [ARGS]")
 	}
 	l, err := lab.Load(descriptorPath())
 	if err != nil {

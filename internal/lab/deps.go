@@ -41,7 +41,7 @@ func InstallDependencies(ctx context.Context, log io.Writer) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	fmt.Fprintf(log, "installing %v\n", missing)
+	logf(log, "installing %v\n", missing)
 	if err := run(ctx, log, nil, "apt-get", "update"); err != nil {
 		return err
 	}

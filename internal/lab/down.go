@@ -72,7 +72,7 @@ func (l *Lab) teardown(log io.Writer) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	fmt.Fprintf(log, "lab down in %.1fs\n", time.Since(began).Seconds())
+	logf(log, "lab down in %.1fs\n", time.Since(began).Seconds())
 	return nil
 }
 

@@ -82,7 +82,7 @@ func (i Image) Built() bool {
 func BuildImage(ctx context.Context, log io.Writer) (Image, error) {
 	img := CurrentImage()
 	if img.Built() {
-		fmt.Fprintf(log, "image %s is cached in %s\n", img.Name, img.Dir)
+		logf(log, "image %s is cached in %s\n", img.Name, img.Dir)
 		return img, nil
 	}
 	if err := os.MkdirAll(CacheRoot, 0o700); err != nil {
@@ -98,12 +98,12 @@ func BuildImage(ctx context.Context, log io.Writer) (Image, error) {
 	if err := os.Rename(tmp, img.Dir); err != nil {
 		return img, errors.Join(fmt.Errorf("move built image into place: %w", err), removeUnmounted(tmp))
 	}
-	fmt.Fprintf(log, "image %s built in %s\n", img.Name, img.Dir)
+	logf(log, "image %s built in %s\n", img.Name, img.Dir)
 	return img, nil
 }
 
 func buildInto(ctx context.Context, img Image, log io.Writer) error {
-	fmt.Fprintf(log, "debootstrap %s into %s (about a minute)\n", imageSuite, img.RootFS())
+	logf(log, "debootstrap %s into %s (about a minute)\n", imageSuite, img.RootFS())
 	if err := run(ctx, log, nil, "debootstrap", "--variant=minbase",
 		"--include="+strings.Join(imagePackages, ","), imageSuite, img.RootFS(), imageMirror); err != nil {
 		return err
@@ -132,11 +132,18 @@ func installAuthorizedKey(img Image) error {
 	if err != nil {
 		return fmt.Errorf("read admin public key: %w", err)
 	}
-	path := filepath.Join(img.RootFS(), "home", adminUser, ".ssh", "authorized_keys")
-	if err := os.WriteFile(path, pub, 0o600); err != nil {
+	// Through os.Root, so that a symlink in the image cannot send the
+	// write to the machine's own files.
+	root, err := os.OpenRoot(img.RootFS())
+	if err != nil {
+		return fmt.Errorf("open image root: %w", err)
+	}
+	defer func() { _ = root.Close() }() // a directory handle: nothing to flush
+	path := filepath.Join("home", adminUser, ".ssh", "authorized_keys")
+	if err := root.WriteFile(path, pub, 0o600); err != nil {
 		return fmt.Errorf("install admin authorized_keys: %w", err)
 	}
-	if err := os.Chown(path, adminUID, adminUID); err != nil {
+	if err := root.Chown(path, adminUID, adminUID); err != nil {
 		return fmt.Errorf("chown admin authorized_keys: %w", err)
 	}
 	return nil
@@ -170,9 +177,15 @@ func removeUnmounted(dir string) error {
 	return nil
 }
 
+// logf writes a progress line. Progress is best effort: a closed terminal
+// must not abort bringing the lab up or down half-way.
+func logf(log io.Writer, format string, args ...any) {
+	_, _ = fmt.Fprintf(log, format, args...)
+}
+
 // run runs a command with its output going to log; stdin may be nil.
 func run(ctx context.Context, log io.Writer, stdin io.Reader, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := exec.CommandContext(ctx, name, args...) //nolint:gosec // G204: runs the lab's own setup commands; no argument comes from outside the program.
 	cmd.Stdin = stdin
 	cmd.Stdout = log
 	cmd.Stderr = log
@@ -185,7 +198,7 @@ func run(ctx context.Context, log io.Writer, stdin io.Reader, name string, args 
 // output runs a command and returns its stdout; stderr is included in the error.
 func output(ctx context.Context, name string, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := exec.CommandContext(ctx, name, args...) //nolint:gosec // G204: runs the lab's own setup commands; no argument comes from outside the program.
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

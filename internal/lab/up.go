@@ -63,7 +63,7 @@ func Up(ctx context.Context, path string, gpuServers int, log io.Writer) (*Lab, 
 		ClientAddress:  ClientAddress,
 		Image:          img.Name,
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("create descriptor directory: %w", err)
 	}
 	if err := createNetwork(ctx); err != nil {
@@ -94,7 +94,8 @@ func Add(ctx context.Context, path, name string, log io.Writer) (*Lab, error) {
 	}
 	all := append(l.planned(), h)
 	for _, existing := range l.Hosts {
-		if err := os.WriteFile(filepath.Join(existing.Dir, "root", "etc", "hosts"), []byte(RenderHostsFile(all)), 0o644); err != nil {
+		// /etc/hosts is world-readable on every system.
+		if err := os.WriteFile(filepath.Join(existing.Dir, "root", "etc", "hosts"), []byte(RenderHostsFile(all)), 0o644); err != nil { //nolint:gosec // G306: see above.
 			return nil, fmt.Errorf("update /etc/hosts of %s: %w", existing.Name, err)
 		}
 	}
@@ -154,7 +155,7 @@ func (l *Lab) startHosts(ctx context.Context, descriptor string, img Image, all,
 	if err := writeNetnsHosts(all); err != nil {
 		return err
 	}
-	fmt.Fprintf(log, "%d host(s) up in %.1fs\n", len(start), time.Since(began).Seconds())
+	logf(log, "%d host(s) up in %.1fs\n", len(start), time.Since(began).Seconds())
 	return nil
 }
 
@@ -184,7 +185,8 @@ func netnsExists() bool {
 func prepareHost(img Image, p PlannedHost, all []PlannedHost) (Host, error) {
 	h := Host{Name: p.Name, Address: p.Address, Role: p.Role, Dir: filepath.Join(StateRoot, p.Name)}
 	for _, sub := range []string{"upper", "work", "root"} {
-		if err := os.MkdirAll(filepath.Join(h.Dir, sub), 0o755); err != nil {
+		// upper becomes the container's "/", which its users must be able to enter.
+		if err := os.MkdirAll(filepath.Join(h.Dir, sub), 0o755); err != nil { //nolint:gosec // G301: see above.
 			return h, fmt.Errorf("create state of %s: %w", h.Name, err)
 		}
 	}
@@ -202,12 +204,14 @@ func prepareHost(img Image, p PlannedHost, all []PlannedHost) (Host, error) {
 		files["etc/tmpfiles.d/lab-nvidia.conf"] = fakeGPUDevices()
 	}
 	for rel, content := range files {
-		if err := os.WriteFile(filepath.Join(h.root(), rel), []byte(content), 0o644); err != nil {
+		// System configuration the container's users and daemons must read.
+		if err := os.WriteFile(filepath.Join(h.root(), rel), []byte(content), 0o644); err != nil { //nolint:gosec // G306: see above.
 			return h, fmt.Errorf("write %s of %s: %w", rel, h.Name, err)
 		}
 	}
 	if h.Role == RoleGPU {
-		if err := os.WriteFile(filepath.Join(h.root(), "usr/bin/nvidia-smi"), nvidiaSMIStandIn, 0o755); err != nil {
+		// A command in /usr/bin that every user runs.
+		if err := os.WriteFile(filepath.Join(h.root(), "usr/bin/nvidia-smi"), nvidiaSMIStandIn, 0o755); err != nil { //nolint:gosec // G306: see above.
 			return h, fmt.Errorf("install nvidia-smi stand-in on %s: %w", h.Name, err)
 		}
 	}
@@ -253,14 +257,15 @@ func launch(h *Host) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(LogRoot, 0o755); err != nil {
+	if err := os.MkdirAll(LogRoot, 0o750); err != nil {
 		return fmt.Errorf("create log directory: %w", err)
 	}
-	logFile, err := os.OpenFile(h.logPath(), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	logFile, err := os.OpenFile(h.logPath(), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("open boot log of %s: %w", h.Name, err)
 	}
-	defer logFile.Close()
+	// nspawn writes through a descriptor of its own; closing ours loses nothing.
+	defer func() { _ = logFile.Close() }()
 	args := []string{"-c", `while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 1; shift; done; shift; exec "$@"`, "lab-launch"}
 	args = append(args, dirs...)
 	// nsenter rather than `ip netns exec`: the latter remounts /sys, which hides
@@ -341,14 +346,12 @@ func processParents() map[int]int {
 }
 
 func parentOf(pid int) (int, bool) {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0, false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "PPid:"); ok {
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "PPid:"); ok {
 			ppid, err := strconv.Atoi(strings.TrimSpace(rest))
 			return ppid, err == nil
 		}
@@ -423,7 +426,7 @@ func dialSSHInNetns(address string) error {
 	if err != nil {
 		return fmt.Errorf("open lab netns: %w", err)
 	}
-	defer ns.Close()
+	defer func() { _ = ns.Close() }() // read-only: nothing to flush
 	if _, _, errno := syscall.RawSyscall(sysSetns, ns.Fd(), syscall.CLONE_NEWNET, 0); errno != 0 {
 		return fmt.Errorf("enter lab netns: %w", errno)
 	}
@@ -431,7 +434,7 @@ func dialSSHInNetns(address string) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // only read from: nothing to flush
 	if err := conn.SetReadDeadline(time.Now().Add(2 * time.Second)); err != nil {
 		return err
 	}
@@ -454,7 +457,7 @@ func (l *Lab) writeKnownHosts() error {
 		}
 		var contents []string
 		for _, k := range keys {
-			data, err := os.ReadFile(k)
+			data, err := os.ReadFile(k) //nolint:gosec // G304: a host key file the lab generated.
 			if err != nil {
 				return fmt.Errorf("read host key of %s: %w", h.Name, err)
 			}
@@ -474,7 +477,8 @@ func (l *Lab) writeKnownHosts() error {
 var netnsEtcDir = filepath.Join("/etc/netns", NetnsName)
 
 func writeNetnsHosts(all []PlannedHost) error {
-	if err := os.MkdirAll(netnsEtcDir, 0o755); err != nil {
+	// Bind-mounted over /etc for every process in the netns, root or not.
+	if err := os.MkdirAll(netnsEtcDir, 0o755); err != nil { //nolint:gosec // G301: see above.
 		return fmt.Errorf("create %s: %w", netnsEtcDir, err)
 	}
 	return writeFileAtomic(filepath.Join(netnsEtcDir, "hosts"), []byte(RenderHostsFile(all)), 0o644)

@@ -31,13 +31,8 @@ type Facts struct {
 	OSPrettyName string
 	Kernel       string
 
-	CPUs            int
-	Boards          int
-	SocketsPerBoard int
-	CoresPerSocket  int
-	ThreadsPerCore  int
-	RealMemoryMiB   int64
-	FactsSource     string
+	Hardware
+	FactsSource string
 
 	GPUCount int
 	GPUs     []string
@@ -60,9 +55,7 @@ type Facts struct {
 // for tools that are not installed.
 const statusNotFound = 127
 
-const factsScript = `export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-sec() { printf '@@gpucluster %s\n' "$1"; }
-end() { printf '\n@@rc %d\n' "$1"; }
+const factsScript = transport.ScriptEnv + transport.SectionFuncs + `
 run() { name=$1; shift; sec "$name"; if command -v "$1" >/dev/null 2>&1; then "$@"; end $?; else end 127; fi; }
 sec os-release; cat /etc/os-release 2>/dev/null || cat /usr/lib/os-release; end $?
 sec kernel; uname -r; end $?
@@ -89,12 +82,12 @@ func Gather(ctx context.Context, ex Executor) (Facts, error) {
 
 // ParseFacts parses the output of the facts script.
 func ParseFacts(out []byte) (Facts, error) {
-	secs, err := parseSections(out)
+	secs, err := transport.ParseSections(out)
 	if err != nil {
 		return Facts{}, fmt.Errorf("gather facts: %w", err)
 	}
 	var f Facts
-	for _, step := range []func(*Facts, map[string]section) error{
+	for _, step := range []func(*Facts, map[string]transport.Section) error{
 		parseIdentity, parseHardware, parseGPUs, parseTimeSync, parseAllowGroups,
 	} {
 		if err := step(&f, secs); err != nil {
@@ -104,7 +97,7 @@ func ParseFacts(out []byte) (Facts, error) {
 	return f, nil
 }
 
-func parseIdentity(f *Facts, secs map[string]section) error {
+func parseIdentity(f *Facts, secs map[string]transport.Section) error {
 	osr, err := required(secs, "os-release")
 	if err != nil {
 		return err
@@ -126,19 +119,18 @@ func parseIdentity(f *Facts, secs map[string]section) error {
 
 // parseHardware prefers slurmd -C, because that is what Slurm will compare
 // the node's declaration against; lscpu and /proc/meminfo are the fallback.
-func parseHardware(f *Facts, secs map[string]section) error {
-	if s, ok := secs["slurmd-V"]; ok && s.status == 0 {
-		v, err := ParseSlurmdVersion(strings.Join(s.lines, "\n"))
+func parseHardware(f *Facts, secs map[string]transport.Section) error {
+	if s, ok := secs["slurmd-V"]; ok && s.Status == 0 {
+		v, err := ParseSlurmdVersion(strings.Join(s.Lines, "\n"))
 		if err != nil {
 			f.Warnings = append(f.Warnings, err.Error())
 		}
 		f.SlurmdVersion = v
 	}
-	if s, ok := secs["slurmd-C"]; ok && s.status == 0 {
-		cfg, err := ParseSlurmdC(strings.Join(s.lines, "\n"))
+	if s, ok := secs["slurmd-C"]; ok && s.Status == 0 {
+		cfg, err := ParseSlurmdC(strings.Join(s.Lines, "\n"))
 		if err == nil {
-			f.CPUs, f.Boards, f.SocketsPerBoard = cfg.CPUs, cfg.Boards, cfg.SocketsPerBoard
-			f.CoresPerSocket, f.ThreadsPerCore, f.RealMemoryMiB = cfg.CoresPerSocket, cfg.ThreadsPerCore, cfg.RealMemoryMiB
+			f.Hardware = cfg.Hardware
 			f.FactsSource = SourceSlurmd
 			return nil
 		}
@@ -160,33 +152,35 @@ func parseHardware(f *Facts, secs map[string]section) error {
 	if err != nil {
 		return err
 	}
-	f.CPUs, f.Boards, f.SocketsPerBoard = topo.CPUs, 1, topo.SocketsPerBoard
-	f.CoresPerSocket, f.ThreadsPerCore, f.RealMemoryMiB = topo.CoresPerSocket, topo.ThreadsPerCore, mem
+	f.Hardware = Hardware{
+		CPUs: topo.CPUs, Boards: 1, SocketsPerBoard: topo.SocketsPerBoard,
+		CoresPerSocket: topo.CoresPerSocket, ThreadsPerCore: topo.ThreadsPerCore, RealMemoryMiB: mem,
+	}
 	f.FactsSource = SourceLscpu
 	return nil
 }
 
-func parseGPUs(f *Facts, secs map[string]section) error {
+func parseGPUs(f *Facts, secs map[string]transport.Section) error {
 	s, ok := secs["nvidia-smi"]
-	if !ok || s.status == statusNotFound {
+	if !ok || s.Status == statusNotFound {
 		return nil
 	}
-	out := strings.Join(s.lines, "\n")
+	out := strings.Join(s.Lines, "\n")
 	f.GPUs = ParseNvidiaSMIList(out)
 	f.GPUCount = len(f.GPUs)
-	if s.status != 0 && s.status != nvidiaSMINoDevices {
-		f.Warnings = append(f.Warnings, fmt.Sprintf("nvidia-smi -L exited with status %d: %s", s.status, firstLine(out)))
+	if s.Status != 0 && s.Status != nvidiaSMINoDevices {
+		f.Warnings = append(f.Warnings, fmt.Sprintf("nvidia-smi -L exited with status %d: %s", s.Status, firstLine(out)))
 	}
 	return nil
 }
 
 // parseTimeSync trusts timedatectl (the kernel's NTP-synchronised flag),
 // then chrony, then systemd-timesyncd's marker file.
-func parseTimeSync(f *Facts, secs map[string]section) error {
+func parseTimeSync(f *Facts, secs map[string]transport.Section) error {
 	var reasons []string
-	if s, ok := secs["timedatectl"]; ok && s.status == 0 {
+	if s, ok := secs["timedatectl"]; ok && s.Status == 0 {
 		kv := map[string]string{}
-		for _, l := range s.lines {
+		for _, l := range s.Lines {
 			if k, v, ok := strings.Cut(l, "="); ok {
 				kv[k] = v
 			}
@@ -199,17 +193,17 @@ func parseTimeSync(f *Facts, secs map[string]section) error {
 	} else {
 		reasons = append(reasons, "timedatectl: "+toolProblem(secs["timedatectl"], ok))
 	}
-	if s, ok := secs["chronyc"]; ok && s.status == 0 {
-		leap := chronyLeapStatus(s.lines)
+	if s, ok := secs["chronyc"]; ok && s.Status == 0 {
+		leap := chronyLeapStatus(s.Lines)
 		if leap == "Normal" {
 			f.TimeSynchronized, f.TimeSyncDetail = true, "chronyc tracking: Leap status Normal"
 			return nil
 		}
 		reasons = append(reasons, "chronyc tracking: Leap status "+leap)
-	} else if ok && s.status != statusNotFound {
+	} else if ok && s.Status != statusNotFound {
 		reasons = append(reasons, "chronyc: "+toolProblem(s, ok))
 	}
-	if s, ok := secs["timesyncd"]; ok && s.status == 0 {
+	if s, ok := secs["timesyncd"]; ok && s.Status == 0 {
 		f.TimeSynchronized, f.TimeSyncDetail = true, "systemd-timesyncd: /run/systemd/timesync/synchronized exists"
 		return nil
 	}
@@ -217,15 +211,15 @@ func parseTimeSync(f *Facts, secs map[string]section) error {
 	return nil
 }
 
-func parseAllowGroups(f *Facts, secs map[string]section) error {
+func parseAllowGroups(f *Facts, secs map[string]transport.Section) error {
 	s, ok := secs["allow-groups"]
 	switch {
-	case !ok || s.status == statusNotFound:
+	case !ok || s.Status == statusNotFound:
 		return nil
-	case s.status != 0:
-		return fmt.Errorf("read %s: status %d", AllowGroupsPath, s.status)
+	case s.Status != 0:
+		return fmt.Errorf("read %s: status %d", AllowGroupsPath, s.Status)
 	}
-	f.SSHAllowGroups = append([]string{}, ParseAllowGroups(strings.Join(s.lines, "\n"))...)
+	f.SSHAllowGroups = append([]string{}, ParseAllowGroups(strings.Join(s.Lines, "\n"))...)
 	return nil
 }
 
@@ -238,27 +232,27 @@ func chronyLeapStatus(lines []string) string {
 	return "unknown"
 }
 
-func toolProblem(s section, present bool) string {
+func toolProblem(s transport.Section, present bool) string {
 	switch {
-	case !present || s.status == statusNotFound:
+	case !present || s.Status == statusNotFound:
 		return "not installed"
-	case len(s.lines) > 0:
-		return fmt.Sprintf("exited with status %d: %s", s.status, firstLine(strings.Join(s.lines, "\n")))
+	case len(s.Lines) > 0:
+		return fmt.Sprintf("exited with status %d: %s", s.Status, firstLine(strings.Join(s.Lines, "\n")))
 	}
-	return fmt.Sprintf("exited with status %d", s.status)
+	return fmt.Sprintf("exited with status %d", s.Status)
 }
 
-func required(secs map[string]section, key string) ([]string, error) {
+func required(secs map[string]transport.Section, key string) ([]string, error) {
 	s, ok := secs[key]
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("no %s section in the output", key)
-	case s.status != 0:
-		return nil, fmt.Errorf("%s failed with status %d", key, s.status)
-	case len(s.lines) == 0:
+	case s.Status != 0:
+		return nil, fmt.Errorf("%s failed with status %d", key, s.Status)
+	case len(s.Lines) == 0:
 		return nil, fmt.Errorf("%s printed nothing", key)
 	}
-	return s.lines, nil
+	return s.Lines, nil
 }
 
 func firstLine(s string) string {

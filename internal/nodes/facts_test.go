@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
 func baseSections(t *testing.T) map[string]out {
@@ -32,8 +34,8 @@ func TestParseFactsGPUServer(t *testing.T) {
 	}
 	want := Facts{
 		Hostname: "gpu01", OSID: "debian", OSVersionID: "13", OSPrettyName: "Debian GNU/Linux 13 (trixie)",
-		Kernel: "6.1.0-28-amd64", CPUs: 2, Boards: 1, SocketsPerBoard: 1, CoresPerSocket: 2, ThreadsPerCore: 1,
-		RealMemoryMiB: 24105, FactsSource: SourceSlurmd, GPUCount: 2,
+		Kernel: "6.1.0-28-amd64", FactsSource: SourceSlurmd, GPUCount: 2,
+		Hardware:         Hardware{CPUs: 2, Boards: 1, SocketsPerBoard: 1, CoresPerSocket: 2, ThreadsPerCore: 1, RealMemoryMiB: 24105},
 		GPUs:             []string{"NVIDIA Lab Stand-in", "NVIDIA Lab Stand-in"},
 		TimeSynchronized: true, TimeSyncDetail: "timedatectl: NTPSynchronized=yes", SlurmdVersion: "24.11.5",
 	}
@@ -159,7 +161,7 @@ func TestParseFactsErrors(t *testing.T) {
 // The real script on this machine: no slurmd, no nvidia-smi, and no systemd
 // as PID 1, so lscpu is the source and timedatectl cannot answer.
 func TestGatherLocalShell(t *testing.T) {
-	f, err := Gather(context.Background(), localShell{})
+	f, err := Gather(context.Background(), transporttest.Shell{})
 	if err != nil {
 		t.Fatal(err)
 	}

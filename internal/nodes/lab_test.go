@@ -1,7 +1,6 @@
 package nodes
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"reflect"
@@ -11,26 +10,12 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
-// labHost runs scripts as root inside a lab host, the test seam standing in
-// for the SSH transport. Its WriteFile is a plain compare-and-write.
+// labHost adds to the lab seam a WriteFile that is a plain compare-and-write.
 type labHost struct {
-	l    *lab.Lab
-	host string
-}
-
-func (h labHost) Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error) {
-	var stdout, stderr bytes.Buffer
-	status, err := h.l.Run(ctx, h.host, []string{"/bin/sh", "-c", script}, bytes.NewReader(stdin), &stdout, &stderr)
-	res := transport.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Status: status}
-	if err != nil {
-		return res, err
-	}
-	if status != 0 {
-		return res, &transport.ExitError{Host: h.host, Status: status, Stderr: stderr.String()}
-	}
-	return res, nil
+	transporttest.LabHost
 }
 
 func (h labHost) WriteFile(ctx context.Context, f transport.File) (bool, error) {
@@ -47,7 +32,7 @@ func TestLabGather(t *testing.T) {
 	defer cancel()
 	for _, h := range l.Hosts[:2] {
 		t.Run(h.Name, func(t *testing.T) {
-			f, err := Gather(ctx, labHost{l, h.Name})
+			f, err := Gather(ctx, labHost{transporttest.LabHost{Lab: l, Host: h.Name}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +73,7 @@ func TestLabAllowGroups(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const node = "gpu02"
-	h := labHost{l, node}
+	h := labHost{transporttest.LabHost{Lab: l, Host: node}}
 	t.Cleanup(func() {
 		script := "rm -f " + AllowGroupsPath + "; systemctl reload ssh"
 		if _, _, err := l.Exec(context.Background(), node, script); err != nil {

@@ -11,16 +11,16 @@ func TestParseSlurmdC(t *testing.T) {
 		fixture string
 		want    SlurmdConfig
 	}{
-		{"slurmd-C-22.05.txt", SlurmdConfig{NodeName: "gpu01", CPUs: 384, Boards: 1, SocketsPerBoard: 2,
-			CoresPerSocket: 96, ThreadsPerCore: 2, RealMemoryMiB: 515000, UpTime: "12-03:04:05"}},
-		{"slurmd-C-23.11.txt", SlurmdConfig{NodeName: "gpu01", CPUs: 384, Boards: 1, SocketsPerBoard: 2,
-			CoresPerSocket: 96, ThreadsPerCore: 2, RealMemoryMiB: 515000, Gres: "gpu:nvidia_h100_80gb_hbm3:4", UpTime: "3-11:22:33"}},
-		{"slurmd-C-24.11.txt", SlurmdConfig{NodeName: "gpu01", CPUs: 2, Boards: 1, SocketsPerBoard: 1,
-			CoresPerSocket: 2, ThreadsPerCore: 1, RealMemoryMiB: 24105, UpTime: "0-00:05:12"}},
-		{"slurmd-C-25.11.txt", SlurmdConfig{NodeName: "gpu02", CPUs: 256, Boards: 1, SocketsPerBoard: 2,
-			CoresPerSocket: 64, ThreadsPerCore: 2, RealMemoryMiB: 2063878, Gres: "gpu:nvidia_a100-sxm4-80gb:8", UpTime: "41-07:00:59"}},
-		{"slurmd-C-clustername.txt", SlurmdConfig{NodeName: "gpu03", CPUs: 64, Boards: 1, SocketsPerBoard: 2,
-			CoresPerSocket: 16, ThreadsPerCore: 2, RealMemoryMiB: 257655, UpTime: "1-00:00:00"}},
+		{"slurmd-C-22.05.txt", SlurmdConfig{NodeName: "gpu01", Hardware: Hardware{CPUs: 384, Boards: 1, SocketsPerBoard: 2,
+			CoresPerSocket: 96, ThreadsPerCore: 2, RealMemoryMiB: 515000}, UpTime: "12-03:04:05"}},
+		{"slurmd-C-23.11.txt", SlurmdConfig{NodeName: "gpu01", Hardware: Hardware{CPUs: 384, Boards: 1, SocketsPerBoard: 2,
+			CoresPerSocket: 96, ThreadsPerCore: 2, RealMemoryMiB: 515000}, Gres: "gpu:nvidia_h100_80gb_hbm3:4", UpTime: "3-11:22:33"}},
+		{"slurmd-C-24.11.txt", SlurmdConfig{NodeName: "gpu01", Hardware: Hardware{CPUs: 2, Boards: 1, SocketsPerBoard: 1,
+			CoresPerSocket: 2, ThreadsPerCore: 1, RealMemoryMiB: 24105}, UpTime: "0-00:05:12"}},
+		{"slurmd-C-25.11.txt", SlurmdConfig{NodeName: "gpu02", Hardware: Hardware{CPUs: 256, Boards: 1, SocketsPerBoard: 2,
+			CoresPerSocket: 64, ThreadsPerCore: 2, RealMemoryMiB: 2063878}, Gres: "gpu:nvidia_a100-sxm4-80gb:8", UpTime: "41-07:00:59"}},
+		{"slurmd-C-clustername.txt", SlurmdConfig{NodeName: "gpu03", Hardware: Hardware{CPUs: 64, Boards: 1, SocketsPerBoard: 2,
+			CoresPerSocket: 16, ThreadsPerCore: 2, RealMemoryMiB: 257655}, UpTime: "1-00:00:00"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {

@@ -14,15 +14,21 @@ import (
 //     finds GPUs, followed by a "Found gpu:... with Autodetect=nvml|nvidia ..." line.
 //   - Releases before 20.02 printed "ClusterName=<name> " before NodeName when set.
 type SlurmdConfig struct {
-	NodeName        string
+	NodeName string
+	Hardware
+	Gres   string
+	UpTime string
+}
+
+// Hardware is what a Slurm node declaration says about the machine, in
+// slurm.conf's terms.
+type Hardware struct {
 	CPUs            int
 	Boards          int
 	SocketsPerBoard int
 	CoresPerSocket  int
 	ThreadsPerCore  int
 	RealMemoryMiB   int64
-	Gres            string
-	UpTime          string
 }
 
 // ParseSlurmdC parses `slurmd -C` output. Unknown keys and lines are

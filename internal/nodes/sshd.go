@@ -98,9 +98,7 @@ func ApplyAllowGroups(ctx context.Context, h SSHDHost, loginUser string, groups 
 	return true, nil
 }
 
-const prepareBody = `sec() { printf '@@gpucluster %s\n' "$1"; }
-end() { printf '\n@@rc %d\n' "$1"; }
-sec id; id -nG -- "$user"; end $?
+const prepareBody = transport.SectionFuncs + `sec id; id -nG -- "$user"; end $?
 sec previous
 if [ -f "$p" ]; then base64 -w0 -- "$p"; end $?; else end 1; fi
 `
@@ -108,28 +106,28 @@ if [ -f "$p" ]; then base64 -w0 -- "$p"; end $?; else end 1; fi
 // prepareAllowGroups checks the login user's groups and returns the current
 // drop-in (nil when there is none) in one round trip.
 func prepareAllowGroups(ctx context.Context, h SSHDHost, loginUser string, groups []string) ([]byte, error) {
-	script := "export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n" +
+	script := transport.ScriptEnv +
 		"user=" + transport.Quote(loginUser) + "\np=" + transport.Quote(AllowGroupsPath) + "\n" + prepareBody
 	res, err := h.Sudo(ctx, script, nil)
 	if err != nil {
 		return nil, fmt.Errorf("check SSH access of %s: %w", loginUser, err)
 	}
-	secs, err := parseSections(res.Stdout)
+	secs, err := transport.ParseSections(res.Stdout)
 	if err != nil {
 		return nil, fmt.Errorf("check SSH access of %s: %w", loginUser, err)
 	}
 	ids, ok := secs["id"]
-	if !ok || ids.status != 0 || len(ids.lines) == 0 {
+	if !ok || ids.Status != 0 || len(ids.Lines) == 0 {
 		return nil, fmt.Errorf("check SSH access: user %s does not exist on the host", loginUser)
 	}
-	if err := CheckMembership(loginUser, ids.lines[0], groups); err != nil {
+	if err := CheckMembership(loginUser, ids.Lines[0], groups); err != nil {
 		return nil, err
 	}
 	prev, ok := secs["previous"]
-	if !ok || prev.status != 0 {
+	if !ok || prev.Status != 0 {
 		return nil, nil
 	}
-	content, err := base64.StdEncoding.DecodeString(strings.Join(prev.lines, ""))
+	content, err := base64.StdEncoding.DecodeString(strings.Join(prev.Lines, ""))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", AllowGroupsPath, err)
 	}
@@ -149,7 +147,7 @@ func validateScript(hadPrevious bool) string {
 	if hadPrevious {
 		restore = `t=$(mktemp -- "$p.gpucluster-restore.XXXXXX") && cat > "$t" && chmod 0644 -- "$t" && mv -f -- "$t" "$p"`
 	}
-	return "export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n" +
+	return transport.ScriptEnv +
 		"p=" + transport.Quote(AllowGroupsPath) + "\n" +
 		"if ! out=$(sshd -t 2>&1); then\n\t" + restore + "\n\tprintf 'sshd -t: %s\\n' \"$out\" >&2\n\texit 1\nfi\n" +
 		reloadSSH
@@ -160,7 +158,7 @@ func validateScript(hadPrevious bool) string {
 // still rejects its configuration, the file is put back and the error
 // names sshd's complaint. A missing file is success.
 func RemoveAllowGroups(ctx context.Context, ex Executor) (removed bool, err error) {
-	script := "export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n" +
+	script := transport.ScriptEnv +
 		"p=" + transport.Quote(AllowGroupsPath) + "\n" + removeBody + reloadSSH
 	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {

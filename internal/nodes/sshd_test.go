@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
 func TestRenderAndParseAllowGroups(t *testing.T) {
@@ -68,7 +69,7 @@ func TestApplyAllowGroups(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := &fakeHost{t: t, replies: []fakeReply{{stdout: tt.reply}, {}}, changed: tt.changed}
+			h := &fakeHost{Fake: transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: tt.reply}, {}}}, changed: tt.changed}
 			changed, err := ApplyAllowGroups(context.Background(), h, "admin", []string{"sudo"})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -77,11 +78,11 @@ func TestApplyAllowGroups(t *testing.T) {
 			} else if err != nil || changed != tt.changed {
 				t.Fatalf("ApplyAllowGroups() = %v, %v", changed, err)
 			}
-			if len(h.writes) != tt.wantWrites || len(h.calls) != tt.wantCalls {
-				t.Fatalf("%d writes, %d sudo calls; want %d, %d", len(h.writes), len(h.calls), tt.wantWrites, tt.wantCalls)
+			if len(h.writes) != tt.wantWrites || len(h.Calls) != tt.wantCalls {
+				t.Fatalf("%d writes, %d sudo calls; want %d, %d", len(h.writes), len(h.Calls), tt.wantWrites, tt.wantCalls)
 			}
-			if !strings.Contains(h.calls[0].script, "user=admin\n") {
-				t.Errorf("check script does not name the user:\n%s", h.calls[0].script)
+			if !strings.Contains(h.Calls[0].Script, "user=admin\n") {
+				t.Errorf("check script does not name the user:\n%s", h.Calls[0].Script)
 			}
 			if tt.wantWrites == 1 {
 				w := h.writes[0]
@@ -90,12 +91,12 @@ func TestApplyAllowGroups(t *testing.T) {
 				}
 			}
 			if tt.wantCalls == 2 {
-				v := h.calls[1]
-				if (tt.wantStdin == nil) != (v.stdin == nil) || (tt.wantStdin != nil && string(v.stdin) != *tt.wantStdin) {
-					t.Errorf("validate stdin = %q", v.stdin)
+				v := h.Calls[1]
+				if (tt.wantStdin == nil) != (v.Stdin == nil) || (tt.wantStdin != nil && string(v.Stdin) != *tt.wantStdin) {
+					t.Errorf("validate stdin = %q", v.Stdin)
 				}
-				if !strings.Contains(v.script, "sshd -t") || !strings.Contains(v.script, tt.wantRestore) {
-					t.Errorf("validate script lacks sshd -t or %q:\n%s", tt.wantRestore, v.script)
+				if !strings.Contains(v.Script, "sshd -t") || !strings.Contains(v.Script, tt.wantRestore) {
+					t.Errorf("validate script lacks sshd -t or %q:\n%s", tt.wantRestore, v.Script)
 				}
 			}
 		})
@@ -104,7 +105,7 @@ func TestApplyAllowGroups(t *testing.T) {
 
 func TestApplyAllowGroupsReportsSSHDRejection(t *testing.T) {
 	hostErr := &transport.ExitError{Host: "gpu01", Status: 1, Stderr: "sshd -t: /etc/ssh/sshd_config.d/90-allow-sudo.conf line 2: bad"}
-	h := &fakeHost{t: t, replies: []fakeReply{{stdout: prepared("sudo", nil)}, {err: hostErr}}, changed: true}
+	h := &fakeHost{Fake: transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: prepared("sudo", nil)}, {Err: hostErr}}}, changed: true}
 	_, err := ApplyAllowGroups(context.Background(), h, "admin", []string{"sudo"})
 	if err == nil || !strings.Contains(err.Error(), "line 2: bad") || !strings.Contains(err.Error(), "restored") {
 		t.Fatalf("err = %v", err)
@@ -140,8 +141,8 @@ func newSandbox(t *testing.T, sshdOK bool) sandbox {
 	return s
 }
 
-func (s sandbox) shell() localShell {
-	return localShell{rewrite: func(script string) string {
+func (s sandbox) shell() transporttest.Shell {
+	return transporttest.Shell{Rewrite: func(script string) string {
 		script = strings.Replace(script, "PATH=", "PATH="+s.dir+":", 1)
 		return strings.Replace(script, "p="+AllowGroupsPath, "p="+transport.Quote(s.file), 1)
 	}}
@@ -244,7 +245,7 @@ func ptr(s string) *string { return &s }
 
 // sandboxHost adds a local WriteFile so the whole apply runs in the sandbox.
 type sandboxHost struct {
-	localShell
+	transporttest.Shell
 	s sandbox
 }
 

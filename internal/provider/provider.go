@@ -58,7 +58,7 @@ type nodeOverrideModel struct {
 	JumpHost types.String `tfsdk:"jump_host"`
 }
 
-const sudoPasswordEnv = "GPUCLUSTER_SUDO_PASSWORD"
+const sudoPasswordEnv = "GPUCLUSTER_SUDO_PASSWORD" //nolint:gosec // the name of an environment variable, not a credential
 
 func (p *gpuclusterProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
 	resp.TypeName = "gpucluster"

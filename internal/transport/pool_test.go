@@ -25,6 +25,19 @@ func newTestPool(t *testing.T) *Pool {
 	return p
 }
 
+// connectedHost connects a pool of its own to a test server of its own.
+func connectedHost(t *testing.T) (context.Context, *Host, *testServer) {
+	t.Helper()
+	ctx := testContext(t)
+	client := newTestClient(t)
+	srv := newTestServer(t, client)
+	h, err := newTestPool(t).Host(ctx, clientConfig(t, client, srv, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, h, srv
+}
+
 func TestPoolSharesOneConnection(t *testing.T) {
 	ctx := testContext(t)
 	client := newTestClient(t)
@@ -63,13 +76,7 @@ func TestPoolSharesOneConnection(t *testing.T) {
 }
 
 func TestRunPassesStdinAndReportsExitStatus(t *testing.T) {
-	ctx := testContext(t)
-	client := newTestClient(t)
-	srv := newTestServer(t, client)
-	h, err := newTestPool(t).Host(ctx, clientConfig(t, client, srv, srv))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, h, _ := connectedHost(t)
 	res, err := h.Run(ctx, "cat; echo oops >&2; exit 3", []byte("payload"))
 	var exitErr *ExitError
 	if !errors.As(err, &exitErr) {
@@ -81,29 +88,18 @@ func TestRunPassesStdinAndReportsExitStatus(t *testing.T) {
 }
 
 func TestRunHonoursContext(t *testing.T) {
-	client := newTestClient(t)
-	srv := newTestServer(t, client)
-	h, err := newTestPool(t).Host(testContext(t), clientConfig(t, client, srv, srv))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, h, _ := connectedHost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = h.Run(ctx, "sleep 10", nil)
+	_, err := h.Run(ctx, "sleep 10", nil)
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
 		t.Errorf("got %v after %s, want a prompt deadline error", err, time.Since(start))
 	}
 }
 
 func TestSessionsStayBelowMaxSessions(t *testing.T) {
-	ctx := testContext(t)
-	client := newTestClient(t)
-	srv := newTestServer(t, client)
-	h, err := newTestPool(t).Host(ctx, clientConfig(t, client, srv, srv))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, h, srv := connectedHost(t)
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Add(1)
@@ -215,13 +211,7 @@ func TestUnknownHostIsRefused(t *testing.T) {
 }
 
 func TestReconnectAfterConnectionDropped(t *testing.T) {
-	ctx := testContext(t)
-	client := newTestClient(t)
-	srv := newTestServer(t, client)
-	h, err := newTestPool(t).Host(ctx, clientConfig(t, client, srv, srv))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, h, srv := connectedHost(t)
 	if _, err := h.Run(ctx, "true", nil); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-const scriptPrelude = "set -eu\nexport LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
+const scriptPrelude = "set -eu\n" + transport.ScriptEnv
 
 // UserCommands are the commands that turn observed into spec on one node,
 // none when it is already in sync. Accounts are made without a home

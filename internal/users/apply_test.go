@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
 var alice = UserSpec{Name: "alice", UID: 1001, PrimaryGroup: "users", Groups: []string{"video", "gpu-users"}, Shell: "/bin/bash"}
@@ -74,27 +75,27 @@ const aliceDrifted = "@@gpucluster passwd alice\nalice:x:1002:100::/home/alice:/
 
 func TestEnsureUser(t *testing.T) {
 	t.Run("repairs drift in a second round trip", func(t *testing.T) {
-		fx := &fakeExec{t: t, replies: []fakeReply{{stdout: aliceDrifted}, {}}}
+		fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: aliceDrifted}, {}}}
 		changed, err := EnsureUser(context.Background(), fx, alice)
 		if err != nil || !changed {
 			t.Fatalf("EnsureUser() = %v, %v", changed, err)
 		}
-		if len(fx.scripts) != 2 || !strings.Contains(fx.scripts[1], "\nusermod -u 1001 alice\n") {
-			t.Fatalf("scripts = %q", fx.scripts)
+		if len(fx.Scripts()) != 2 || !strings.Contains(fx.Scripts()[1], "\nusermod -u 1001 alice\n") {
+			t.Fatalf("scripts = %q", fx.Scripts())
 		}
 	})
 	t.Run("in sync is one round trip", func(t *testing.T) {
 		inSync := strings.Replace(aliceDrifted, ":1002:", ":1001:", 1)
-		fx := &fakeExec{t: t, replies: []fakeReply{{stdout: inSync}}}
+		fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: inSync}}}
 		changed, err := EnsureUser(context.Background(), fx, alice)
-		if err != nil || changed || len(fx.scripts) != 1 {
-			t.Fatalf("EnsureUser() = %v, %v after %d scripts", changed, err, len(fx.scripts))
+		if err != nil || changed || len(fx.Scripts()) != 1 {
+			t.Fatalf("EnsureUser() = %v, %v after %d scripts", changed, err, len(fx.Scripts()))
 		}
 	})
 	t.Run("host error is quoted", func(t *testing.T) {
 		hostErr := &transport.ExitError{Host: "gpu02", Status: 6, Stderr: "useradd: group 'users' does not exist"}
-		fx := &fakeExec{t: t, replies: []fakeReply{{stdout: "@@gpucluster passwd alice\n@@rc 2\n" +
-			"@@gpucluster groups alice\n@@rc 1\n"}, {err: hostErr}}}
+		fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: "@@gpucluster passwd alice\n@@rc 2\n" +
+			"@@gpucluster groups alice\n@@rc 1\n"}, {Err: hostErr}}}
 		_, err := EnsureUser(context.Background(), fx, alice)
 		if err == nil || !strings.Contains(err.Error(), "group 'users' does not exist") ||
 			!strings.Contains(err.Error(), "gpu02") || !strings.Contains(err.Error(), "useradd -M") {
@@ -102,7 +103,7 @@ func TestEnsureUser(t *testing.T) {
 		}
 	})
 	t.Run("invalid spec touches no host", func(t *testing.T) {
-		fx := &fakeExec{t: t}
+		fx := &transporttest.Fake{T: t}
 		bad := alice
 		bad.Name = "-x"
 		if _, err := EnsureUser(context.Background(), fx, bad); err == nil {
@@ -112,15 +113,15 @@ func TestEnsureUser(t *testing.T) {
 }
 
 func TestEnsureGroup(t *testing.T) {
-	fx := &fakeExec{t: t, replies: []fakeReply{{stdout: "@@gpucluster group users\nusers:x:1000:\n@@rc 0\n"}, {}}}
+	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: "@@gpucluster group users\nusers:x:1000:\n@@rc 0\n"}, {}}}
 	changed, err := EnsureGroup(context.Background(), fx, "users", 100)
 	if err != nil || !changed {
 		t.Fatalf("EnsureGroup() = %v, %v", changed, err)
 	}
-	if !strings.Contains(fx.scripts[1], "\ngroupmod -g 100 users\n") {
-		t.Errorf("script = %q", fx.scripts[1])
+	if !strings.Contains(fx.Scripts()[1], "\ngroupmod -g 100 users\n") {
+		t.Errorf("script = %q", fx.Scripts()[1])
 	}
-	if _, err := EnsureGroup(context.Background(), &fakeExec{t: t}, "users", 0); err == nil {
+	if _, err := EnsureGroup(context.Background(), &transporttest.Fake{T: t}, "users", 0); err == nil {
 		t.Error("accepted gid 0")
 	}
 }
@@ -136,7 +137,7 @@ func TestRemove(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fx := &fakeExec{t: t, replies: []fakeReply{{stdout: "removed\n"}, {stdout: ""}}}
+			fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: "removed\n"}, {Stdout: ""}}}
 			removed, err := tt.remove(context.Background(), fx, "alice")
 			if err != nil || !removed {
 				t.Fatalf("first remove = %v, %v", removed, err)
@@ -145,11 +146,11 @@ func TestRemove(t *testing.T) {
 			if err != nil || removed {
 				t.Fatalf("already gone: remove = %v, %v, want false, nil", removed, err)
 			}
-			if !strings.Contains(fx.scripts[0], "\t"+tt.command+"\n") {
-				t.Errorf("script lacks %q:\n%s", tt.command, fx.scripts[0])
+			if !strings.Contains(fx.Scripts()[0], "\t"+tt.command+"\n") {
+				t.Errorf("script lacks %q:\n%s", tt.command, fx.Scripts()[0])
 			}
-			if strings.Contains(fx.scripts[0], " -r") {
-				t.Errorf("removal must never delete the home directory:\n%s", fx.scripts[0])
+			if strings.Contains(fx.Scripts()[0], " -r") {
+				t.Errorf("removal must never delete the home directory:\n%s", fx.Scripts()[0])
 			}
 		})
 	}
@@ -164,7 +165,7 @@ func TestCreateHomeLocalShell(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home", "alice")
 	spec := UserSpec{Name: "alice", UID: 1001, PrimaryGroup: "root", Home: home}
 
-	created, err := CreateHome(context.Background(), localShell{}, spec)
+	created, err := CreateHome(context.Background(), transporttest.Shell{}, spec)
 	if err != nil || !created {
 		t.Fatalf("CreateHome() = %v, %v", created, err)
 	}
@@ -189,7 +190,7 @@ func TestCreateHomeLocalShell(t *testing.T) {
 	if err := os.WriteFile(marker, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	created, err = CreateHome(context.Background(), localShell{}, spec)
+	created, err = CreateHome(context.Background(), transporttest.Shell{}, spec)
 	if err != nil || created {
 		t.Fatalf("second CreateHome() = %v, %v, want false, nil", created, err)
 	}

@@ -1,7 +1,6 @@
 package users
 
 import (
-	"bytes"
 	"context"
 	"slices"
 	"strings"
@@ -9,28 +8,8 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
-
-// labExec runs scripts as root inside a lab host, the test seam standing in
-// for the SSH transport.
-type labExec struct {
-	l    *lab.Lab
-	host string
-}
-
-func (e labExec) Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error) {
-	var stdout, stderr bytes.Buffer
-	status, err := e.l.Run(ctx, e.host, []string{"/bin/sh", "-c", script}, bytes.NewReader(stdin), &stdout, &stderr)
-	res := transport.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Status: status}
-	if err != nil {
-		return res, err
-	}
-	if status != 0 {
-		return res, &transport.ExitError{Host: e.host, Status: status, Stderr: stderr.String()}
-	}
-	return res, nil
-}
 
 // The account tools of a real trixie host: create, drift by hand, repair,
 // home directory, removal that keeps the home.
@@ -39,7 +18,7 @@ func TestLabAccountLifecycle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const node, user, group, extra = "gpu01", "gpctest_alice", "gpctest_grp", "gpctest_extra"
-	ex := labExec{l, node}
+	ex := transporttest.LabHost{Lab: l, Host: node}
 	t.Cleanup(func() {
 		script := "userdel " + user + " 2>/dev/null; groupdel " + group + " 2>/dev/null; groupdel " + extra +
 			" 2>/dev/null; rm -rf /home/" + user + "; true"
@@ -109,7 +88,7 @@ func TestLabHostErrorsAreQuoted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	spec := UserSpec{Name: "gpctest_orphan", UID: 59010, PrimaryGroup: "gpctest_nosuchgroup"}
-	_, err := EnsureUser(ctx, labExec{l, "gpu01"}, spec)
+	_, err := EnsureUser(ctx, transporttest.LabHost{Lab: l, Host: "gpu01"}, spec)
 	if err == nil || !strings.Contains(err.Error(), "gpctest_nosuchgroup") || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("err = %v, want useradd's complaint about the group", err)
 	}

@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
 // fakeLedgerHost keeps one file in memory and records what was done.
 type fakeLedgerHost struct {
-	fakeExec
+	transporttest.Fake
 	content []byte
 	exists  bool
 	writes  []transport.File
@@ -19,14 +20,14 @@ type fakeLedgerHost struct {
 
 func (f *fakeLedgerHost) ReadFile(_ context.Context, _ string) ([]byte, bool, error) {
 	if !f.locked {
-		f.t.Error("ledger read outside the lock")
+		f.T.Error("ledger read outside the lock")
 	}
 	return f.content, f.exists, nil
 }
 
 func (f *fakeLedgerHost) WriteFile(_ context.Context, file transport.File) (bool, error) {
 	if !f.locked {
-		f.t.Error("ledger written outside the lock")
+		f.T.Error("ledger written outside the lock")
 	}
 	f.writes = append(f.writes, file)
 	f.content, f.exists = file.Content, true
@@ -40,13 +41,13 @@ func (f *fakeLedgerHost) Lock(context.Context) (func(), error) {
 
 func TestUpdateLedger(t *testing.T) {
 	ctx := context.Background()
-	h := &fakeLedgerHost{fakeExec: fakeExec{t: t, replies: []fakeReply{{}}}}
+	h := &fakeLedgerHost{Fake: transporttest.Fake{T: t, Replies: []transporttest.Reply{{}}}}
 
 	if err := ClaimID(ctx, h, LedgerPath, KindUser, "alice", 1001); err != nil {
 		t.Fatal(err)
 	}
-	if len(h.scripts) != 1 || h.scripts[0] != "mkdir -p -m 0755 -- /var/lib/gpucluster" {
-		t.Errorf("first write did not create the directory: %q", h.scripts)
+	if len(h.Scripts()) != 1 || h.Scripts()[0] != "mkdir -p -m 0755 -- /var/lib/gpucluster" {
+		t.Errorf("first write did not create the directory: %q", h.Scripts())
 	}
 	if len(h.writes) != 1 {
 		t.Fatalf("%d writes, want 1", len(h.writes))
@@ -81,7 +82,7 @@ func TestUpdateLedger(t *testing.T) {
 }
 
 func TestUpdateLedgerRefusesCorruptFile(t *testing.T) {
-	h := &fakeLedgerHost{fakeExec: fakeExec{t: t}, content: []byte("user alice one active\n"), exists: true}
+	h := &fakeLedgerHost{Fake: transporttest.Fake{T: t}, content: []byte("user alice one active\n"), exists: true}
 	err := ClaimID(context.Background(), h, LedgerPath, KindUser, "bob", 1002)
 	if err == nil || !strings.Contains(err.Error(), LedgerPath) || len(h.writes) != 0 {
 		t.Fatalf("corrupt ledger: err %v, writes %d", err, len(h.writes))

@@ -72,13 +72,12 @@ func validateNames(userNames, groupNames []string) error {
 	return nil
 }
 
-const readPrelude = `export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-acct_user() {
-	printf '@@gpucluster passwd %s\n' "$1"; getent passwd "$1"; printf '\n@@rc %d\n' "$?"
-	printf '@@gpucluster groups %s\n' "$1"; id -nG "$1" 2>/dev/null; printf '\n@@rc %d\n' "$?"
+const readPrelude = transport.ScriptEnv + transport.SectionFuncs + `acct_user() {
+	sec "passwd $1"; getent passwd "$1"; end $?
+	sec "groups $1"; id -nG "$1" 2>/dev/null; end $?
 }
 acct_group() {
-	printf '@@gpucluster group %s\n' "$1"; getent group "$1"; printf '\n@@rc %d\n' "$?"
+	sec "group $1"; getent group "$1"; end $?
 }
 `
 
@@ -95,7 +94,7 @@ func readScript(userNames, groupNames []string) string {
 }
 
 func parseAccounts(out []byte, userNames, groupNames []string) (State, error) {
-	sections, err := parseSections(out)
+	sections, err := transport.ParseSections(out)
 	if err != nil {
 		return State{}, fmt.Errorf("read accounts: %w", err)
 	}
@@ -117,7 +116,7 @@ func parseAccounts(out []byte, userNames, groupNames []string) (State, error) {
 	return st, nil
 }
 
-func parseUserSections(name string, sections map[string]section) (UserState, error) {
+func parseUserSections(name string, sections map[string]transport.Section) (UserState, error) {
 	pw, err := lookup(sections, "passwd", name)
 	if err != nil || pw == nil {
 		return UserState{}, err
@@ -129,8 +128,8 @@ func parseUserSections(name string, sections map[string]section) (UserState, err
 	u := UserState{Exists: true, UID: e.UID, GID: e.GID, Shell: e.Shell, Home: e.Home}
 	// id -G lists the primary group first; an unnamed gid shows as a number
 	// (with a non-zero status), which is still the best name there is.
-	if g, ok := sections["groups "+name]; ok && len(g.lines) > 0 {
-		all := strings.Fields(g.lines[0])
+	if g, ok := sections["groups "+name]; ok && len(g.Lines) > 0 {
+		all := strings.Fields(g.Lines[0])
 		if len(all) > 0 {
 			u.PrimaryGroupName = all[0]
 			u.Groups = supplementary(all[0], all[1:])
@@ -150,7 +149,7 @@ func supplementary(primary string, names []string) []string {
 	return out
 }
 
-func parseGroupSection(name string, sections map[string]section) (GroupState, error) {
+func parseGroupSection(name string, sections map[string]transport.Section) (GroupState, error) {
 	lines, err := lookup(sections, "group", name)
 	if err != nil || lines == nil {
 		return GroupState{}, err
@@ -164,17 +163,17 @@ func parseGroupSection(name string, sections map[string]section) (GroupState, er
 
 // lookup returns the getent lines for one key, nil when getent said the key
 // does not exist.
-func lookup(sections map[string]section, db, name string) ([]string, error) {
+func lookup(sections map[string]transport.Section, db, name string) ([]string, error) {
 	s, ok := sections[db+" "+name]
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("read accounts: no getent %s output for %s", db, name)
-	case s.status == getentNotFound:
+	case s.Status == getentNotFound:
 		return nil, nil
-	case s.status != 0:
-		return nil, fmt.Errorf("read accounts: getent %s %s exited with status %d", db, name, s.status)
-	case len(s.lines) == 0:
+	case s.Status != 0:
+		return nil, fmt.Errorf("read accounts: getent %s %s exited with status %d", db, name, s.Status)
+	case len(s.Lines) == 0:
 		return nil, fmt.Errorf("read accounts: getent %s %s printed nothing", db, name)
 	}
-	return s.lines, nil
+	return s.Lines, nil
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
 func TestParseAccountsFixture(t *testing.T) {
@@ -58,19 +60,19 @@ func TestParseAccountsErrors(t *testing.T) {
 }
 
 func TestReadAccountsOneRoundTripQuoted(t *testing.T) {
-	fx := &fakeExec{t: t, replies: []fakeReply{{stdout: "@@gpucluster passwd alice\n@@rc 2\n" +
+	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: "@@gpucluster passwd alice\n@@rc 2\n" +
 		"@@gpucluster groups alice\n@@rc 1\n@@gpucluster passwd bob\n@@rc 2\n@@gpucluster groups bob\n@@rc 1\n" +
 		"@@gpucluster group users\n@@rc 2\n"}}}
 	st, err := ReadAccounts(context.Background(), fx, []string{"alice", "bob"}, []string{"users"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fx.scripts) != 1 {
-		t.Fatalf("%d round trips, want 1", len(fx.scripts))
+	if len(fx.Scripts()) != 1 {
+		t.Fatalf("%d round trips, want 1", len(fx.Scripts()))
 	}
 	for _, want := range []string{"acct_user alice\n", "acct_user bob\n", "acct_group users\n"} {
-		if !strings.Contains(fx.scripts[0], want) {
-			t.Errorf("script lacks %q:\n%s", want, fx.scripts[0])
+		if !strings.Contains(fx.Scripts()[0], want) {
+			t.Errorf("script lacks %q:\n%s", want, fx.Scripts()[0])
 		}
 	}
 	if st.Users["alice"].Exists || st.Groups["users"].Exists {
@@ -79,11 +81,11 @@ func TestReadAccountsOneRoundTripQuoted(t *testing.T) {
 }
 
 func TestReadAccountsRefusesBadNamesWithoutTouchingHost(t *testing.T) {
-	fx := &fakeExec{t: t}
+	fx := &transporttest.Fake{T: t}
 	if _, err := ReadAccounts(context.Background(), fx, []string{"alice;rm -rf /"}, nil); err == nil {
 		t.Fatal("accepted a name with shell metacharacters")
 	}
-	if len(fx.scripts) != 0 {
+	if len(fx.Scripts()) != 0 {
 		t.Fatal("host was touched")
 	}
 }
@@ -91,7 +93,7 @@ func TestReadAccountsRefusesBadNamesWithoutTouchingHost(t *testing.T) {
 // The real script against this machine's getent and id: root exists,
 // a made-up name does not.
 func TestReadAccountsLocalShell(t *testing.T) {
-	st, err := ReadAccounts(context.Background(), localShell{}, []string{"root", "gpc_no_such_user"},
+	st, err := ReadAccounts(context.Background(), transporttest.Shell{}, []string{"root", "gpc_no_such_user"},
 		[]string{"root", "gpc_no_such_group"})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,70 @@
+package transport
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ScriptEnv starts every script run on a host: the C locale keeps command
+// output in the form the parsers know, and the sbin directories are not on
+// every login user's PATH.
+const ScriptEnv = "export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
+
+// Batched scripts print each command's output between a header line and a
+// status line, so one round trip can carry many commands and a command that
+// found nothing (getent status 2) is told apart from a broken one.
+const (
+	sectionPrefix = "@@gpucluster "
+	statusPrefix  = "@@rc "
+)
+
+// SectionFuncs defines the shell functions that print those lines:
+// `sec <key>` opens a section, `end <status>` closes it. end starts with a
+// newline in case the command's output did not end with one.
+const SectionFuncs = `sec() { printf '` + sectionPrefix + `%s\n' "$1"; }
+end() { printf '\n` + statusPrefix + `%d\n' "$1"; }
+`
+
+// Section is one command's output lines and exit status.
+type Section struct {
+	Lines  []string
+	Status int
+}
+
+// ParseSections reads the sections of a batched script's output by key.
+// Blank lines are dropped, as end adds one whenever the output already ended
+// with a newline. A section without a status line means the output was cut
+// short, which is an error rather than a partial result.
+func ParseSections(out []byte) (map[string]Section, error) {
+	sections := map[string]Section{}
+	var key string
+	var cur *Section
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, sectionPrefix):
+			if cur != nil {
+				return nil, fmt.Errorf("section %q has no status line before section %q", key, strings.TrimPrefix(line, sectionPrefix))
+			}
+			key = strings.TrimPrefix(line, sectionPrefix)
+			cur = &Section{}
+		case strings.HasPrefix(line, statusPrefix):
+			if cur == nil {
+				return nil, fmt.Errorf("status line %q outside a section", line)
+			}
+			status, err := strconv.Atoi(strings.TrimPrefix(line, statusPrefix))
+			if err != nil {
+				return nil, fmt.Errorf("section %q: bad status line %q", key, line)
+			}
+			cur.Status = status
+			sections[key] = *cur
+			cur = nil
+		case cur != nil && line != "":
+			cur.Lines = append(cur.Lines, line)
+		}
+	}
+	if cur != nil {
+		return nil, fmt.Errorf("section %q has no status line: output truncated", key)
+	}
+	return sections, nil
+}

@@ -1,0 +1,107 @@
+// Package transporttest holds stand-ins for a connected host, for the tests
+// of the packages that run their scripts through one.
+package transporttest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// Reply is one canned answer of a Fake.
+type Reply struct {
+	Stdout string
+	Err    error
+}
+
+// Call is one script a Fake received.
+type Call struct {
+	Script string
+	Stdin  []byte
+}
+
+// Fake answers Sudo in order with canned replies and records the calls. A
+// call beyond the replies fails the test: the code ran a script it should not.
+type Fake struct {
+	T       testing.TB
+	Replies []Reply
+	Calls   []Call
+}
+
+// Sudo returns the next reply.
+func (f *Fake) Sudo(_ context.Context, script string, stdin []byte) (transport.Result, error) {
+	f.Calls = append(f.Calls, Call{script, stdin})
+	if len(f.Replies) == 0 {
+		f.T.Fatalf("unexpected script:\n%s", script)
+	}
+	r := f.Replies[0]
+	f.Replies = f.Replies[1:]
+	return transport.Result{Stdout: []byte(r.Stdout)}, r.Err
+}
+
+// Scripts are the scripts received so far, in order.
+func (f *Fake) Scripts() []string {
+	scripts := make([]string, len(f.Calls))
+	for i, c := range f.Calls {
+		scripts[i] = c.Script
+	}
+	return scripts
+}
+
+// Shell runs scripts with this machine's sh, for scripts that are safe to run
+// here (reads, or writes confined to a sandbox). Rewrite, when set, adapts a
+// script to the sandbox (another PATH, a temporary file) before it runs.
+type Shell struct {
+	Rewrite func(script string) string
+}
+
+// Sudo runs script, as the user running the test.
+func (s Shell) Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error) {
+	if s.Rewrite != nil {
+		script = s.Rewrite(script)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "sh", "-c", script) //nolint:gosec // G204: a test double; running the test's own script is its purpose.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), &stdout, &stderr
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		return result("local", &stdout, &stderr, exitErr.ExitCode())
+	}
+	if err != nil {
+		return transport.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}, fmt.Errorf("run sh: %w", err)
+	}
+	return result("local", &stdout, &stderr, 0)
+}
+
+// LabHost runs scripts as root inside a lab host through lab.Run, the seam
+// that stands in for the SSH transport in tests against the lab.
+type LabHost struct {
+	Lab  *lab.Lab
+	Host string
+}
+
+// Sudo runs script inside the host.
+func (h LabHost) Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error) {
+	var stdout, stderr bytes.Buffer
+	status, err := h.Lab.Run(ctx, h.Host, []string{"/bin/sh", "-c", script}, bytes.NewReader(stdin), &stdout, &stderr)
+	if err != nil {
+		return transport.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}, err
+	}
+	return result(h.Host, &stdout, &stderr, status)
+}
+
+// result reports a non-zero status the way a transport.Host does.
+func result(host string, stdout, stderr *bytes.Buffer, status int) (transport.Result, error) {
+	res := transport.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Status: status}
+	if status != 0 {
+		return res, &transport.ExitError{Host: host, Status: status, Stderr: stderr.String()}
+	}
+	return res, nil
+}
