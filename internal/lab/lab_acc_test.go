@@ -122,3 +122,20 @@ func runCommand(cmd *exec.Cmd, stdin string) (string, error) {
 	}
 	return out.String(), nil
 }
+
+// Root never logs in over SSH and keys are the only way in, as on the clusters the lab stands
+// in for; sshd's effective configuration says so on every host.
+func TestLabRefusesRootAndPasswordLogin(t *testing.T) {
+	l := lab.Require(t)
+	for _, h := range l.Hosts {
+		out, stderr, err := l.Exec(context.Background(), h.Name, "sshd -T -C user=root,host=x,addr=10.0.0.1")
+		if err != nil {
+			t.Fatalf("%s: sshd -T: %v: %s", h.Name, err, stderr)
+		}
+		for _, want := range []string{"permitrootlogin no", "passwordauthentication no", "kbdinteractiveauthentication no"} {
+			if !strings.Contains(out, "\n"+want+"\n") {
+				t.Errorf("%s: sshd -T lacks %q", h.Name, want)
+			}
+		}
+	}
+}

@@ -39,7 +39,7 @@ func nodesAttribute(what string) schema.SetAttribute {
 
 func nodeStatusAttribute(what string) schema.MapAttribute {
 	return schema.MapAttribute{
-		MarkdownDescription: "Per node, `" + inSync + "` or what differs on that node (\"missing\", \"uid 1002, want 1001\"), as the last refresh found the " + what + ". A plan that changes an entry back to `" + inSync + "` repairs that node.",
+		MarkdownDescription: "Per node, `" + inSync + "` or what differs on that node (\"missing on gpu02\", \"uid 1002 on gpu02, want 1001\"), as the last refresh found the " + what + ". A plan that changes an entry back to `" + inSync + "` repairs that node.",
 		Computed:            true,
 		ElementType:         types.StringType,
 	}
