@@ -28,7 +28,7 @@ func labContext(t *testing.T) context.Context {
 
 // labConfig is how the provider reaches a lab host by default: GPU servers
 // through login01.
-func labConfig(t *testing.T, l *lab.Lab, name string) transport.Config {
+func labConfig(t testing.TB, l *lab.Lab, name string) transport.Config {
 	t.Helper()
 	key, err := os.ReadFile(l.AdminKeyPath)
 	if err != nil {
