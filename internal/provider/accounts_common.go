@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -35,6 +36,23 @@ func nodesAttribute(what string) schema.SetAttribute {
 			setvalidator.ValueStringsAre(stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")),
 		},
 	}
+}
+
+func adoptedOnAttribute(what string) schema.SetAttribute {
+	return schema.SetAttribute{
+		MarkdownDescription: "Nodes where the " + what + " already existed, with the same ID, when the resource first covered them. The resource manages it there too, but destroy (or dropping the node) leaves it as it was found. Empty after import: an imported " + what + " is removed everywhere on destroy.",
+		Computed:            true,
+		ElementType:         types.StringType,
+	}
+}
+
+// planAdoptedOn carries adopted_on over while the node list stays; a new node may be adopted at
+// apply, so then the value is known only after apply.
+func planAdoptedOn(ctx context.Context, resp *resource.ModifyPlanResponse, planNodes, stateNodes types.Set, stateAdopted types.Set) diag.Diagnostics {
+	if stateAdopted.IsNull() || !planNodes.Equal(stateNodes) {
+		return nil
+	}
+	return resp.Plan.SetAttribute(ctx, path.Root("adopted_on"), stateAdopted)
 }
 
 func nodeStatusAttribute(what string) schema.MapAttribute {
@@ -94,8 +112,8 @@ func describeDrift(problems []string) string {
 
 // checkLedger refuses, at plan time, an ID that the ledger on the login node gave to another
 // name: the guide's "never reuse a UID", which must hold after the earlier owner is gone.
-func (c *cluster) checkLedger(ctx context.Context, nodeNames []string, kind users.Kind, name string, id int64, attr path.Path) diag.Diagnostics {
-	h, ledgerNode, diags := c.ledgerHost(ctx, nodeNames)
+func (c *cluster) checkLedger(ctx context.Context, kind users.Kind, name string, id int64, attr path.Path) diag.Diagnostics {
+	h, ledgerNode, diags := c.ledgerHost(ctx)
 	if diags.HasError() {
 		return diags
 	}
@@ -130,9 +148,15 @@ func (c *cluster) readAccounts(ctx context.Context, nodeNames, userNames, groupN
 }
 
 // ledgerHost connects to the node that keeps the UID ledger.
-func (c *cluster) ledgerHost(ctx context.Context, nodeNames []string) (*transport.Host, string, diag.Diagnostics) {
+func (c *cluster) ledgerHost(ctx context.Context) (*transport.Host, string, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	ledgerNode := c.ledgerNode(nodeNames)
+	ledgerNode := c.settings.loginNode
+	if ledgerNode == "" {
+		diags.AddError("Missing Login Node",
+			"Users and groups need the provider's login_node: the UID ledger, which keeps every ID ever handed out, lives there, "+
+				"and one node must keep it for every resource.\n\nSet login_node in the provider configuration to the login (controller) node.")
+		return nil, "", diags
+	}
 	h, err := c.host(ctx, ledgerNode)
 	if err != nil {
 		diags.Append(connectError(ledgerNode, err))
@@ -142,21 +166,21 @@ func (c *cluster) ledgerHost(ctx context.Context, nodeNames []string) (*transpor
 
 // claim records name -> id in the ledger before any node gets the account, so a failed apply
 // can never leave an ID in use that the ledger does not know.
-func (c *cluster) claim(ctx context.Context, nodeNames []string, kind users.Kind, name string, id int64) diag.Diagnostics {
-	return c.updateLedger(ctx, nodeNames, "Cannot Record ID In Ledger", func(l *users.Ledger) error {
+func (c *cluster) claim(ctx context.Context, kind users.Kind, name string, id int64) diag.Diagnostics {
+	return c.updateLedger(ctx, "Cannot Record ID In Ledger", func(l *users.Ledger) error {
 		return l.Claim(kind, name, id)
 	})
 }
 
 // retire keeps the name and ID in the ledger, marked retired, so the ID is never handed out again.
-func (c *cluster) retire(ctx context.Context, nodeNames []string, kind users.Kind, name string, id int64) diag.Diagnostics {
-	return c.updateLedger(ctx, nodeNames, "Cannot Retire ID In Ledger", func(l *users.Ledger) error {
+func (c *cluster) retire(ctx context.Context, kind users.Kind, name string, id int64) diag.Diagnostics {
+	return c.updateLedger(ctx, "Cannot Retire ID In Ledger", func(l *users.Ledger) error {
 		return l.Retire(kind, name, id)
 	})
 }
 
-func (c *cluster) updateLedger(ctx context.Context, nodeNames []string, summary string, change func(*users.Ledger) error) diag.Diagnostics {
-	h, ledgerNode, diags := c.ledgerHost(ctx, nodeNames)
+func (c *cluster) updateLedger(ctx context.Context, summary string, change func(*users.Ledger) error) diag.Diagnostics {
+	h, ledgerNode, diags := c.ledgerHost(ctx)
 	if diags.HasError() {
 		return diags
 	}
@@ -262,11 +286,11 @@ func idAdvice(err error, id int64, optIn string) string {
 	return err.Error()
 }
 
-// removeAccount deletes the account record on every node with remove, then retires its ID in
-// the ledger so that no other name can ever get it.
-func (c *cluster) removeAccount(ctx context.Context, nodeNames []string, kind users.Kind, name string, id int64,
+// removeAccount deletes the account record on the nodes where the resource created it, then
+// retires its ID in the ledger so that no other name can ever get it.
+func (c *cluster) removeAccount(ctx context.Context, created []string, kind users.Kind, name string, id int64,
 	remove func(context.Context, users.Executor, string) (bool, error), todo string) diag.Diagnostics {
-	failures := c.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+	failures := c.onEachNode(ctx, created, func(_ string, h *transport.Host) error {
 		_, err := remove(ctx, h, name)
 		return err
 	})
@@ -274,7 +298,7 @@ func (c *cluster) removeAccount(ctx context.Context, nodeNames []string, kind us
 	if diags.HasError() {
 		return diags
 	}
-	return c.retire(ctx, nodeNames, kind, name, id)
+	return c.retire(ctx, kind, name, id)
 }
 
 // readForImport reads the account named by an import ID from each of its nodes.

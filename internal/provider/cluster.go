@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
@@ -25,7 +26,7 @@ type settings struct {
 	privateKeyPassphrase  []byte
 	useAgent              bool
 	knownHostsFile        string
-	hostKeys              []string
+	hostKeys              []pinnedKey
 	insecureIgnoreHostKey bool
 	loginNode             string
 	jumpHost              string
@@ -63,7 +64,14 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 	s.unknown = anyUnknown(m.User, m.PrivateKey, m.PrivateKeyFile, m.PrivateKeyPassphrase, m.KnownHostsFile,
 		m.LoginNode, m.JumpHost, m.SudoExe, m.SudoPassword) || m.Port.IsUnknown() || m.HostKeys.IsUnknown() || m.UseAgent.IsUnknown()
 	if !m.HostKeys.IsNull() && !m.HostKeys.IsUnknown() {
-		diags.Append(m.HostKeys.ElementsAs(ctx, &s.hostKeys, false)...)
+		var lines []string
+		diags.Append(m.HostKeys.ElementsAs(ctx, &lines, false)...)
+		pins, err := parsePinnedKeys(lines)
+		if err != nil {
+			diags.AddAttributeError(pathRoot("host_keys"), "Invalid Host Key",
+				"A pinned host key could not be used.\n\nWrite each entry as a known_hosts line naming its hosts: \"login01,10.0.0.10 ssh-ed25519 AAAA...\".\n\nOriginal Error: "+err.Error())
+		}
+		s.hostKeys = pins
 	}
 	switch {
 	case !m.PrivateKey.IsNull():
@@ -107,8 +115,12 @@ type cluster struct {
 	pool     *transport.Pool
 }
 
-func newCluster(s settings) *cluster {
-	return &cluster{settings: s, pool: transport.NewPool()}
+// newCluster keeps ctx, the provider's configuration context, so that connection events reach
+// Terraform's log (TF_LOG=debug) with the provider's log settings.
+func newCluster(ctx context.Context, s settings) *cluster {
+	pool := transport.NewPool()
+	pool.Logger = func(msg string, fields map[string]any) { tflog.Debug(ctx, msg, fields) }
+	return &cluster{settings: s, pool: pool}
 }
 
 // canReachHosts tells plan-time checks whether every connection value is known yet.
@@ -156,7 +168,7 @@ func (c *cluster) connConfig(node string, depth int) (transport.Config, error) {
 		PrivateKeyPassphrase:  s.privateKeyPassphrase,
 		UseAgent:              s.useAgent,
 		KnownHostsFile:        s.knownHostsFile,
-		HostKeys:              s.hostKeys,
+		HostKeys:              keysFor(s.hostKeys, firstNonZero(o.port, s.port), node, o.name, o.address),
 		InsecureIgnoreHostKey: s.insecureIgnoreHostKey,
 		ConnectTimeout:        s.connectTimeout,
 		KeepaliveInterval:     s.keepalive,
@@ -182,14 +194,6 @@ func (c *cluster) connConfig(node string, depth int) (transport.Config, error) {
 func (c *cluster) userFor(node string) string {
 	o, _ := c.override(node)
 	return firstNonEmpty(o.user, c.settings.user)
-}
-
-// ledgerNode is where the UID ledger lives; without one, the first node of a resource keeps it.
-func (c *cluster) ledgerNode(nodes []string) string {
-	if c.settings.loginNode != "" {
-		return c.settings.loginNode
-	}
-	return nodes[0]
 }
 
 func stringOr(v types.String, def string) string {

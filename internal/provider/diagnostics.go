@@ -12,12 +12,31 @@ import (
 
 // nodeError builds the house diagnostic: what happened on which node, what to do, then the
 // original error.
+// A refused sudo gets sudo's own summary and advice whatever step it interrupted: the fix is
+// always in the provider's sudo settings, not in the step.
 func nodeError(summary, node, happened, todo string, err error) diag.Diagnostic {
+	summary, todo = sudoAdvice(summary, todo, err)
 	return diag.NewErrorDiagnostic(summary, nodeDetail(node, happened, todo, err))
 }
 
 func nodeAttributeError(p path.Path, summary, node, happened, todo string, err error) diag.Diagnostic {
+	summary, todo = sudoAdvice(summary, todo, err)
 	return diag.NewAttributeErrorDiagnostic(p, summary, nodeDetail(node, happened, todo, err))
+}
+
+func sudoAdvice(summary, todo string, err error) (string, string) {
+	var se *transport.SudoError
+	if !errors.As(err, &se) {
+		return summary, todo
+	}
+	switch se.Kind {
+	case transport.SudoWrongPassword:
+		return "Sudo Password Rejected", fmt.Sprintf("Check sudo_password (or %s) for user %s. sudo was not retried, so the account is not locked by repeated failures.", sudoPasswordEnv, se.User)
+	case transport.SudoPasswordRequired:
+		return "Sudo Needs A Password", fmt.Sprintf("Set sudo_password (or %s), or allow %s to use %s without a password.", sudoPasswordEnv, se.User, se.Exe)
+	default:
+		return "Sudo Failed", fmt.Sprintf("Check that %s may run commands as root with %s (group sudo in the guide) and that sudo_exe names an installed sudo.", se.User, se.Exe)
+	}
 }
 
 func nodeDetail(node, happened, todo string, err error) string {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -20,7 +21,11 @@ func (c *cluster) gatherFacts(ctx context.Context, name, address string) (*trans
 	}
 	facts, err := nodes.Gather(ctx, host)
 	if err != nil {
-		diags.Append(nodeError("Cannot Read Node Facts", name, "Reading OS, hardware and GPU facts failed", "", err))
+		diags.Append(nodeError("Cannot Read Node Facts", name, "Reading OS, hardware and GPU facts failed",
+			"Check that the node runs a Linux with /etc/os-release and coreutils.", err))
+	}
+	for _, w := range facts.Warnings {
+		diags.AddWarning("Incomplete Node Facts", fmt.Sprintf("On node %s: %s.\n\nThe facts concerned may be zero or come from a fallback.", name, w))
 	}
 	return host, facts, diags
 }

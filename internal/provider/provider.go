@@ -29,6 +29,9 @@ func New(version string) func() provider.Provider {
 
 type gpuclusterProvider struct {
 	version string
+	// current is the last configuration's cluster. A provider instance configured again (the
+	// acceptance tests reuse one instance for every command) closes the previous connections.
+	current *cluster
 }
 
 type providerModel struct {
@@ -192,7 +195,11 @@ func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.Configu
 			"insecure_ignore_host_key is set: node identities are not verified, so anyone on the network path "+
 				"can impersonate a node and receive the sudo password.\n\nPin the nodes' keys with host_keys or known_hosts_file and remove the setting.")
 	}
-	c := newCluster(settings)
+	if p.current != nil {
+		p.current.pool.Close()
+	}
+	c := newCluster(ctx, settings)
+	p.current = c
 	resp.ResourceData = c
 	resp.DataSourceData = c
 }
@@ -202,6 +209,7 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		NewNodeResource,
 		NewGroupResource,
 		NewUserResource,
+		NewMungeKeyResource,
 	}
 }
 

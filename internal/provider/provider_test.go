@@ -113,3 +113,20 @@ provider "gpucluster" {
 %s}
 `, l.AdminUser, l.AdminKeyPath, l.AdminPassword, file, hclList(pinned), nodes.String())
 }
+
+// realHostKey is one of the host's own keys ("type base64") from the lab's known_hosts.
+func realHostKey(t *testing.T, l *lab.Lab, host string) string {
+	t.Helper()
+	content, err := os.ReadFile(l.KnownHostsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(content), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 3 && slices.Contains(strings.Split(fields[0], ","), host) {
+			return fields[1] + " " + fields[2]
+		}
+	}
+	t.Fatalf("no key for %s in %s", host, l.KnownHostsPath)
+	return ""
+}

@@ -39,6 +39,7 @@ type groupModel struct {
 	Nodes          types.Set    `tfsdk:"nodes"`
 	AllowSystemGID types.Bool   `tfsdk:"allow_system_gid"`
 	NodeStatus     types.Map    `tfsdk:"node_status"`
+	AdoptedOn      types.Set    `tfsdk:"adopted_on"`
 }
 
 func (r *groupResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -73,6 +74,7 @@ func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Default:             booldefault.StaticBool(false),
 			},
 			"node_status": nodeStatusAttribute("group"),
+			"adopted_on":  adoptedOnAttribute("group"),
 		},
 	}
 }
@@ -96,31 +98,37 @@ func (r *groupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	if req.Plan.Raw.IsNull() || r.cluster == nil {
 		return
 	}
-	var plan groupModel
+	var plan, state groupModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
 	if resp.Diagnostics.HasError() || !fullyKnown(plan.Nodes) {
 		return
 	}
 	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
-	plan.NodeStatus = allInSync(nodeNames)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), plan.NodeStatus)...)
-	if !r.cluster.canReachHosts() || plan.GID.IsUnknown() || plan.Name.IsUnknown() || r.gidUnchanged(ctx, req, plan) {
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), allInSync(nodeNames))...)
+	resp.Diagnostics.Append(planAdoptedOn(ctx, resp, plan.Nodes, state.Nodes, state.AdoptedOn)...)
+	unchanged := !req.State.Raw.IsNull() && plan.GID.Equal(state.GID) && plan.Nodes.Equal(state.Nodes)
+	if !req.State.Raw.IsNull() && !unchanged {
+		// Users that refer to this group by id wait for it: their plan-time group check would
+		// otherwise look for the group on a node this apply is only about to add it to.
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), types.StringUnknown())...)
+	}
+	if !r.cluster.canReachHosts() || plan.GID.IsUnknown() || plan.Name.IsUnknown() || unchanged {
 		return
 	}
-	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, nodeNames, users.KindGroup, plan.Name.ValueString(), plan.GID.ValueInt64(), path.Root("gid"))...)
+	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindGroup, plan.Name.ValueString(), plan.GID.ValueInt64(), path.Root("gid"))...)
+	resp.Diagnostics.Append(r.cluster.checkOnNodes(ctx, nodeNames, r.accountPlan(ctx, plan, state, &resp.Diagnostics))...)
 }
 
-// gidUnchanged tells that the ledger already holds this GID for this group, so a no-op plan
-// spends no round trip on the ledger.
-func (r *groupResource) gidUnchanged(ctx context.Context, req resource.ModifyPlanRequest, plan groupModel) bool {
-	if req.State.Raw.IsNull() {
-		return false
+func (r *groupResource) accountPlan(ctx context.Context, plan, state groupModel, diags *diagList) accountPlan {
+	return accountPlan{
+		kind:     users.KindGroup,
+		name:     plan.Name.ValueString(),
+		id:       plan.GID.ValueInt64(),
+		newNodes: missingFrom(setStrings(ctx, plan.Nodes, diags), setStrings(ctx, state.Nodes, diags)),
 	}
-	var state groupModel
-	if diags := req.State.Get(ctx, &state); diags.HasError() {
-		return false
-	}
-	return plan.GID.Equal(state.GID)
 }
 
 func (r *groupResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -129,7 +137,7 @@ func (r *groupResource) Create(ctx context.Context, req resource.CreateRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(r.converge(ctx, plan, nil)...)
+	resp.Diagnostics.Append(r.converge(ctx, &plan, groupModel{})...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -144,8 +152,7 @@ func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	dropped := missingFrom(setStrings(ctx, state.Nodes, &resp.Diagnostics), setStrings(ctx, plan.Nodes, &resp.Diagnostics))
-	resp.Diagnostics.Append(r.converge(ctx, plan, dropped)...)
+	resp.Diagnostics.Append(r.converge(ctx, &plan, state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -153,22 +160,32 @@ func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, 
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// converge claims the GID in the ledger, then makes the group identical on every node and
-// removes it from nodes that were dropped from the list.
-func (r *groupResource) converge(ctx context.Context, m groupModel, dropped []string) diagList {
+// converge claims the GID in the ledger, takes over nodes that already hold the group under
+// that GID, makes the group identical on every node, and removes it from dropped nodes unless
+// it was there before the resource.
+func (r *groupResource) converge(ctx context.Context, m *groupModel, prior groupModel) diagList {
 	var diags diagList
 	nodeNames := setStrings(ctx, m.Nodes, &diags)
+	priorNodes := setStrings(ctx, prior.Nodes, &diags)
+	adoptedBefore := setStrings(ctx, prior.AdoptedOn, &diags)
 	name, gid := m.Name.ValueString(), m.GID.ValueInt64()
-	diags.Append(r.cluster.claim(ctx, nodeNames, users.KindGroup, name, gid)...)
+	diags.Append(r.cluster.claim(ctx, users.KindGroup, name, gid)...)
 	if diags.HasError() {
 		return diags
 	}
+	adopted, adoptDiags := r.cluster.adopt(ctx, r.accountPlan(ctx, *m, prior, &diags))
+	diags.Append(adoptDiags...)
+	if diags.HasError() {
+		return diags
+	}
+	m.AdoptedOn = stringSet(append(intersect(adoptedBefore, nodeNames), adopted...))
 	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
 		_, err := users.EnsureGroup(ctx, h, name, gid)
 		return err
 	})
 	diags.Append(failureDiags(failures, "Cannot Create Group", fmt.Sprintf("Creating or repairing group %s (GID %d) failed", name, gid),
 		"Check the node's /etc/group for a conflicting group with that name or GID.")...)
+	dropped := missingFrom(missingFrom(priorNodes, nodeNames), adoptedBefore)
 	failures = r.cluster.onEachNode(ctx, dropped, func(_ string, h *transport.Host) error {
 		_, err := users.RemoveGroup(ctx, h, name)
 		return err
@@ -214,9 +231,9 @@ func (r *groupResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)
-	resp.Diagnostics.Append(r.cluster.removeAccount(ctx, nodeNames, users.KindGroup, state.Name.ValueString(), state.GID.ValueInt64(),
-		users.RemoveGroup, groupInUseAdvice)...)
+	created := missingFrom(setStrings(ctx, state.Nodes, &resp.Diagnostics), setStrings(ctx, state.AdoptedOn, &resp.Diagnostics))
+	resp.Diagnostics.Append(r.cluster.removeAccount(ctx, created, users.KindGroup,
+		state.Name.ValueString(), state.GID.ValueInt64(), users.RemoveGroup, groupInUseAdvice)...)
 }
 
 // ImportState takes NAME or NAME@NODE1,NODE2; the GID is read from the nodes and must agree.
@@ -240,6 +257,11 @@ func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStat
 		resp.Diagnostics.AddError("Cannot Import Group", fmt.Sprintf("Group %s has different GIDs across nodes: %s.\n\nRepair the nodes by hand so that one GID holds everywhere, then import again.", name, err))
 		return
 	}
+	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindGroup, name, gid, path.Root("gid"))...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.claim(ctx, users.KindGroup, name, gid)...)
 	m := groupModel{
 		ID:             types.StringValue(name),
 		Name:           types.StringValue(name),
@@ -247,6 +269,7 @@ func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStat
 		Nodes:          stringSet(nodeNames),
 		AllowSystemGID: types.BoolValue(gid < users.MinRegularID),
 		NodeStatus:     allInSync(nodeNames),
+		AdoptedOn:      stringSet(nil),
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

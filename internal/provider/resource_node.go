@@ -118,12 +118,20 @@ func (r *nodeResource) Configure(_ context.Context, req resource.ConfigureReques
 // key or sudo password, a hostname that differs from name, and an ssh_allow_groups that would
 // lock the provider's own user out. A plan that changes nothing skips the round trips.
 func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.cluster == nil || !r.cluster.canReachHosts() || req.Plan.Raw.Equal(req.State.Raw) {
+	if req.Plan.Raw.IsNull() {
 		return
 	}
 	var config nodeModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() || config.Name.IsUnknown() || config.Address.IsUnknown() || config.SSHAllowGroups.IsUnknown() {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// Without an address the node is dialled by name, also after an address is removed.
+	if config.Address.IsNull() && !config.Name.IsUnknown() {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("address"), config.Name)...)
+	}
+	if r.cluster == nil || !r.cluster.canReachHosts() || resp.Plan.Raw.Equal(req.State.Raw) ||
+		config.Name.IsUnknown() || config.Address.IsUnknown() || config.SSHAllowGroups.IsUnknown() {
 		return
 	}
 	name, address := config.Name.ValueString(), r.dialAddress(config)
@@ -189,10 +197,14 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	}
 	plan.Address = types.StringValue(r.dialAddress(plan))
 	plan.ID = plan.Name
+	planned := plan.factsModel
 	resp.Diagnostics.Append(r.apply(ctx, &plan, !state.SSHAllowGroups.IsNull())...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// The plan promised the facts of the last refresh; a fact that changed since (a reboot into
+	// a new kernel) shows at the next refresh instead of failing this apply as inconsistent.
+	plan.factsModel = planned
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 

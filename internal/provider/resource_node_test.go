@@ -42,7 +42,6 @@ func TestAccNode_lifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue("gpucluster_node.test", tfjsonpath.New("os_id"), knownvalue.StringExact("debian")),
 					statecheck.ExpectKnownValue("gpucluster_node.test", tfjsonpath.New("os_version_id"), knownvalue.StringExact("13")),
 					statecheck.ExpectKnownValue("gpucluster_node.test", tfjsonpath.New("gpu_count"), knownvalue.Int64Exact(4)),
-					statecheck.ExpectKnownValue("gpucluster_node.test", tfjsonpath.New("facts_source"), knownvalue.StringExact("slurmd -C")),
 					statecheck.ExpectKnownValue("gpucluster_node.test", tfjsonpath.New("address"), knownvalue.StringExact("gpu01")),
 					sameID.AddStateValue("gpucluster_node.test", tfjsonpath.New("id")),
 				},
@@ -119,7 +118,7 @@ resource "gpucluster_node" "test" {
 	cases := map[string]struct{ config, want string }{
 		"wrong sudo password": {
 			replaceSudoPassword(nodeConfig(l, "gpu01", ""), l.AdminPassword, "not-the-password"),
-			`(?s)sudo.*password`,
+			`(?s)Sudo Password Rejected.*sudo_password`,
 		},
 		"wrong host key for the target": {
 			withHostKeys(t, l, []string{"login01"}, gpu01.Name+","+gpu01.Address+" "+wrongKey) + node,
@@ -127,6 +126,10 @@ resource "gpucluster_node" "test" {
 		},
 		"wrong host key for the jump host": {
 			withHostKeys(t, l, []string{"gpu01"}, login01.Name+","+login01.Address+" "+wrongKey) + node,
+			`Host Key Verification Failed`,
+		},
+		"real key of the target pinned for another host": {
+			withHostKeys(t, l, []string{"login01"}, "login01 "+realHostKey(t, l, "gpu01")) + node,
 			`Host Key Verification Failed`,
 		},
 		"unknown host key": {
@@ -178,6 +181,11 @@ func checkFactsMatchHost(l *lab.Lab, node string) resource.TestCheckFunc {
 		if err != nil {
 			return err
 		}
+		// Hosts start bare of Slurm; a test may have installed slurmd since.
+		source, err := onHostErr(l, node, "if command -v slurmd >/dev/null; then echo 'slurmd -C'; else echo lscpu; fi")
+		if err != nil {
+			return err
+		}
 		for _, rs := range s.RootModule().Resources {
 			if rs.Primary.Attributes["hostname"] != node {
 				continue
@@ -187,6 +195,9 @@ func checkFactsMatchHost(l *lab.Lab, node string) resource.TestCheckFunc {
 			}
 			if got := rs.Primary.Attributes["cpus"]; got != nproc {
 				return fmt.Errorf("%s: cpus %q, host says %q", node, got, nproc)
+			}
+			if got := rs.Primary.Attributes["facts_source"]; got != source {
+				return fmt.Errorf("%s: facts_source %q, want %q", node, got, source)
 			}
 			return nil
 		}

@@ -47,6 +47,7 @@ type userModel struct {
 	HomeOn         types.String `tfsdk:"home_on"`
 	AllowSystemUID types.Bool   `tfsdk:"allow_system_uid"`
 	NodeStatus     types.Map    `tfsdk:"node_status"`
+	AdoptedOn      types.Set    `tfsdk:"adopted_on"`
 }
 
 func (r *userResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -92,13 +93,11 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Optional:            true,
 				Computed:            true,
 				Default:             stringdefault.StaticString("/bin/bash"),
-				Validators:          []validator.String{stringvalidator.RegexMatches(absPathPattern, "must be an absolute path")},
 			},
 			"home": schema.StringAttribute{
 				MarkdownDescription: "Home directory. Defaults to `/home/NAME`.",
 				Optional:            true,
 				Computed:            true,
-				Validators:          []validator.String{stringvalidator.RegexMatches(absPathPattern, "must be an absolute path")},
 			},
 			"nodes": nodesAttribute("account"),
 			"home_on": schema.StringAttribute{
@@ -113,6 +112,7 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Default:             booldefault.StaticBool(false),
 			},
 			"node_status": nodeStatusAttribute("account"),
+			"adopted_on":  adoptedOnAttribute("account"),
 		},
 	}
 }
@@ -126,6 +126,16 @@ func (r *userResource) ValidateConfig(ctx context.Context, req resource.Validate
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	if !m.Shell.IsNull() && !m.Shell.IsUnknown() {
+		if err := users.ValidateShell(m.Shell.ValueString()); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("shell"), "Invalid Shell", err.Error())
+		}
+	}
+	if !m.Home.IsNull() && !m.Home.IsUnknown() {
+		if err := users.ValidateHome(m.Home.ValueString()); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("home"), "Invalid Home Directory", err.Error())
+		}
 	}
 	if !m.UID.IsNull() && !m.UID.IsUnknown() && !m.AllowSystemUID.IsUnknown() {
 		if err := users.ValidateID(users.KindUser, m.UID.ValueInt64(), m.AllowSystemUID.ValueBool()); err != nil {
@@ -163,57 +173,31 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	}
 	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), allInSync(nodeNames))...)
-	if !r.cluster.canReachHosts() || plan.UID.IsUnknown() || plan.Name.IsUnknown() || r.guardedUnchanged(ctx, req, plan) {
+	var state userModel
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
+	resp.Diagnostics.Append(planAdoptedOn(ctx, resp, plan.Nodes, state.Nodes, state.AdoptedOn)...)
+	if !r.cluster.canReachHosts() || plan.UID.IsUnknown() || plan.Name.IsUnknown() || plan.Group.IsUnknown() || !fullyKnown(plan.Groups) {
 		return
 	}
-	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, nodeNames, users.KindUser, plan.Name.ValueString(), plan.UID.ValueInt64(), path.Root("uid"))...)
-	resp.Diagnostics.Append(r.checkGroupsExist(ctx, plan, nodeNames)...)
+	if !req.State.Raw.IsNull() && plan.UID.Equal(state.UID) && plan.Group.Equal(state.Group) && plan.Groups.Equal(state.Groups) && plan.Nodes.Equal(state.Nodes) {
+		// Nothing that the ledger or the nodes could refuse has changed: a no-op plan spends no round trips.
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindUser, plan.Name.ValueString(), plan.UID.ValueInt64(), path.Root("uid"))...)
+	resp.Diagnostics.Append(r.cluster.checkOnNodes(ctx, nodeNames, r.accountPlan(ctx, plan, state, &resp.Diagnostics))...)
 }
 
-// guardedUnchanged tells that the UID, groups and nodes are those already applied, so the
-// ledger and group checks cannot fail anew and a no-op plan spends no round trips on them.
-func (r *userResource) guardedUnchanged(ctx context.Context, req resource.ModifyPlanRequest, plan userModel) bool {
-	if req.State.Raw.IsNull() {
-		return false
+func (r *userResource) accountPlan(ctx context.Context, plan, state userModel, diags *diagList) accountPlan {
+	return accountPlan{
+		kind:     users.KindUser,
+		name:     plan.Name.ValueString(),
+		id:       plan.UID.ValueInt64(),
+		newNodes: missingFrom(setStrings(ctx, plan.Nodes, diags), setStrings(ctx, state.Nodes, diags)),
+		primary:  plan.Group.ValueString(),
+		groups:   setStrings(ctx, plan.Groups, diags),
 	}
-	var state userModel
-	if diags := req.State.Get(ctx, &state); diags.HasError() {
-		return false
-	}
-	return plan.UID.Equal(state.UID) && plan.Group.Equal(state.Group) && plan.Groups.Equal(state.Groups) && plan.Nodes.Equal(state.Nodes)
-}
-
-// checkGroupsExist refuses a group that some node lacks. A group whose name is not known yet
-// comes from a gpucluster_group being created in the same apply, which orders it first.
-func (r *userResource) checkGroupsExist(ctx context.Context, plan userModel, nodeNames []string) diagList {
-	var diags diagList
-	var wanted []string
-	if !plan.Group.IsUnknown() {
-		wanted = append(wanted, plan.Group.ValueString())
-	}
-	for _, g := range plan.Groups.Elements() {
-		if s, ok := g.(types.String); ok && !s.IsUnknown() && !s.IsNull() {
-			wanted = append(wanted, s.ValueString())
-		}
-	}
-	if len(wanted) == 0 {
-		return diags
-	}
-	observed, readDiags := r.cluster.readAccounts(ctx, nodeNames, nil, wanted)
-	diags.Append(readDiags...)
-	for _, node := range nodeNames {
-		for _, g := range wanted {
-			if st, ok := observed[node]; ok && !st.Groups[g].Exists {
-				attr := path.Root("groups")
-				if g == plan.Group.ValueString() {
-					attr = path.Root("group")
-				}
-				diags.Append(nodeAttributeError(attr, "Unknown Group", node, fmt.Sprintf("Group %q does not exist", g),
-					"Create it with a gpucluster_group resource and refer to it by its id, or fix the name.", nil))
-			}
-		}
-	}
-	return diags
 }
 
 func (r *userResource) spec(ctx context.Context, m userModel, diags *diagList) users.UserSpec {
@@ -233,7 +217,7 @@ func (r *userResource) Create(ctx context.Context, req resource.CreateRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(r.converge(ctx, plan, nil)...)
+	resp.Diagnostics.Append(r.converge(ctx, &plan, userModel{})...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -248,8 +232,7 @@ func (r *userResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	dropped := missingFrom(setStrings(ctx, state.Nodes, &resp.Diagnostics), setStrings(ctx, plan.Nodes, &resp.Diagnostics))
-	resp.Diagnostics.Append(r.converge(ctx, plan, dropped)...)
+	resp.Diagnostics.Append(r.converge(ctx, &plan, state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -257,19 +240,28 @@ func (r *userResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// converge claims the UID, makes the account identical on every node, creates the home once
-// where asked, and removes the account record from nodes dropped from the list.
-func (r *userResource) converge(ctx context.Context, m userModel, dropped []string) diagList {
+// converge claims the UID, takes over nodes that already hold the account under that UID,
+// makes the account identical on every node, creates the home once where asked, and removes
+// the account record from dropped nodes unless it was there before the resource.
+func (r *userResource) converge(ctx context.Context, m *userModel, prior userModel) diagList {
 	var diags diagList
-	spec := r.spec(ctx, m, &diags)
+	spec := r.spec(ctx, *m, &diags)
 	nodeNames := setStrings(ctx, m.Nodes, &diags)
+	priorNodes := setStrings(ctx, prior.Nodes, &diags)
+	adoptedBefore := setStrings(ctx, prior.AdoptedOn, &diags)
 	if diags.HasError() {
 		return diags
 	}
-	diags.Append(r.cluster.claim(ctx, nodeNames, users.KindUser, spec.Name, spec.UID)...)
+	diags.Append(r.cluster.claim(ctx, users.KindUser, spec.Name, spec.UID)...)
 	if diags.HasError() {
 		return diags
 	}
+	adopted, adoptDiags := r.cluster.adopt(ctx, r.accountPlan(ctx, *m, prior, &diags))
+	diags.Append(adoptDiags...)
+	if diags.HasError() {
+		return diags
+	}
+	m.AdoptedOn = stringSet(append(intersect(adoptedBefore, nodeNames), adopted...))
 	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
 		_, err := users.EnsureUser(ctx, h, spec)
 		return err
@@ -284,8 +276,10 @@ func (r *userResource) converge(ctx context.Context, m userModel, dropped []stri
 			_, err := users.CreateHome(ctx, h, spec)
 			return err
 		})
-		diags.Append(failureDiags(failures, "Cannot Create Home Directory", "Creating "+spec.Home+" failed", "")...)
+		diags.Append(failureDiags(failures, "Cannot Create Home Directory", "Creating "+spec.Home+" failed",
+			"Check that the parent directory exists on that node.")...)
 	}
+	dropped := missingFrom(missingFrom(priorNodes, nodeNames), adoptedBefore)
 	failures = r.cluster.onEachNode(ctx, dropped, func(_ string, h *transport.Host) error {
 		_, err := users.RemoveUser(ctx, h, spec.Name)
 		return err
@@ -331,9 +325,9 @@ func (r *userResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)
-	resp.Diagnostics.Append(r.cluster.removeAccount(ctx, nodeNames, users.KindUser, state.Name.ValueString(), state.UID.ValueInt64(),
-		users.RemoveUser, userBusyAdvice)...)
+	created := missingFrom(setStrings(ctx, state.Nodes, &resp.Diagnostics), setStrings(ctx, state.AdoptedOn, &resp.Diagnostics))
+	resp.Diagnostics.Append(r.cluster.removeAccount(ctx, created, users.KindUser,
+		state.Name.ValueString(), state.UID.ValueInt64(), users.RemoveUser, userBusyAdvice)...)
 }
 
 // ImportState takes NAME or NAME@NODE1,NODE2 and refuses when the nodes disagree on the UID.
@@ -352,6 +346,11 @@ func (r *userResource) ImportState(ctx context.Context, req resource.ImportState
 		resp.Diagnostics.AddError("Cannot Import User", err.Error()+".\n\nFiles on the shared /home belong to one number: make the account identical on every node by hand (usermod -u), or leave a node out of the import ID, then import again.")
 		return
 	}
+	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindUser, name, uid, path.Root("uid"))...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.claim(ctx, users.KindUser, name, uid)...)
 	first := observed[nodeNames[0]].Users[name]
 	m := userModel{
 		ID:             types.StringValue(name),
@@ -365,6 +364,7 @@ func (r *userResource) ImportState(ctx context.Context, req resource.ImportState
 		HomeOn:         types.StringNull(),
 		AllowSystemUID: types.BoolValue(uid < users.MinRegularID),
 		NodeStatus:     allInSync(nodeNames),
+		AdoptedOn:      stringSet(nil),
 	}
 	if len(first.Groups) > 0 {
 		m.Groups = stringSet(first.Groups)

@@ -202,6 +202,8 @@ resource "gpucluster_user" "test" {
   group = "nosuchgroup"
   nodes = ["login01", "gpu01"]
 }`, `(?s)Unknown Group.*nosuchgroup`},
+		"home escapes /home":   {strings.Replace(userConfig(l, "tacc_bad", 1201, "/bin/bash", nodes), `home_on = "login01"`, `home = "/home/../root"`, 1), `(?s)Invalid Home Directory`},
+		"shell is a directory": {userConfig(l, "tacc_bad", 1201, "/", nodes), `(?s)Invalid Shell`},
 		"home_on outside nodes": {providerConfig(l, "") + `
 resource "gpucluster_user" "test" {
   name    = "tacc_bad"

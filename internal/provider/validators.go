@@ -46,5 +46,3 @@ func (durationValidator) ValidateString(_ context.Context, req validator.StringR
 			fmt.Sprintf("%q is not a positive duration. Use a value such as \"30s\" or \"2m\".", req.ConfigValue.ValueString()))
 	}
 }
-
-var absPathPattern = regexp.MustCompile(`^/[A-Za-z0-9._/+-]*$`)

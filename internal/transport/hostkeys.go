@@ -73,9 +73,14 @@ func newHostKeyChecker(cfg Config) (*hostKeyChecker, error) {
 		h.knownHosts = cb
 	}
 	for i, line := range cfg.HostKeys {
-		key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(line))
+		key, _, options, _, err := ssh.ParseAuthorizedKey([]byte(line))
 		if err != nil {
 			return nil, fmt.Errorf("pinned host key %d of %s: %w", i+1, cfg.Name, err)
+		}
+		// A known_hosts line parses as a key with "options" (its host list); taking it would
+		// trust the key for every host, so only bare "type base64" pins are accepted.
+		if len(options) > 0 {
+			return nil, fmt.Errorf("pinned host key %d of %s has a host list or options; pin only \"type base64\"", i+1, cfg.Name)
 		}
 		h.pinned = append(h.pinned, key)
 	}

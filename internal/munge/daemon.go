@@ -1,0 +1,137 @@
+package munge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// Outcome is what Install did on one node.
+type Outcome struct {
+	// KeyChanged: the node had another key, or none.
+	KeyChanged bool
+	// Restarted: munged was (re)started and answered afterwards.
+	Restarted bool
+}
+
+// Install makes the node's key equal to key, owned by munge with mode 0400,
+// and has munged run with it: restarted when the key changed or it was not
+// running (it reads the key only at start), enabled at boot either way. It
+// returns once munged answers, so whatever depends on MUNGE can run next.
+func Install(ctx context.Context, h KeyWriter, key []byte) (Outcome, error) {
+	before, err := ReadState(ctx, h)
+	if err != nil {
+		return Outcome{}, err
+	}
+	_, err = h.WriteFile(ctx, transport.File{Path: KeyPath, Content: key, Owner: KeyOwner, Group: KeyGroup, Mode: KeyMode})
+	if err != nil {
+		return Outcome{}, fmt.Errorf("install the MUNGE key: %w", err)
+	}
+	out := Outcome{KeyChanged: !before.KeyExists || before.Fingerprint != Fingerprint(key)}
+	switch {
+	case out.KeyChanged || !before.Active:
+		if err := Restart(ctx, h); err != nil {
+			return out, err
+		}
+		out.Restarted = true
+	case !before.Enabled:
+		if _, err := h.Sudo(ctx, scriptPrelude+"systemctl enable --quiet "+service, nil); err != nil {
+			return out, fmt.Errorf("enable munge: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// restartScript quotes munged's own last words when it does not come back,
+// for example a key it refuses.
+const restartScript = scriptPrelude + `systemctl enable --quiet ` + service + ` || exit
+if ! systemctl restart ` + service + `; then
+	journalctl -u ` + service + ` -n 10 --no-pager -o cat >&2
+	exit 1
+fi
+`
+
+// Restart restarts munged, enables it at boot, and waits until it answers.
+func Restart(ctx context.Context, ex Executor) error {
+	if _, err := ex.Sudo(ctx, restartScript, nil); err != nil {
+		return fmt.Errorf("restart munge: %w", err)
+	}
+	return WaitReady(ctx, ex, readyPoll)
+}
+
+// How long munged may take to answer after a restart, and how often to ask.
+const (
+	readyTimeout = time.Minute
+	readyPoll    = 200 * time.Millisecond
+)
+
+// WaitReady polls until munged makes a credential, for at most readyTimeout
+// or until ctx ends, and then reports the last refusal.
+func WaitReady(ctx context.Context, ex Executor, every time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		_, err := ex.Sudo(ctx, scriptPrelude+"munge -n >/dev/null", nil)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("munged does not answer: %w (last attempt: %w)", ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
+}
+
+// Credential makes an empty credential with munged on the host.
+func Credential(ctx context.Context, ex Executor) ([]byte, error) {
+	res, err := ex.Sudo(ctx, scriptPrelude+"munge -n", nil)
+	if err != nil {
+		return nil, fmt.Errorf("make a credential with munge -n: %w", err)
+	}
+	cred := bytes.TrimSpace(res.Stdout)
+	if !bytes.HasPrefix(cred, []byte("MUNGE:")) {
+		return nil, errors.New("make a credential with munge -n: the output is not a MUNGE credential")
+	}
+	return cred, nil
+}
+
+// Decode has munged on the host decode cred, as `munge -n | unmunge` does in
+// the guide's verification, and reports unmunge's STATUS unless it is Success.
+func Decode(ctx context.Context, ex Executor, cred []byte) error {
+	res, err := ex.Sudo(ctx, scriptPrelude+"unmunge", cred)
+	status := statusLine(res.Stdout)
+	switch {
+	case err == nil && strings.HasPrefix(status, "Success"):
+		return nil
+	case status != "":
+		return fmt.Errorf("unmunge: STATUS %s", status)
+	case err != nil:
+		return fmt.Errorf("unmunge: %w", err)
+	}
+	return errors.New("unmunge printed no STATUS")
+}
+
+func statusLine(out []byte) string {
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "STATUS:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// Stop stops munged and disables it at boot; the key stays.
+func Stop(ctx context.Context, ex Executor) error {
+	if _, err := ex.Sudo(ctx, scriptPrelude+"systemctl disable --now --quiet "+service, nil); err != nil {
+		return fmt.Errorf("stop munge: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+// Package munge keeps the MUNGE key of a cluster: one key, made once on the
+// controller, identical on every node, readable by munged alone. The key is
+// carried from host to host in memory and never written anywhere else: not to
+// a local disk, a command line, a log or an error.
+package munge
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// The key's place and protection as the guide installs it.
+const (
+	KeyPath  = "/etc/munge/munge.key"
+	KeyOwner = "munge"
+	KeyGroup = "munge"
+	KeyMode  = fs.FileMode(0o400)
+	Package  = "munge"
+	service  = "munge"
+	keyDir   = "/etc/munge"
+)
+
+// munged's own limits on the key length (MUNGE_KEY_LEN_MIN_BYTES and _MAX_BYTES).
+const (
+	minKeyBytes = 32
+	maxKeyBytes = 1024
+)
+
+// Executor runs a script as root on one host.
+type Executor interface {
+	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
+}
+
+// KeyReader reads a file as root without the content passing through a log.
+type KeyReader interface {
+	ReadFile(ctx context.Context, path string) (content []byte, exists bool, err error)
+}
+
+// KeyWriter installs a file as root, its content on stdin.
+type KeyWriter interface {
+	Executor
+	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+}
+
+// Fingerprint identifies a key without revealing it: the hex SHA-256 of its bytes.
+func Fingerprint(key []byte) string {
+	sum := sha256.Sum256(key)
+	return hex.EncodeToString(sum[:])
+}
+
+// NodeState is what one node shows of its key and daemon, read without
+// reading the key itself.
+type NodeState struct {
+	KeyExists   bool
+	Fingerprint string
+	Owner       string
+	Group       string
+	Mode        fs.FileMode
+	Active      bool
+	Enabled     bool
+}
+
+const scriptPrelude = "set -u\n" + transport.ScriptEnv
+
+// readStateScript hashes the key on the node, so only the fingerprint
+// crosses the wire.
+const readStateScript = scriptPrelude + transport.SectionFuncs + `k=` + KeyPath + `
+sec key; if [ -e "$k" ]; then sha256sum < "$k" && stat -c '%U %G %a' -- "$k"; else echo absent; fi; end $?
+sec active; systemctl is-active ` + service + `; end $?
+sec enabled; systemctl is-enabled ` + service + ` 2>/dev/null; end $?
+`
+
+// ReadState reads the key's fingerprint, owner and mode and munged's state in
+// one round trip.
+func ReadState(ctx context.Context, ex Executor) (NodeState, error) {
+	res, err := ex.Sudo(ctx, readStateScript, nil)
+	if err != nil {
+		return NodeState{}, fmt.Errorf("read MUNGE state: %w", err)
+	}
+	return parseState(res.Stdout)
+}
+
+func parseState(out []byte) (NodeState, error) {
+	sections, err := transport.ParseSections(out)
+	if err != nil {
+		return NodeState{}, fmt.Errorf("read MUNGE state: %w", err)
+	}
+	key, ok := sections["key"]
+	if !ok {
+		return NodeState{}, fmt.Errorf("read MUNGE state: no key section")
+	}
+	if key.Status != 0 {
+		return NodeState{}, fmt.Errorf("read MUNGE state: hashing %s exited with status %d", KeyPath, key.Status)
+	}
+	st := NodeState{
+		Active:  firstLine(sections["active"]) == "active",
+		Enabled: firstLine(sections["enabled"]) == "enabled",
+	}
+	if len(key.Lines) == 1 && key.Lines[0] == "absent" {
+		return st, nil
+	}
+	if len(key.Lines) != 2 {
+		return NodeState{}, fmt.Errorf("read MUNGE state: want a checksum and a stat line for %s, got %d lines", KeyPath, len(key.Lines))
+	}
+	sum := strings.Fields(key.Lines[0])
+	owner := strings.Fields(key.Lines[1])
+	if len(sum) == 0 || len(sum[0]) != sha256.Size*2 || len(owner) != 3 {
+		return NodeState{}, fmt.Errorf("read MUNGE state: unexpected checksum or stat output for %s", KeyPath)
+	}
+	mode, err := strconv.ParseUint(owner[2], 8, 32)
+	if err != nil {
+		return NodeState{}, fmt.Errorf("read MUNGE state: mode %q of %s: %w", owner[2], KeyPath, err)
+	}
+	st.KeyExists = true
+	st.Fingerprint = sum[0]
+	st.Owner, st.Group = owner[0], owner[1]
+	st.Mode = fs.FileMode(mode)
+	return st, nil
+}
+
+func firstLine(s transport.Section) string {
+	if len(s.Lines) == 0 {
+		return ""
+	}
+	return strings.TrimSpace(s.Lines[0])
+}
+
+// Problems says in words what differs on node from a key with fingerprint
+// want, installed as the guide says, with munged running and enabled.
+func Problems(node, want string, st NodeState) []string {
+	if !st.KeyExists {
+		problems := []string{"missing on " + node}
+		if !st.Active {
+			problems = append(problems, "munge not running on "+node)
+		}
+		return problems
+	}
+	var problems []string
+	if st.Fingerprint != want {
+		problems = append(problems, "different key on "+node)
+	}
+	if st.Owner != KeyOwner || st.Group != KeyGroup {
+		problems = append(problems, fmt.Sprintf("owner %s:%s on %s, want %s:%s", st.Owner, st.Group, node, KeyOwner, KeyGroup))
+	}
+	if st.Mode != KeyMode {
+		problems = append(problems, fmt.Sprintf("mode %04o on %s, want %04o", uint32(st.Mode), node, uint32(KeyMode)))
+	}
+	if !st.Active {
+		problems = append(problems, "munge not running on "+node)
+	} else if !st.Enabled {
+		problems = append(problems, "munge not enabled on "+node)
+	}
+	return problems
+}
+
+// generateScript makes a new key with mungekey in a private temporary file
+// next to the real one, prints it and removes it: the key that is in use is
+// replaced only by Install, on every node alike.
+const generateScript = scriptPrelude + `set -e
+umask 077
+t=$(mktemp -- ` + keyDir + `/.munge.key.gpucluster-new.XXXXXX)
+trap 'rm -f -- "$t"' EXIT
+mungekey --create --force --keyfile "$t"
+cat -- "$t"
+`
+
+// GenerateKey makes a new random key on the host with mungekey and returns
+// it. Nothing on the host changes.
+func GenerateKey(ctx context.Context, ex Executor) ([]byte, error) {
+	res, err := ex.Sudo(ctx, generateScript, nil)
+	if err != nil {
+		return nil, fmt.Errorf("generate a MUNGE key with mungekey: %w", err)
+	}
+	if err := checkKeySize(len(res.Stdout)); err != nil {
+		return nil, fmt.Errorf("generate a MUNGE key with mungekey: %w", err)
+	}
+	return res.Stdout, nil
+}
+
+// ReadKey reads the key in use on the host; exists is false when it has none.
+func ReadKey(ctx context.Context, r KeyReader) (key []byte, exists bool, err error) {
+	key, exists, err = r.ReadFile(ctx, KeyPath)
+	if err != nil || !exists {
+		return nil, exists, err
+	}
+	if err := checkKeySize(len(key)); err != nil {
+		return nil, true, fmt.Errorf("%s: %w", KeyPath, err)
+	}
+	return key, true, nil
+}
+
+// checkKeySize refuses what munged would refuse, naming only the size.
+func checkKeySize(n int) error {
+	if n < minKeyBytes || n > maxKeyBytes {
+		return fmt.Errorf("the key is %d bytes; munged needs %d to %d", n, minKeyBytes, maxKeyBytes)
+	}
+	return nil
+}

@@ -1,0 +1,326 @@
+package munge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
+)
+
+const sum = "d795bc42b84290bfb7f00acdcb1136adc62622d81da0d86e7ffdb5dff96a58b2"
+
+func stateOut(key, active, enabled string) string {
+	return "@@gpucluster key\n" + key + "\n@@rc 0\n" +
+		"@@gpucluster active\n" + active + "\n@@rc 0\n" +
+		"@@gpucluster enabled\n" + enabled + "\n@@rc 0\n"
+}
+
+func TestParseState(t *testing.T) {
+	tests := []struct {
+		name string
+		out  string
+		want NodeState
+	}{
+		{"installed", stateOut(sum+"  -\nmunge munge 400", "active", "enabled"),
+			NodeState{KeyExists: true, Fingerprint: sum, Owner: "munge", Group: "munge", Mode: 0o400, Active: true, Enabled: true}},
+		{"debian default mode, stopped", stateOut(sum+"  -\nmunge munge 600", "inactive", "disabled"),
+			NodeState{KeyExists: true, Fingerprint: sum, Owner: "munge", Group: "munge", Mode: 0o600}},
+		{"no key", stateOut("absent", "failed", "enabled"), NodeState{Enabled: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseState([]byte(tt.out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseStateErrors(t *testing.T) {
+	tests := []struct{ name, out, wantErr string }{
+		{"truncated", "@@gpucluster key\n" + sum + "  -\n", "truncated"},
+		{"no key section", "@@gpucluster active\nactive\n@@rc 0\n", "no key section"},
+		{"unreadable key", "@@gpucluster key\n@@rc 1\n", "status 1"},
+		{"short checksum", stateOut("abc  -\nmunge munge 400", "active", "enabled"), "unexpected checksum"},
+		{"bad mode", stateOut(sum+"  -\nmunge munge 4x0", "active", "enabled"), "mode"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseState([]byte(tt.out))
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("got %v, want error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestReadStateHashesOnTheNode(t *testing.T) {
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: stateOut(sum+"  -\nmunge munge 400", "active", "enabled")}}}
+	if _, err := ReadState(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	script := f.Calls[0].Script
+	if !strings.Contains(script, "sha256sum < \"$k\"") || strings.Contains(script, "cat") {
+		t.Errorf("the state read must hash the key on the node and never print it:\n%s", script)
+	}
+}
+
+func TestProblems(t *testing.T) {
+	good := NodeState{KeyExists: true, Fingerprint: sum, Owner: "munge", Group: "munge", Mode: 0o400, Active: true, Enabled: true}
+	with := func(change func(*NodeState)) NodeState {
+		st := good
+		change(&st)
+		return st
+	}
+	tests := []struct {
+		name string
+		st   NodeState
+		want []string
+	}{
+		{"in sync", good, nil},
+		{"missing", NodeState{}, []string{"missing on gpu02", "munge not running on gpu02"}},
+		{"missing, daemon still up", NodeState{Active: true}, []string{"missing on gpu02"}},
+		{"other key", with(func(s *NodeState) { s.Fingerprint = strings.Repeat("0", 64) }), []string{"different key on gpu02"}},
+		{"mode", with(func(s *NodeState) { s.Mode = 0o644 }), []string{"mode 0644 on gpu02, want 0400"}},
+		{"owner", with(func(s *NodeState) { s.Owner, s.Group = "root", "root" }), []string{"owner root:root on gpu02, want munge:munge"}},
+		{"stopped", with(func(s *NodeState) { s.Active = false }), []string{"munge not running on gpu02"}},
+		{"not enabled", with(func(s *NodeState) { s.Enabled = false }), []string{"munge not enabled on gpu02"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Problems("gpu02", sum, tt.st); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGenerateKey(t *testing.T) {
+	key := bytes.Repeat([]byte{0xa5}, 128)
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: string(key)}}}
+	got, err := GenerateKey(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, key) {
+		t.Errorf("got %d bytes, want the %d that mungekey wrote", len(got), len(key))
+	}
+	script := f.Calls[0].Script
+	for _, want := range []string{"umask 077", "mktemp -- /etc/munge/", "mungekey --create --force --keyfile \"$t\"", "trap 'rm -f -- \"$t\"' EXIT"} {
+		if !strings.Contains(script, want) {
+			t.Errorf("generate script lacks %q:\n%s", want, script)
+		}
+	}
+	if strings.Contains(script, KeyPath) {
+		t.Errorf("generating must not touch the key in use:\n%s", script)
+	}
+}
+
+func TestGenerateKeyRefusesOddSizes(t *testing.T) {
+	for _, out := range []string{"", strings.Repeat("x", 31), strings.Repeat("x", 1025)} {
+		f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}}}
+		_, err := GenerateKey(context.Background(), f)
+		if err == nil || !strings.Contains(err.Error(), "munged needs 32 to 1024") {
+			t.Errorf("%d bytes: got %v, want a size error", len(out), err)
+		}
+		if err != nil && out != "" && strings.Contains(err.Error(), out) {
+			t.Errorf("the error quotes the key: %v", err)
+		}
+	}
+}
+
+// host is a KeyWriter and KeyReader double around a Fake.
+type host struct {
+	*transporttest.Fake
+	files    map[string][]byte
+	written  []transport.File
+	writeErr error
+}
+
+func (h *host) WriteFile(_ context.Context, f transport.File) (bool, error) {
+	h.written = append(h.written, f)
+	return true, h.writeErr
+}
+
+func (h *host) ReadFile(_ context.Context, p string) ([]byte, bool, error) {
+	c, ok := h.files[p]
+	return c, ok, nil
+}
+
+func TestInstall(t *testing.T) {
+	key := bytes.Repeat([]byte{7}, 128)
+	fp := Fingerprint(key)
+	installed := fp + "  -\nmunge munge 400"
+	tests := []struct {
+		name       string
+		state      string
+		want       Outcome
+		wantScript string
+	}{
+		{"in sync: no restart", stateOut(installed, "active", "enabled"), Outcome{}, ""},
+		{"other key: restart", stateOut(sum+"  -\nmunge munge 600", "active", "enabled"), Outcome{KeyChanged: true, Restarted: true}, "systemctl restart munge"},
+		{"no key: restart", stateOut("absent", "failed", "enabled"), Outcome{KeyChanged: true, Restarted: true}, "systemctl restart munge"},
+		{"same key, stopped: start", stateOut(installed, "inactive", "enabled"), Outcome{Restarted: true}, "systemctl restart munge"},
+		{"same key, not enabled: enable only", stateOut(installed, "active", "disabled"), Outcome{}, "systemctl enable --quiet munge"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			replies := []transporttest.Reply{{Stdout: tt.state}}
+			if tt.wantScript != "" {
+				replies = append(replies, transporttest.Reply{})
+			}
+			if tt.want.Restarted {
+				replies = append(replies, transporttest.Reply{})
+			}
+			h := &host{Fake: &transporttest.Fake{T: t, Replies: replies}}
+			got, err := Install(context.Background(), h, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("outcome %+v, want %+v", got, tt.want)
+			}
+			want := transport.File{Path: KeyPath, Content: key, Owner: "munge", Group: "munge", Mode: 0o400}
+			if len(h.written) != 1 || !reflect.DeepEqual(h.written[0], want) {
+				t.Errorf("wrote %+v, want the key once as %s munge:munge 0400", h.written, KeyPath)
+			}
+			if tt.wantScript != "" && !strings.Contains(h.Calls[1].Script, tt.wantScript) {
+				t.Errorf("second script lacks %q:\n%s", tt.wantScript, h.Calls[1].Script)
+			}
+			if len(h.Replies) != 0 {
+				t.Errorf("%d scripts expected but not run", len(h.Replies))
+			}
+			for _, c := range h.Calls {
+				if bytes.Contains([]byte(c.Script), key) || bytes.Contains(c.Stdin, key) {
+					t.Errorf("the key went into a script or its stdin: %q", c.Script)
+				}
+			}
+		})
+	}
+}
+
+func TestInstallQuotesRestartFailure(t *testing.T) {
+	key := bytes.Repeat([]byte{7}, 128)
+	journal := &transport.ExitError{Host: "gpu02", Status: 1, Stderr: "munged: Error: Keyfile is insecure"}
+	h := &host{Fake: &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: stateOut("absent", "failed", "enabled")}, {Err: journal}}}}
+	_, err := Install(context.Background(), h, key)
+	if err == nil || !strings.Contains(err.Error(), "restart munge") || !strings.Contains(err.Error(), "Keyfile is insecure") {
+		t.Fatalf("got %v, want the restart failure with munged's words", err)
+	}
+}
+
+func TestInstallWriteFailure(t *testing.T) {
+	key := bytes.Repeat([]byte{7}, 128)
+	h := &host{Fake: &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: stateOut("absent", "failed", "enabled")}}}, writeErr: errors.New("disk full")}
+	_, err := Install(context.Background(), h, key)
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("got %v, want the write failure", err)
+	}
+}
+
+func TestReadKey(t *testing.T) {
+	key := bytes.Repeat([]byte{9}, 128)
+	got, exists, err := ReadKey(context.Background(), &host{files: map[string][]byte{KeyPath: key}})
+	if err != nil || !exists || !bytes.Equal(got, key) {
+		t.Fatalf("got %d bytes, %v, %v; want the key", len(got), exists, err)
+	}
+	_, exists, err = ReadKey(context.Background(), &host{files: map[string][]byte{}})
+	if err != nil || exists {
+		t.Fatalf("missing key: got exists=%v err=%v", exists, err)
+	}
+	_, _, err = ReadKey(context.Background(), &host{files: map[string][]byte{KeyPath: []byte("short")}})
+	if err == nil || strings.Contains(err.Error(), "short") {
+		t.Fatalf("short key: got %v, want a size error that does not quote the key", err)
+	}
+}
+
+func TestWaitReadyPolls(t *testing.T) {
+	refused := &transport.ExitError{Host: "gpu01", Status: 1, Stderr: "munge: Error: Failed to access \"/run/munge/munge.socket.2\""}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Err: refused}, {Err: refused}, {}}}
+	if err := WaitReady(context.Background(), f, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Calls) != 3 {
+		t.Errorf("asked %d times, want 3", len(f.Calls))
+	}
+}
+
+func TestWaitReadyStopsWithContext(t *testing.T) {
+	refused := &transport.ExitError{Host: "gpu01", Status: 1, Stderr: "munge: Error: Failed to access socket"}
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Err: refused}}}
+	cancel()
+	err := WaitReady(ctx, f, time.Hour)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "Failed to access socket") {
+		t.Fatalf("got %v, want the cancellation with the last refusal", err)
+	}
+}
+
+func TestCredentialAndDecode(t *testing.T) {
+	cred := "MUNGE:AwQFAAD...:"
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: cred + "\n"}}}
+	got, err := Credential(context.Background(), f)
+	if err != nil || string(got) != cred {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if _, err := Credential(context.Background(), &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: "garbage"}}}); err == nil {
+		t.Error("a non-credential was accepted")
+	}
+
+	tests := []struct {
+		name    string
+		reply   transporttest.Reply
+		wantErr string
+	}{
+		{"success", transporttest.Reply{Stdout: "STATUS:          Success (0)\nENCODE_HOST:     login01\n"}, ""},
+		{"replayed", transporttest.Reply{Stdout: "STATUS:          Replayed credential (17)\n", Err: &transport.ExitError{Status: 17}}, "STATUS Replayed credential (17)"},
+		{"other key", transporttest.Reply{Err: &transport.ExitError{Host: "gpu02", Status: 6, Stderr: "unmunge: Error: Invalid credential"}}, "Invalid credential"},
+		{"no status", transporttest.Reply{Stdout: "hello\n"}, "no STATUS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{tt.reply}}
+			err := Decode(context.Background(), f, []byte(cred))
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("got %v, want error containing %q", err, tt.wantErr)
+			}
+			if string(f.Calls[0].Stdin) != cred || strings.Contains(f.Calls[0].Script, cred) {
+				t.Errorf("the credential must go on stdin only: script %q", f.Calls[0].Script)
+			}
+		})
+	}
+}
+
+func TestStop(t *testing.T) {
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{}}}
+	if err := Stop(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.Calls[0].Script; !strings.Contains(s, "systemctl disable --now --quiet munge") || strings.Contains(s, "rm") {
+		t.Errorf("stop must disable and stop munged and keep the key:\n%s", s)
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	// sha256 of the empty input, the usual test vector.
+	if got := Fingerprint(nil); got != "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
+		t.Errorf("Fingerprint(nil) = %s", got)
+	}
+	if Fingerprint([]byte("a")) == Fingerprint([]byte("b")) || len(Fingerprint([]byte("a"))) != 64 {
+		t.Error("fingerprints must be 64 hex digits and differ for different keys")
+	}
+}

@@ -1,0 +1,129 @@
+// Package packages installs Debian packages on a host with apt, only the ones
+// that are missing, so an apply on a host that has everything runs no apt at all.
+package packages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// Executor runs a script as root on one host.
+type Executor interface {
+	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
+}
+
+// namePattern is Debian policy's package name (section 5.6.1): lower case
+// letters, digits, '+', '-' and '.', at least two characters, starting with a
+// letter or digit. Nothing in it means anything to a shell.
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`)
+
+// ValidateName refuses anything that is not a Debian package name.
+func ValidateName(name string) error {
+	if !namePattern.MatchString(name) {
+		return fmt.Errorf("%q is not a Debian package name (lower case letters, digits, '+', '-', '.', at least two characters)", name)
+	}
+	return nil
+}
+
+// dpkgQueryNotFound is dpkg-query's exit status when some package is unknown.
+const dpkgQueryNotFound = 1
+
+// Installed reports the installed version of each package, "" for one that is
+// not installed (unknown, removed, or only its configuration left), in one
+// round trip.
+func Installed(ctx context.Context, ex Executor, names ...string) (map[string]string, error) {
+	if err := validateNames(names); err != nil {
+		return nil, err
+	}
+	versions := make(map[string]string, len(names))
+	if len(names) == 0 {
+		return versions, nil
+	}
+	res, err := ex.Sudo(ctx, installedScript(names), nil)
+	if err != nil && !someNotFound(err) {
+		return nil, fmt.Errorf("query installed packages %s: %w", strings.Join(names, " "), err)
+	}
+	for _, n := range names {
+		versions[n] = ""
+	}
+	for _, line := range strings.Split(string(res.Stdout), "\n") {
+		name, version, ok := parseStatusLine(line)
+		if _, wanted := versions[name]; ok && wanted {
+			versions[name] = version
+		}
+	}
+	return versions, nil
+}
+
+// someNotFound tells dpkg-query's "some package is unknown", after which the
+// others are still listed, from a failure.
+func someNotFound(err error) bool {
+	var exitErr *transport.ExitError
+	return errors.As(err, &exitErr) && exitErr.Status == dpkgQueryNotFound
+}
+
+func installedScript(names []string) string {
+	return transport.ScriptEnv + "dpkg-query -W -f '${Package}\\t${db:Status-Abbrev}\\t${Version}\\n' -- " + strings.Join(names, " ")
+}
+
+// parseStatusLine reads "name<TAB>ii <TAB>version". The second letter of the
+// status abbreviation is the package's state; only 'i' is installed.
+func parseStatusLine(line string) (name, version string, installed bool) {
+	fields := strings.Split(line, "\t")
+	if len(fields) != 3 || len(fields[1]) < 2 || fields[1][1] != 'i' {
+		return "", "", false
+	}
+	return fields[0], fields[2], true
+}
+
+// Ensure installs the packages that are not installed yet, without
+// recommends and without questions, and returns their names; when every
+// package is present it runs nothing but the query.
+func Ensure(ctx context.Context, ex Executor, names ...string) (installed []string, err error) {
+	versions, err := Installed(ctx, ex, names...)
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for name, version := range versions {
+		if version == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	sort.Strings(missing)
+	if _, err := ex.Sudo(ctx, installScript(missing), nil); err != nil {
+		return nil, fmt.Errorf("apt-get install %s: %w", strings.Join(missing, " "), err)
+	}
+	return missing, nil
+}
+
+// installScript waits for a dpkg lock held by another apt run instead of
+// failing, keeps changed configuration files as they are, and refreshes the
+// package lists once only when the first attempt fails, as stale lists name
+// versions the mirror no longer has.
+func installScript(names []string) string {
+	return transport.ScriptEnv + `export DEBIAN_FRONTEND=noninteractive
+apt_install() {
+	apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confold ` + strings.Join(names, " ") + `
+}
+apt_install || { apt-get update -q -o DPkg::Lock::Timeout=300 >/dev/null && apt_install; }
+`
+}
+
+func validateNames(names []string) error {
+	for _, n := range names {
+		if err := ValidateName(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}

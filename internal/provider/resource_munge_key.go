@@ -1,0 +1,435 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/munge"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*mungeKeyResource)(nil)
+	_ resource.ResourceWithImportState    = (*mungeKeyResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*mungeKeyResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*mungeKeyResource)(nil)
+)
+
+// NewMungeKeyResource returns the gpucluster_munge_key resource.
+func NewMungeKeyResource() resource.Resource { return &mungeKeyResource{} }
+
+type mungeKeyResource struct{ cluster *cluster }
+
+type mungeKeyModel struct {
+	ID            types.String `tfsdk:"id"`
+	Controller    types.String `tfsdk:"controller"`
+	Nodes         types.Set    `tfsdk:"nodes"`
+	Rotation      types.String `tfsdk:"rotation"`
+	StopOnDestroy types.Bool   `tfsdk:"stop_on_destroy"`
+	Fingerprint   types.String `tfsdk:"fingerprint"`
+	NodeStatus    types.Map    `tfsdk:"node_status"`
+}
+
+const mungeKeyImportFormat = "Expected CONTROLLER@NODE1,NODE2,... (for example \"login01@login01,gpu01,gpu02\"), or CONTROLLER alone when the provider configuration lists the nodes in node blocks; the controller is one of the nodes either way."
+
+func (r *mungeKeyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_munge_key"
+}
+
+func (r *mungeKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	nodeRef := stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The cluster's MUNGE key, which Slurm signs every message with: one key, generated once on the controller with " +
+			"`mungekey`, copied by the provider from host to host in memory (never written to the disk of the machine running Terraform), and installed as `" +
+			munge.KeyPath + "`, owner `munge`, mode `0400`, on every node. The package `munge` is installed with apt where it is missing. " +
+			"After any key change munged is restarted on that node and the apply waits until it answers; it then checks that a credential " +
+			"made on the controller decodes on every node (`munge -n | unmunge`). Make the Slurm resources depend on this one so they start " +
+			"only after that.\n\n" +
+			"If the controller already has a key when this resource is created, that key is **adopted** and copied to the other nodes, not " +
+			"replaced: a running cluster keeps working. A new key is generated only when the controller has none, or when `rotation` changes.\n\n" +
+			"The key itself never enters the state, the plan or the logs: the state keeps its SHA-256 `fingerprint` only. " +
+			"One resource per cluster.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The controller.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"controller": schema.StringAttribute{
+				MarkdownDescription: "Node, by name or address, where the key is generated and read from; its key is the one every other node gets. " +
+					"It must also be listed in `nodes`, written the same way. Changing it replaces the resource (the new controller's key is adopted).",
+				Required:      true,
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:    []validator.String{nodeRef},
+			},
+			"nodes": schema.SetAttribute{
+				MarkdownDescription: "Every node, by name or address, that gets the key, the controller included. Adding a node copies the key " +
+					"there and restarts munged there only. Removing a node stops managing it: its key and munged are left as they are " +
+					"(rotate the key when a node leaves the cluster for good).",
+				Required:    true,
+				ElementType: types.StringType,
+				Validators:  []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(nodeRef)},
+			},
+			"rotation": schema.StringAttribute{
+				MarkdownDescription: "Any value; changing it (setting, changing or removing it) means \"new key\": a new key is generated on the " +
+					"controller and installed on every node, munged restarts everywhere, and the credential check runs again. Credentials " +
+					"made with the old key stop decoding, so jobs being launched at that moment may fail. The value at creation does not rotate.",
+				Optional: true,
+			},
+			"stop_on_destroy": schema.BoolAttribute{
+				MarkdownDescription: "On destroy, stop munged and disable it on every node. Defaults to `false`: destroy then changes nothing on the " +
+					"nodes, because Slurm and everything else that authenticates with MUNGE keeps depending on it. The key file is left in place either way.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+			},
+			"fingerprint": schema.StringAttribute{
+				MarkdownDescription: "SHA-256 of the key, in hex, as read on the controller. It identifies the key without revealing it; compare with `sha256sum " + munge.KeyPath + "` on a node.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"node_status": schema.MapAttribute{
+				MarkdownDescription: "Per node, `" + inSync + "` or what differs there, as the last refresh found it: \"missing on gpu02\", " +
+					"\"different key on gpu02\", \"owner root:root on gpu02, want munge:munge\", \"mode 0600 on gpu02, want 0400\", " +
+					"\"munge not running on gpu02\", \"munge not enabled on gpu02\". Only fingerprints are compared; the key is not read for this. " +
+					"A plan that changes an entry back to `" + inSync + "` repairs that node with the controller's key.",
+				Computed:    true,
+				ElementType: types.StringType,
+			},
+		},
+	}
+}
+
+func (r *mungeKeyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *mungeKeyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m mungeKeyModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || m.Controller.IsUnknown() || m.Controller.IsNull() || !fullyKnown(m.Nodes) {
+		return
+	}
+	nodeNames := setStrings(ctx, m.Nodes, &resp.Diagnostics)
+	if len(nodeNames) > 0 && !slices.Contains(nodeNames, m.Controller.ValueString()) {
+		resp.Diagnostics.AddAttributeError(path.Root("nodes"), "Controller Not In Nodes",
+			fmt.Sprintf("controller is %q, which is not one of nodes %v. The controller needs the key too: add it to nodes, written the same way.", m.Controller.ValueString(), nodeNames))
+	}
+}
+
+// ModifyPlan marks every node in sync so drift shows as a change, makes a rotation visible
+// (unknown fingerprint and a warning), and checks at plan time that new nodes are reachable.
+func (r *mungeKeyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan mungeKeyModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || !fullyKnown(plan.Nodes) {
+		return
+	}
+	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), allInSync(nodeNames))...)
+	var state mungeKeyModel
+	creating := req.State.Raw.IsNull()
+	if !creating {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		if !plan.Rotation.Equal(state.Rotation) {
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("fingerprint"), types.StringUnknown())...)
+			resp.Diagnostics.AddAttributeWarning(path.Root("rotation"), "MUNGE Key Will Be Rotated",
+				fmt.Sprintf("rotation changed, so apply generates a new key on %s, installs it on %s and restarts munged there. "+
+					"Credentials made with the old key stop decoding: a job launched during the apply may fail.",
+					plan.Controller.ValueString(), strings.Join(nodeNames, ", ")))
+		}
+	}
+	if r.cluster == nil || !r.cluster.canReachHosts() || plan.Controller.IsUnknown() {
+		return
+	}
+	if !creating && plan.Nodes.Equal(state.Nodes) {
+		return
+	}
+	resp.Diagnostics.Append(r.checkNodes(ctx, plan.Controller.ValueString(), nodeNames, creating)...)
+}
+
+// checkNodes refuses nodes the provider cannot reach or read, naming the attribute that
+// lists them, and says when creating adopts the key the controller already has.
+func (r *mungeKeyResource) checkNodes(ctx context.Context, controller string, nodeNames []string, creating bool) diagList {
+	observed, failures := r.readStates(ctx, nodeNames)
+	var diags diagList
+	for _, f := range failures {
+		attr := path.Root("nodes")
+		if f.node == controller {
+			attr = path.Root("controller")
+		}
+		d := nodeError("Cannot Read MUNGE State", f.node, "Reading the MUNGE key's fingerprint and munged's state failed", "", f.err)
+		if f.connect {
+			d = connectError(f.node, f.err)
+		}
+		diags.Append(diag.NewAttributeErrorDiagnostic(attr, d.Summary(), d.Detail()))
+	}
+	if st, ok := observed[controller]; ok && creating && st.KeyExists {
+		diags.AddAttributeWarning(path.Root("controller"), "Existing MUNGE Key Adopted",
+			fmt.Sprintf("%s already has %s (sha256 %s). It is kept and copied to the other nodes, so a running cluster keeps working. "+
+				"To replace it with a new key, change rotation after this apply.", controller, munge.KeyPath, st.Fingerprint))
+	}
+	return diags
+}
+
+func (r *mungeKeyResource) readStates(ctx context.Context, nodeNames []string) (map[string]munge.NodeState, []nodeFailure) {
+	var mu sync.Mutex
+	observed := make(map[string]munge.NodeState, len(nodeNames))
+	failures := r.cluster.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
+		st, err := munge.ReadState(ctx, h)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		observed[node] = st
+		mu.Unlock()
+		return nil
+	})
+	return observed, failures
+}
+
+func (r *mungeKeyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan mungeKeyModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.converge(ctx, &plan, false)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *mungeKeyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state mungeKeyModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.converge(ctx, &plan, !plan.Rotation.Equal(state.Rotation))...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// converge installs munge where missing, takes the controller's key (a new one when rotating
+// or when it has none), installs it on every node with munged restarted where it changed,
+// and proves a credential made on the controller decodes everywhere.
+func (r *mungeKeyResource) converge(ctx context.Context, m *mungeKeyModel, rotate bool) diagList {
+	var diags diagList
+	nodeNames := setStrings(ctx, m.Nodes, &diags)
+	controller := m.Controller.ValueString()
+	if diags.HasError() {
+		return diags
+	}
+	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+		_, err := packages.Ensure(ctx, h, munge.Package)
+		return err
+	})
+	diags.Append(failureDiags(failures, "Cannot Install MUNGE", "Installing the munge package with apt failed",
+		"Check the node's apt sources (apt-get install munge must work there), then apply again.")...)
+	if diags.HasError() {
+		return diags
+	}
+	key, keyDiags := r.controllerKey(ctx, controller, rotate)
+	diags.Append(keyDiags...)
+	if diags.HasError() {
+		return diags
+	}
+	defer clear(key)
+	failures = r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+		_, err := munge.Install(ctx, h, key)
+		return err
+	})
+	diags.Append(failureDiags(failures, "Cannot Install MUNGE Key", "Installing "+munge.KeyPath+" or restarting munged with it failed",
+		"Nodes that got the key already use it; apply again once the cause is fixed, so every node ends with the same key.")...)
+	if diags.HasError() {
+		return diags
+	}
+	diags.Append(r.verify(ctx, controller, nodeNames)...)
+	if diags.HasError() {
+		return diags
+	}
+	m.ID = m.Controller
+	m.Fingerprint = types.StringValue(munge.Fingerprint(key))
+	m.NodeStatus = allInSync(nodeNames)
+	return diags
+}
+
+// controllerKey reads the key in use on the controller, or generates a new one there when
+// rotating or when there is none. It stays in memory and is never written to local disk.
+func (r *mungeKeyResource) controllerKey(ctx context.Context, controller string, rotate bool) ([]byte, diagList) {
+	var diags diagList
+	h, err := r.cluster.host(ctx, controller)
+	if err != nil {
+		diags.Append(connectError(controller, err))
+		return nil, diags
+	}
+	if !rotate {
+		key, exists, err := munge.ReadKey(ctx, h)
+		if err != nil {
+			diags.Append(nodeError("Cannot Read MUNGE Key", controller, "Reading "+munge.KeyPath+" failed",
+				"Replace the key with a valid one (mungekey --create --force), or change rotation to generate a new one.", err))
+			return nil, diags
+		}
+		if exists {
+			return key, diags
+		}
+	}
+	key, err := munge.GenerateKey(ctx, h)
+	if err != nil {
+		diags.Append(nodeError("Cannot Generate MUNGE Key", controller, "Generating a key with mungekey failed", "", err))
+	}
+	return key, diags
+}
+
+// verify is the guide's `munge -n | unmunge`: a credential made on the controller must decode
+// on every node, the controller included.
+func (r *mungeKeyResource) verify(ctx context.Context, controller string, nodeNames []string) diagList {
+	var diags diagList
+	h, err := r.cluster.host(ctx, controller)
+	if err != nil {
+		diags.Append(connectError(controller, err))
+		return diags
+	}
+	cred, err := munge.Credential(ctx, h)
+	if err != nil {
+		diags.Append(nodeError("Cannot Make MUNGE Credential", controller, "munge -n failed", "Check munged on the controller: journalctl -u munge.", err))
+		return diags
+	}
+	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+		return munge.Decode(ctx, h, cred)
+	})
+	return failureDiags(failures, "MUNGE Credential Does Not Decode", "A credential made on "+controller+" did not decode with unmunge",
+		"The node's munged may still run with another key, or its clock may be far off the controller's: check journalctl -u munge and timedatectl there, then apply again.")
+}
+
+func (r *mungeKeyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state mungeKeyModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)
+	controller := state.Controller.ValueString()
+	observed, failures := r.readStates(ctx, nodeNames)
+	resp.Diagnostics.Append(failureDiags(failures, "Cannot Read MUNGE State", "Reading the MUNGE key's fingerprint and munged's state failed", "")...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctl := observed[controller]
+	if !ctl.KeyExists {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	status := make(map[string]string, len(observed))
+	for node, st := range observed {
+		status[node] = describeDrift(munge.Problems(node, ctl.Fingerprint, st))
+	}
+	warnDrift(&resp.Diagnostics, "MUNGE key", status)
+	if old := state.Fingerprint.ValueString(); old != "" && old != ctl.Fingerprint {
+		resp.Diagnostics.AddWarning("MUNGE Key Changed On "+controller,
+			fmt.Sprintf("The key on the controller %s is not the one the last apply installed (sha256 %s, was %s). It is now the cluster's key: "+
+				"apply copies it to every node that differs.", controller, ctl.Fingerprint, old))
+	}
+	state.ID = state.Controller
+	state.Fingerprint = types.StringValue(ctl.Fingerprint)
+	state.NodeStatus = statusMap(status)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Delete leaves MUNGE as it is unless stop_on_destroy: Slurm and anything else that
+// authenticates with it still needs it.
+func (r *mungeKeyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state mungeKeyModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || !state.StopOnDestroy.ValueBool() {
+		return
+	}
+	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)
+	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+		return munge.Stop(ctx, h)
+	})
+	resp.Diagnostics.Append(failureDiags(failures, "Cannot Stop MUNGE", "Stopping and disabling munged failed", "")...)
+}
+
+// ImportState takes CONTROLLER or CONTROLLER@NODE1,NODE2 and refuses a controller without a key.
+func (r *mungeKeyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	controller, nodeNames, diags := parseMungeKeyImportID(req.ID, r.cluster)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	observed, failures := r.readStates(ctx, []string{controller})
+	resp.Diagnostics.Append(failureDiags(failures, "Cannot Read MUNGE State", "Reading the MUNGE key's fingerprint failed", "")...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	st := observed[controller]
+	if !st.KeyExists {
+		resp.Diagnostics.AddError("No MUNGE Key To Import",
+			fmt.Sprintf("%s has no %s. Create the resource instead: it generates a key there and copies it to the nodes.", controller, munge.KeyPath))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &mungeKeyModel{
+		ID:            types.StringValue(controller),
+		Controller:    types.StringValue(controller),
+		Nodes:         stringSet(nodeNames),
+		Rotation:      types.StringNull(),
+		StopOnDestroy: types.BoolValue(false),
+		Fingerprint:   types.StringValue(st.Fingerprint),
+		NodeStatus:    allInSync(nodeNames),
+	})...)
+}
+
+// parseMungeKeyImportID accepts CONTROLLER (with the nodes of the provider's node blocks) or
+// CONTROLLER@NODE1,NODE2; the controller is added to the nodes when the list leaves it out.
+func parseMungeKeyImportID(id string, c *cluster) (string, []string, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	controller, nodeList, hasNodes := strings.Cut(id, "@")
+	var nodeNames []string
+	if hasNodes {
+		nodeNames = strings.Split(nodeList, ",")
+	} else if c != nil {
+		for _, o := range c.settings.overrides {
+			nodeNames = append(nodeNames, o.name)
+		}
+	}
+	for _, n := range append([]string{controller}, nodeNames...) {
+		if !nodeRefPattern.MatchString(n) {
+			diags.AddError("Invalid Import ID", fmt.Sprintf("%q is not a node name or address in import ID %q. %s", n, id, mungeKeyImportFormat))
+			return "", nil, diags
+		}
+	}
+	if !slices.Contains(nodeNames, controller) {
+		nodeNames = append(nodeNames, controller)
+	}
+	sort.Strings(nodeNames)
+	return controller, slices.Compact(nodeNames), diags
+}

@@ -1,0 +1,394 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/compare"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/munge"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+const mungeKeyAddr = "gpucluster_munge_key.test"
+
+func mungeKeyConfig(l *lab.Lab, controller string, nodes []string, extra string) string {
+	return providerConfig(l, "") + fmt.Sprintf(`
+resource "gpucluster_munge_key" "test" {
+  controller = %q
+  nodes      = %s
+%s}
+`, controller, hclList(nodes), extra)
+}
+
+// TestAccMungeKey_lifecycle adopts the lab's key, grows to a third node in place, imports,
+// rotates, repairs a key replaced by hand, and proves the key never reaches state or logs.
+// It leaves munged running with one key on every node, as the other tests need.
+func TestAccMungeKey_lifecycle(t *testing.T) {
+	l := lab.Require(t)
+	all := labNodeNames(l)
+	first := all[:2]
+	logFile := filepath.Join(t.TempDir(), "terraform.log")
+	t.Setenv("TF_ACC_LOG_PATH", logFile)
+	t.Setenv("TF_LOG", "TRACE")
+	adopted := onHost(t, l, "login01", "sha256sum < "+munge.KeyPath+" | cut -d' ' -f1")
+	keys := &seenKeys{}
+	sameID := statecheck.CompareValue(compare.ValuesSame())
+	sameKey := statecheck.CompareValue(compare.ValuesSame())
+	var restartedAt map[string]string
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkMungeStillRunning(l, all),
+		Steps: []resource.TestStep{
+			{
+				Config: mungeKeyConfig(l, "login01", first, ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					// An existing cluster key is adopted, never silently replaced.
+					statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("fingerprint"), knownvalue.StringExact(adopted)),
+					statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("id"), knownvalue.StringExact("login01")),
+					statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("node_status"), allInSyncValue(first)),
+					sameID.AddStateValue(mungeKeyAddr, tfjsonpath.New("id")),
+					sameKey.AddStateValue(mungeKeyAddr, tfjsonpath.New("fingerprint")),
+					stateLacksKey(l, keys),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkKeyOnNodes(l, first),
+					checkDecodes(l, "login01", "gpu01"),
+				),
+			},
+			{
+				// Adding a node copies the key there; munged elsewhere keeps running undisturbed.
+				PreConfig: func() { restartedAt = mungeStartTimes(t, l, first) },
+				Config:    mungeKeyConfig(l, "login01", all, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(mungeKeyAddr, plancheck.ResourceActionUpdate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("node_status"), allInSyncValue(all)),
+					sameID.AddStateValue(mungeKeyAddr, tfjsonpath.New("id")),
+					sameKey.AddStateValue(mungeKeyAddr, tfjsonpath.New("fingerprint")),
+					stateLacksKey(l, keys),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkKeyOnNodes(l, all),
+					checkDecodes(l, "login01", "gpu02"),
+					func(*terraform.State) error { return checkRestarted(l, first, restartedAt, false) },
+				),
+			},
+			{
+				ResourceName:      mungeKeyAddr,
+				ImportState:       true,
+				ImportStateId:     "login01@" + strings.Join(all, ","),
+				ImportStateVerify: true,
+			},
+			{
+				PreConfig: func() { restartedAt = mungeStartTimes(t, l, all) },
+				Config:    mungeKeyConfig(l, "login01", all, `  rotation = "1"`+"\n"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(mungeKeyAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectUnknownValue(mungeKeyAddr, tfjsonpath.New("fingerprint")),
+					},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					sameID.AddStateValue(mungeKeyAddr, tfjsonpath.New("id")),
+					statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("fingerprint"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{64}$`))),
+					stateLacksKey(l, keys),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkKeyOnNodes(l, all),
+					func(s *terraform.State) error {
+						if fp := s.RootModule().Resources[mungeKeyAddr].Primary.Attributes["fingerprint"]; fp == adopted {
+							return fmt.Errorf("rotation kept the old key %s", fp)
+						}
+						return nil
+					},
+					func(*terraform.State) error { return checkRestarted(l, all, restartedAt, true) },
+					checkDecodes(l, "login01", "gpu02"),
+					checkDecodes(l, "gpu02", "gpu01"),
+				),
+			},
+			{
+				// A key replaced by hand on one node: the plan names it, apply puts the
+				// controller's key back and restarts munged there.
+				PreConfig: func() {
+					onHost(t, l, "gpu02", "dd if=/dev/urandom of="+munge.KeyPath+" bs=128 count=1 status=none && chown munge:munge "+munge.KeyPath+" && chmod 0400 "+munge.KeyPath)
+				},
+				Config: mungeKeyConfig(l, "login01", all, `  rotation = "1"`+"\n"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(mungeKeyAddr, plancheck.ResourceActionUpdate),
+						expectBefore(mungeKeyAddr, "node_status", "gpu02", "different key on gpu02"),
+						expectBefore(mungeKeyAddr, "node_status", "gpu01", inSync),
+						plancheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("node_status"), allInSyncValue(all)),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{stateLacksKey(l, keys)},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkKeyOnNodes(l, all),
+					checkDecodes(l, "login01", "gpu02"),
+				),
+			},
+			{
+				PreConfig: func() { onHost(t, l, "gpu01", "chmod 0644 "+munge.KeyPath) },
+				Config:    mungeKeyConfig(l, "login01", all, `  rotation = "1"`+"\n"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						expectBefore(mungeKeyAddr, "node_status", "gpu01", "mode 0644 on gpu01, want 0400"),
+					},
+				},
+				Check: checkKeyOnNodes(l, all),
+			},
+			{
+				Config:   mungeKeyConfig(l, "login01", all, `  rotation = "1"`+"\n"),
+				PlanOnly: true,
+			},
+		},
+	})
+	keys.checkLog(t, logFile)
+}
+
+func TestAccMungeKey_badInput(t *testing.T) {
+	l := lab.Require(t)
+	before := mungeSnapshot(t, l)
+	cases := map[string]struct {
+		config string
+		want   string
+	}{
+		"empty nodes":             {mungeKeyConfig(l, "login01", nil, ""), `(?s)nodes.*at least 1`},
+		"controller not in nodes": {mungeKeyConfig(l, "login01", []string{"gpu01", "gpu02"}, ""), `(?s)Controller Not In Nodes.*"login01"`},
+		"shell in a node name":    {mungeKeyConfig(l, "login01", []string{"login01", "gpu01;reboot"}, ""), `(?s)nodes.*must be a node name or address`},
+		"unreachable controller": {mungeKeyConfig(l, "10.0.0.99", []string{"10.0.0.99", "gpu01"}, ""),
+			`(?s)Cannot Connect To Node.*controller\s*=\s*"10\.0\.0\.99"`},
+		"unreachable node": {mungeKeyConfig(l, "login01", []string{"login01", "10.0.0.99"}, ""),
+			`(?s)Cannot Connect To Node.*nodes\s*=.*10\.0\.0\.99`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps:                    []resource.TestStep{{Config: tc.config, ExpectError: regexp.MustCompile(tc.want)}},
+			})
+		})
+	}
+	if after := mungeSnapshot(t, l); after != before {
+		t.Errorf("bad input changed MUNGE on a host:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// TestAccMungeKey_stopOnDestroy stops munged on destroy when asked, and only then; the key
+// stays. It uses gpu02 alone and starts munged there again afterwards.
+func TestAccMungeKey_stopOnDestroy(t *testing.T) {
+	l := lab.Require(t)
+	t.Cleanup(func() {
+		onHost(t, l, "gpu02", "systemctl enable --now munge && for i in $(seq 50); do munge -n >/dev/null 2>&1 && exit 0; sleep 0.1; done; exit 1")
+	})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			got, err := onHostErr(l, "gpu02", "systemctl is-active munge; systemctl is-enabled munge; test -e "+munge.KeyPath+" && echo key; true")
+			if err != nil {
+				return err
+			}
+			if want := "inactive\ndisabled\nkey"; got != want {
+				return fmt.Errorf("gpu02 after destroy with stop_on_destroy: %q, want %q (stopped, disabled, key kept)", got, want)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{{
+			Config: mungeKeyConfig(l, "gpu02", []string{"gpu02"}, "  stop_on_destroy = true\n"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("node_status"), allInSyncValue([]string{"gpu02"})),
+			},
+		}},
+	})
+}
+
+// checkKeyOnNodes reads the key's checksum, owner and mode on each node through the lab,
+// not the provider: the same key everywhere, the one the state names, installed as the guide says.
+func checkKeyOnNodes(l *lab.Lab, nodes []string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		want := s.RootModule().Resources[mungeKeyAddr].Primary.Attributes["fingerprint"]
+		for _, n := range nodes {
+			got, err := onHostErr(l, n, "echo $(sha256sum < "+munge.KeyPath+" | cut -d' ' -f1) $(stat -c '%U:%G %a' "+munge.KeyPath+") $(systemctl is-active munge)")
+			if err != nil {
+				return err
+			}
+			if w := want + " munge:munge 400 active"; got != w {
+				return fmt.Errorf("%s: key %q, want %q", n, got, w)
+			}
+		}
+		return nil
+	}
+}
+
+// checkDecodes is the guide's check: a credential made on one node decodes on another.
+func checkDecodes(l *lab.Lab, from, to string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		cred, err := onHostErr(l, from, "munge -n")
+		if err != nil {
+			return err
+		}
+		out, err := onHostErr(l, to, "printf '%s\\n' "+transport.Quote(cred)+" | unmunge")
+		if err != nil {
+			return fmt.Errorf("a credential made on %s does not decode on %s: %w", from, to, err)
+		}
+		if !strings.Contains(out, "STATUS:          Success (0)") {
+			return fmt.Errorf("unmunge on %s: %s", to, out)
+		}
+		return nil
+	}
+}
+
+func mungeStartTimes(t *testing.T, l *lab.Lab, nodes []string) map[string]string {
+	times := map[string]string{}
+	for _, n := range nodes {
+		times[n] = onHost(t, l, n, "systemctl show munge -p ActiveEnterTimestampMonotonic --value")
+	}
+	return times
+}
+
+// checkRestarted compares munged's start times with before: changed on every node when
+// want, unchanged on every node otherwise.
+func checkRestarted(l *lab.Lab, nodes []string, before map[string]string, want bool) error {
+	for _, n := range nodes {
+		after, err := onHostErr(l, n, "systemctl show munge -p ActiveEnterTimestampMonotonic --value")
+		if err != nil {
+			return err
+		}
+		if restarted := after != before[n]; restarted != want {
+			return fmt.Errorf("%s: munged restarted = %v (start time %s -> %s), want %v", n, restarted, before[n], after, want)
+		}
+	}
+	return nil
+}
+
+// checkMungeStillRunning is the CheckDestroy: destroy leaves munged running with one key on
+// every node, because Slurm and the other tests depend on it.
+func checkMungeStillRunning(l *lab.Lab, nodes []string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		sums := map[string]bool{}
+		for _, n := range nodes {
+			got, err := onHostErr(l, n, "systemctl is-active munge && sha256sum < "+munge.KeyPath)
+			if err != nil {
+				return fmt.Errorf("%s: munge is not running with a key after destroy: %w", n, err)
+			}
+			sums[strings.Fields(got)[1]] = true
+		}
+		if len(sums) != 1 {
+			return fmt.Errorf("after destroy the nodes hold %d different keys", len(sums))
+		}
+		return nil
+	}
+}
+
+func mungeSnapshot(t *testing.T, l *lab.Lab) string {
+	var b strings.Builder
+	for _, n := range labNodeNames(l) {
+		fmt.Fprintf(&b, "%s: %s\n", n, onHost(t, l, n, "sha256sum < "+munge.KeyPath+"; stat -c '%U:%G %a' "+munge.KeyPath+"; systemctl show munge -p ActiveEnterTimestampMonotonic --value"))
+	}
+	return b.String()
+}
+
+// seenKeys remembers, as base64 and hex, every key the lab's controller held while the test
+// ran, so the log can be searched for all of them at the end.
+type seenKeys struct{ forms []keyForm }
+
+// keyForm is part of a key as it could be written down; form names the encoding for
+// messages, which never quote the key itself.
+type keyForm struct{ form, text string }
+
+// current records the controller's key as base64 and as hex, each cut to 40 characters so
+// that a wrapped or partly logged copy is found too.
+func (k *seenKeys) current(l *lab.Lab) ([]keyForm, error) {
+	b64, err := onHostErr(l, "login01", "base64 -w0 "+munge.KeyPath)
+	if err != nil {
+		return nil, err
+	}
+	hex, err := onHostErr(l, "login01", "od -An -v -tx1 "+munge.KeyPath+" | tr -d ' \\n'")
+	if err != nil {
+		return nil, err
+	}
+	if len(b64) < 40 || len(hex) < 40 {
+		return nil, fmt.Errorf("login01: key too short to search for (%d base64 characters)", len(b64))
+	}
+	forms := []keyForm{{"base64", b64[:40]}, {"hex", hex[:40]}, {"upper-case hex", strings.ToUpper(hex[:40])}}
+	k.forms = append(k.forms, forms...)
+	return forms, nil
+}
+
+func (k *seenKeys) checkLog(t *testing.T, logFile string) {
+	t.Helper()
+	content, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatalf("no Terraform log at %s: %v", logFile, err)
+	}
+	// The file must hold both Terraform's and the in-process provider's trace logs, or finding
+	// nothing in it would prove nothing.
+	for _, want := range []string{"gpucluster_munge_key", "tf_resource_type=gpucluster_munge_key"} {
+		if !strings.Contains(string(content), want) {
+			t.Fatalf("the trace log (%d bytes) lacks %q: it does not capture what it should", len(content), want)
+		}
+	}
+	if len(k.forms) == 0 {
+		t.Fatal("no key was recorded to search the log for")
+	}
+	for _, f := range k.forms {
+		if strings.Contains(string(content), f.text) {
+			t.Errorf("the MUNGE key appears in the Terraform log (as %s)", f.form)
+		}
+	}
+}
+
+// stateLacksKey walks the whole state as JSON and fails when the controller's current key
+// appears in it; the fingerprint must, so the check is known to look at the right state.
+func stateLacksKey(l *lab.Lab, keys *seenKeys) statecheck.StateCheck {
+	return stateLacksKeyCheck{l: l, keys: keys}
+}
+
+type stateLacksKeyCheck struct {
+	l    *lab.Lab
+	keys *seenKeys
+}
+
+func (c stateLacksKeyCheck) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	raw, err := json.Marshal(req.State)
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	forms, err := c.keys.current(c.l)
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	for _, f := range forms {
+		if strings.Contains(string(raw), f.text) {
+			resp.Error = fmt.Errorf("the MUNGE key appears in the Terraform state (as %s)", f.form)
+			return
+		}
+	}
+	fp, err := onHostErr(c.l, "login01", "sha256sum < "+munge.KeyPath+" | cut -d' ' -f1")
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	if !strings.Contains(string(raw), fp) {
+		resp.Error = fmt.Errorf("the state does not hold the key's fingerprint %s: wrong state searched", fp)
+	}
+}

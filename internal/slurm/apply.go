@@ -1,0 +1,415 @@
+package slurm
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-version"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// Executor runs a script as root on a host.
+type Executor interface {
+	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
+}
+
+// ControllerHost is what a change of the controller's files needs.
+type ControllerHost interface {
+	Executor
+	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+	Lock(ctx context.Context) (unlock func(), err error)
+}
+
+// ConfDir is where slurmctld reads, and configless nodes fetch, the files.
+const ConfDir = "/etc/slurm"
+
+// PingTimeout bounds the wait for slurmctld to answer after a restart or
+// reconfigure; it loads its state first, which takes seconds, not minutes.
+const PingTimeout = 90 * time.Second
+
+// Outcome is what an Apply did.
+type Outcome struct {
+	Classification
+	// Warnings are pitfalls that do not stop the apply (P4, settings the
+	// version table does not know).
+	Warnings []string
+}
+
+// fragmentName matches the names ParseFragments accepts, so a name read from
+// the host or given by a caller is safe in a path.
+var fragmentName = regexp.MustCompile(`^(controller|(node|partition)-[A-Za-z0-9][A-Za-z0-9_.-]*)\.conf$`)
+
+// state is the controller as one round trip found it.
+type state struct {
+	fragments map[string][]byte
+	files     Files
+	version   *version.Version // nil: slurmctld not installed
+	active    bool
+}
+
+// Apply puts or removes fragments on the controller and brings slurm.conf,
+// cgroup.conf and gres.conf and the running daemons in line with all
+// fragments, under the host's lock. Nothing is written when nothing
+// changes. The new slurm.conf is validated before it is written; if
+// slurmctld does not come back, the previous files are restored and it is
+// restarted again. An ordered restart leaves the restart of slurmd on
+// Outcome.RestartNodes to the caller.
+func Apply(ctx context.Context, h ControllerHost, changes ...Fragment) (Outcome, error) {
+	for _, c := range changes {
+		if !fragmentName.MatchString(c.File) {
+			return Outcome{}, fmt.Errorf("fragment name %q is not one this provider writes", c.File)
+		}
+	}
+	unlock, err := h.Lock(ctx)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("slurm configuration: %w", err)
+	}
+	defer unlock()
+	st, err := readState(ctx, h)
+	if err != nil {
+		return Outcome{}, err
+	}
+	next := withChanges(st.fragments, changes)
+	fragments, err := ParseFragments(next)
+	if err != nil {
+		return Outcome{}, err
+	}
+	slurmConf, cgroupConf, gresConf, err := Assemble(fragments)
+	if errors.Is(err, ErrNoController) {
+		// Node and partition fragments wait for the controller's; there is
+		// no slurm.conf to write yet.
+		return Outcome{}, writeFragments(ctx, h, st.fragments, next)
+	}
+	if err != nil {
+		return Outcome{}, err
+	}
+	warnings, err := checkBeforeWrite(st.version, fragments)
+	if err != nil {
+		return Outcome{}, err
+	}
+	out := Outcome{Warnings: warnings}
+	files := Files{SlurmConf: slurmConf, CgroupConf: cgroupConf, GresConf: gresConf}
+	if filesEqual(st.files, files) {
+		// A fragment may change without changing the files (a node's
+		// extra setting written in another case): the daemons need nothing.
+		return out, writeFragments(ctx, h, st.fragments, next)
+	}
+	out.Classification, err = Classify(st.files, files)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := ValidateSlurmConf(ctx, h, slurmConf); err != nil {
+		return Outcome{}, err
+	}
+	if err := activate(ctx, h, st, next, files, out.Class); err != nil {
+		return Outcome{}, rollback(ctx, h, st, next, fragments.Controller, err)
+	}
+	return out, nil
+}
+
+// checkBeforeWrite runs the pitfall checks that need no node facts: P2,
+// P4 (a warning) and the version gate. P14 is Assemble's.
+func checkBeforeWrite(v *version.Version, f Fragments) ([]string, error) {
+	if err := CheckGPUAccounting(*f.Controller); err != nil {
+		return nil, err
+	}
+	var warnings []string
+	for _, p := range f.Partitions {
+		if w := CheckDefMemPerGPU(p, f.Nodes, *f.Controller); w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	if v == nil {
+		return warnings, nil
+	}
+	vw, err := CheckVersion(v, f)
+	return append(warnings, vw...), err
+}
+
+func withChanges(current map[string][]byte, changes []Fragment) map[string][]byte {
+	next := make(map[string][]byte, len(current)+len(changes))
+	for k, v := range current {
+		next[k] = v
+	}
+	for _, c := range changes {
+		if c.Content == nil {
+			delete(next, c.File)
+		} else {
+			next[c.File] = c.Content
+		}
+	}
+	return next
+}
+
+func filesEqual(a, b Files) bool {
+	return bytes.Equal(a.SlurmConf, b.SlurmConf) && bytes.Equal(a.CgroupConf, b.CgroupConf) && bytes.Equal(a.GresConf, b.GresConf)
+}
+
+// missingFile is the status the read script gives a file that does not
+// exist, apart from every status base64 can return.
+const missingFile = 200
+
+// confFiles are the files assembled on the controller, by base name.
+var confFiles = []string{"slurm.conf", "cgroup.conf", "gres.conf"}
+
+// readStateScript reads every fragment, the three files, slurmctld's
+// version and whether it runs. Contents travel base64-encoded: the section
+// parser drops blank lines, and slurm.conf has them.
+func readStateScript() string {
+	var b strings.Builder
+	b.WriteString(transport.ScriptEnv + transport.SectionFuncs)
+	fmt.Fprintf(&b, "for f in %s/*.conf; do\n\t[ -e \"$f\" ] || continue\n\tsec \"fragment ${f##*/}\"; base64 -w0 -- \"$f\"; end $?\ndone\n", FragmentDir)
+	for _, f := range confFiles {
+		p := transport.Quote(ConfDir + "/" + f)
+		fmt.Fprintf(&b, "sec 'file %s'\nif [ -e %s ]; then base64 -w0 -- %s; end $?; else end %d; fi\n", f, p, p, missingFile)
+	}
+	b.WriteString("sec version\nif command -v slurmctld >/dev/null; then slurmctld -V; end $?; else end 127; fi\n")
+	b.WriteString("sec active\nsystemctl is-active --quiet slurmctld; end $?\n")
+	return b.String()
+}
+
+func readState(ctx context.Context, ex Executor) (state, error) {
+	res, err := ex.Sudo(ctx, readStateScript(), nil)
+	if err != nil {
+		return state{}, fmt.Errorf("read the slurm configuration: %w", err)
+	}
+	sections, err := transport.ParseSections(res.Stdout)
+	if err != nil {
+		return state{}, fmt.Errorf("read the slurm configuration: %w", err)
+	}
+	st := state{fragments: map[string][]byte{}}
+	for key, sec := range sections {
+		name, ok := strings.CutPrefix(key, "fragment ")
+		if !ok {
+			continue
+		}
+		if st.fragments[name], err = decodeSection(key, sec); err != nil {
+			return state{}, err
+		}
+	}
+	contents := make([][]byte, len(confFiles))
+	for i, f := range confFiles {
+		sec, ok := sections["file "+f]
+		if !ok {
+			return state{}, fmt.Errorf("read the slurm configuration: no answer for %s", f)
+		}
+		if sec.Status == missingFile {
+			continue
+		}
+		if contents[i], err = decodeSection(f, sec); err != nil {
+			return state{}, err
+		}
+	}
+	st.files = Files{SlurmConf: contents[0], CgroupConf: contents[1], GresConf: contents[2]}
+	if v := sections["version"]; v.Status == 0 {
+		if st.version, err = ParseVersion(strings.Join(v.Lines, "\n")); err != nil {
+			return state{}, fmt.Errorf("slurmctld -V: %w", err)
+		}
+	}
+	st.active = sections["active"].Status == 0 && len(sections["active"].Lines) == 0
+	return st, nil
+}
+
+func decodeSection(what string, sec transport.Section) ([]byte, error) {
+	if sec.Status != 0 {
+		return nil, fmt.Errorf("read %s: base64 exited with status %d", what, sec.Status)
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.Join(sec.Lines, ""))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	return b, nil
+}
+
+// writeFragments makes FragmentDir hold next, given it held current.
+func writeFragments(ctx context.Context, h ControllerHost, current, next map[string][]byte) error {
+	if sameFragments(current, next) {
+		return nil
+	}
+	var remove []string
+	for name := range current {
+		if _, ok := next[name]; !ok {
+			remove = append(remove, transport.Quote(FragmentDir+"/"+name))
+		}
+	}
+	script := transport.ScriptEnv + "mkdir -p -m 0755 -- " + transport.Quote(FragmentDir)
+	if len(remove) > 0 {
+		script += " && rm -f -- " + strings.Join(remove, " ")
+	}
+	if _, err := h.Sudo(ctx, script, nil); err != nil {
+		return fmt.Errorf("update %s: %w", FragmentDir, err)
+	}
+	for name, content := range next {
+		if old, ok := current[name]; ok && bytes.Equal(old, content) {
+			continue
+		}
+		if _, err := h.WriteFile(ctx, configFile(FragmentDir+"/"+name, content)); err != nil {
+			return fmt.Errorf("write fragment: %w", err)
+		}
+	}
+	return nil
+}
+
+func sameFragments(a, b map[string][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, content := range a {
+		if other, ok := b[name]; !ok || !bytes.Equal(content, other) {
+			return false
+		}
+	}
+	return true
+}
+
+// configFile is a file slurmctld and every user must be able to read;
+// slurm.conf(5) asks for world-readable files.
+func configFile(path string, content []byte) transport.File {
+	return transport.File{Path: path, Content: content, Owner: "root", Group: "root", Mode: 0o644}
+}
+
+// writeFiles writes the three files, or removes one whose content is nil
+// (a rollback to a controller that had none).
+func writeFiles(ctx context.Context, h ControllerHost, f Files) error {
+	contents := [][]byte{f.SlurmConf, f.CgroupConf, f.GresConf}
+	for i, name := range confFiles {
+		p := ConfDir + "/" + name
+		if contents[i] == nil {
+			if _, err := h.Sudo(ctx, transport.ScriptEnv+"rm -f -- "+transport.Quote(p), nil); err != nil {
+				return fmt.Errorf("remove %s: %w", p, err)
+			}
+			continue
+		}
+		if _, err := h.WriteFile(ctx, configFile(p, contents[i])); err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// activate writes everything and brings slurmctld onto the new files the
+// way the class of change needs.
+func activate(ctx context.Context, h ControllerHost, st state, next map[string][]byte, files Files, class ChangeClass) error {
+	if class == OrderedRestart && st.active {
+		// The node set changes: slurmctld must not run while the file
+		// lists other nodes than its state.
+		if _, err := h.Sudo(ctx, transport.ScriptEnv+"systemctl stop slurmctld", nil); err != nil {
+			return fmt.Errorf("stop slurmctld: %w", err)
+		}
+	}
+	if err := writeFragments(ctx, h, st.fragments, next); err != nil {
+		return err
+	}
+	if err := writeFiles(ctx, h, files); err != nil {
+		return err
+	}
+	var command string
+	switch {
+	case !st.active:
+		command = "systemctl enable --quiet slurmctld && systemctl restart slurmctld"
+	case class == Reconfigure:
+		command = "scontrol reconfigure"
+	case class == OrderedRestart:
+		command = "systemctl start slurmctld"
+	default:
+		command = "systemctl restart slurmctld"
+	}
+	if _, err := h.Sudo(ctx, transport.ScriptEnv+command, nil); err != nil {
+		return fmt.Errorf("%s: %w", command, err)
+	}
+	return WaitController(ctx, h)
+}
+
+// rollback restores the files slurmctld ran with, restarts it if it ran,
+// and reports cause together with the daemon's own log lines.
+func rollback(ctx context.Context, h ControllerHost, st state, next map[string][]byte, c *ControllerSettings, cause error) error {
+	logs := controllerLog(ctx, h, c)
+	restore := writeFragments(ctx, h, next, st.fragments)
+	if restore == nil {
+		restore = writeFiles(ctx, h, st.files)
+	}
+	if restore == nil && st.active {
+		if _, err := h.Sudo(ctx, transport.ScriptEnv+"systemctl restart slurmctld", nil); err != nil {
+			restore = fmt.Errorf("restart slurmctld: %w", err)
+		} else {
+			restore = WaitController(ctx, h)
+		}
+	}
+	outcome := "the previous files were restored"
+	if st.active {
+		outcome += " and slurmctld runs with them again"
+	}
+	if restore != nil {
+		outcome = fmt.Sprintf("restoring the previous files failed too: %v", restore)
+	}
+	return fmt.Errorf("slurmctld did not come back with the new configuration (%s): %w\nslurmctld's log:\n%s", outcome, cause, logs)
+}
+
+// controllerLog is slurmctld's last log lines: the journal, and its log
+// file when slurm.conf names one.
+func controllerLog(ctx context.Context, ex Executor, c *ControllerSettings) string {
+	script := transport.ScriptEnv + "journalctl -u slurmctld -n 30 --no-pager -o short-iso 2>&1\n"
+	if c != nil {
+		if file, ok := lookup(c.Extra, "SlurmctldLogFile"); ok {
+			script += "tail -n 30 -- " + transport.Quote(file) + " 2>&1\n"
+		}
+	}
+	res, err := ex.Sudo(ctx, script, nil)
+	text := strings.TrimSpace(string(res.Stdout))
+	if err != nil {
+		text += fmt.Sprintf("\n(reading the log failed: %v)", err)
+	}
+	return text
+}
+
+// ValidateSlurmConf has Slurm's own parser read content before it reaches
+// /etc/slurm: scontrol parses slurm.conf fully at start (the code slurmctld
+// uses) and stops on an unknown key or a malformed value. Slurm 24.11 has no
+// config-test option for slurmctld, and a trial slurmctld would bind the
+// controller's ports and read its state; what only the running daemon
+// checks is caught by the restart's rollback.
+func ValidateSlurmConf(ctx context.Context, ex Executor, content []byte) error {
+	script := transport.ScriptEnv + `command -v scontrol >/dev/null || { echo "scontrol not found: install slurm-client" >&2; exit 127; }
+d=$(mktemp -d) || exit 1
+trap 'rm -rf -- "$d"' EXIT
+cat > "$d/slurm.conf" || exit 1
+SLURM_CONF="$d/slurm.conf" scontrol show hostnames localhost >/dev/null
+`
+	if _, err := ex.Sudo(ctx, script, content); err != nil {
+		return fmt.Errorf("the new slurm.conf does not pass Slurm's parser, nothing was changed: %w", err)
+	}
+	return nil
+}
+
+// WaitController polls `scontrol ping` until the primary slurmctld
+// answers UP, with backoff, for at most PingTimeout.
+func WaitController(ctx context.Context, ex Executor) error {
+	return poll(ctx, PingTimeout, "wait for slurmctld", func(ctx context.Context) error {
+		res, err := ex.Sudo(ctx, transport.ScriptEnv+"scontrol ping", nil)
+		out := strings.TrimSpace(string(res.Stdout))
+		if err == nil && pingUp(out) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("scontrol ping: %w", err)
+		}
+		return fmt.Errorf("scontrol ping: %q: %w", out, errNotYet)
+	})
+}
+
+// pingUp reads "Slurmctld(primary) at login01 is UP".
+func pingUp(out string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "(primary)") && strings.HasSuffix(strings.TrimSpace(line), "is UP") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,259 @@
+package slurm
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
+)
+
+// sandbox is a controller in a temporary directory: the scripts run with
+// this machine's sh, /etc/slurm lives under root, and systemctl, scontrol,
+// slurmctld and journalctl are stubs that log their calls.
+type sandbox struct {
+	t      *testing.T
+	root   string
+	shell  transporttest.Shell
+	writes []string
+}
+
+const stubs = `#!/bin/sh
+echo "$(basename "$0") $*" >> "$SANDBOX/calls"
+case "$(basename "$0") $1" in
+"slurmctld -V") echo "slurm-wlm 24.11.5" ;;
+"systemctl is-active") [ -e "$SANDBOX/active" ] ;;
+"systemctl restart"|"systemctl start") [ -e "$SANDBOX/broken" ] && grep -q Broken "$SANDBOX/etc/slurm/slurm.conf" && exit 1; touch "$SANDBOX/active" ;;
+"systemctl stop") rm -f "$SANDBOX/active" ;;
+"scontrol ping") [ -e "$SANDBOX/active" ] && echo "Slurmctld(primary) at login01 is UP" || { echo "Slurmctld(primary) at login01 is DOWN"; exit 1; } ;;
+"scontrol show") grep -q '=invalid' "$SLURM_CONF" && { echo "scontrol: fatal: Invalid SlurmctldDebug invalid" >&2; exit 1; }; exit 0 ;;
+"journalctl -u") echo "slurmctld: fatal: the stub refuses this config" ;;
+esac
+`
+
+func newSandbox(t *testing.T, active bool) *sandbox {
+	root := t.TempDir()
+	bin := filepath.Join(root, "bin")
+	for _, dir := range []string{bin, filepath.Join(root, "etc/slurm")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"systemctl", "scontrol", "slurmctld", "journalctl"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(stubs), 0o755); err != nil { //nolint:gosec // G306: the stubs must be executable.
+			t.Fatal(err)
+		}
+	}
+	if active {
+		touch(t, filepath.Join(root, "active"))
+	}
+	env := "export SANDBOX=" + root + " LC_ALL=C PATH=" + bin + ":/usr/bin:/bin\n"
+	return &sandbox{t: t, root: root, shell: transporttest.Shell{Rewrite: func(script string) string {
+		script = strings.ReplaceAll(script, transport.ScriptEnv, "")
+		return env + strings.ReplaceAll(script, "/etc/slurm", root+"/etc/slurm")
+	}}}
+}
+
+func touch(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s *sandbox) Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error) {
+	return s.shell.Sudo(ctx, script, stdin)
+}
+
+func (s *sandbox) WriteFile(_ context.Context, f transport.File) (bool, error) {
+	s.writes = append(s.writes, f.Path)
+	return true, os.WriteFile(s.root+f.Path, f.Content, 0o600)
+}
+
+func (s *sandbox) Lock(context.Context) (func(), error) { return func() {}, nil }
+
+func (s *sandbox) read(path string) string {
+	b, err := os.ReadFile(s.root + path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return string(b)
+}
+
+// calls are the stub commands run since the last call, minus the reads.
+func (s *sandbox) calls() []string {
+	b, _ := os.ReadFile(filepath.Join(s.root, "calls"))
+	_ = os.Remove(filepath.Join(s.root, "calls"))
+	var out []string
+	for _, c := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if c != "" && c != "slurmctld -V" && c != "systemctl is-active --quiet slurmctld" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func guideFragments(t *testing.T) []Fragment {
+	c, nodes, parts := guideExample()
+	var out []Fragment
+	add := func(f Fragment, err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	add(ControllerFragment(c))
+	for _, n := range nodes {
+		add(NodeFragment(n))
+	}
+	add(PartitionFragment(parts[0]))
+	return out
+}
+
+func TestApplyLifecycle(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, false)
+	frags := guideFragments(t)
+
+	// Nodes and partition before the controller: only fragments are kept.
+	out, err := Apply(ctx, s, frags[1:]...)
+	if err != nil || out.Class != NoChange {
+		t.Fatalf("before the controller: %v %v", out.Class, err)
+	}
+	if _, err := os.Stat(s.root + "/etc/slurm/slurm.conf"); !os.IsNotExist(err) {
+		t.Fatalf("slurm.conf written without a controller: %v", err)
+	}
+	s.calls()
+
+	// The controller arrives: the guide's files, validated, slurmctld started.
+	out, err = Apply(ctx, s, frags[0])
+	if err != nil || out.Class != RestartController {
+		t.Fatalf("first apply: %v %v", out.Class, err)
+	}
+	if got := s.read("/etc/slurm/slurm.conf"); got != golden(t, "guide-slurm.conf") {
+		t.Errorf("slurm.conf:\n%s", got)
+	}
+	want := []string{"scontrol show hostnames localhost", "systemctl enable --quiet slurmctld", "systemctl restart slurmctld", "scontrol ping"}
+	if got := s.calls(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("calls %q, want %q", got, want)
+	}
+
+	// The same again touches nothing.
+	s.writes = nil
+	out, err = Apply(ctx, s, frags...)
+	if err != nil || out.Class != NoChange || len(s.writes) > 0 || len(s.calls()) > 0 {
+		t.Errorf("no-op: %v %v, wrote %v", out.Class, err, s.writes)
+	}
+
+	// A partition change is a reconfigure.
+	_, _, parts := guideExample()
+	parts[0].MaxTime = "1-00:00:00"
+	p, _ := PartitionFragment(parts[0])
+	out, err = Apply(ctx, s, p)
+	if err != nil || out.Class != Reconfigure {
+		t.Fatalf("partition: %v %v", out.Class, err)
+	}
+	if got := s.calls(); strings.Join(got, "|") != "scontrol show hostnames localhost|scontrol reconfigure|scontrol ping" {
+		t.Errorf("calls %q", got)
+	}
+
+	// Removing a node is an ordered restart: stop, write, start.
+	out, err = Apply(ctx, s, RemoveFragment(NodeFile("gpu03")), mustPartition(t, "gpu01", "gpu02"))
+	if err != nil || out.Class != OrderedRestart || strings.Join(out.RestartNodes, ",") != "gpu01,gpu02" {
+		t.Fatalf("node removed: %+v %v", out, err)
+	}
+	if got := s.calls(); strings.Join(got, "|") != "scontrol show hostnames localhost|systemctl stop slurmctld|systemctl start slurmctld|scontrol ping" {
+		t.Errorf("calls %q", got)
+	}
+	if _, err := os.Stat(s.root + FragmentDir + "/node-gpu03.conf"); !os.IsNotExist(err) {
+		t.Errorf("gpu03's fragment is still there: %v", err)
+	}
+	if !strings.Contains(s.read("/etc/slurm/slurm.conf"), "NodeName=gpu[01-02] ") {
+		t.Errorf("slurm.conf:\n%s", s.read("/etc/slurm/slurm.conf"))
+	}
+}
+
+func mustPartition(t *testing.T, nodes ...string) Fragment {
+	_, _, parts := guideExample()
+	parts[0].Nodes = nodes
+	f, err := PartitionFragment(parts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestApplyRefusals(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, true)
+	if _, err := Apply(ctx, s, guideFragments(t)...); err != nil {
+		t.Fatal(err)
+	}
+	before := s.read("/etc/slurm/slurm.conf")
+	s.calls()
+	c := DefaultControllerSettings("login01")
+	tests := []struct {
+		name  string
+		extra map[string]string
+		want  string
+	}{
+		{"P2", map[string]string{"AccountingStorageTRES": "gres/gpu"}, "slurmdbd is required"},
+		{"unknown to 24.11", map[string]string{"TLSType": "tls/s2n"}, "added in Slurm 25.05"},
+		{"parser", map[string]string{"SlurmctldDebug": "invalid"}, "does not pass Slurm's parser, nothing was changed: local: command exited with status 1: scontrol: fatal: Invalid SlurmctldDebug"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c.Extra = tt.extra
+			f, err := ControllerFragment(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Apply(ctx, s, f)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+			if s.read("/etc/slurm/slurm.conf") != before {
+				t.Error("slurm.conf changed")
+			}
+			for _, call := range s.calls() {
+				if !strings.HasPrefix(call, "scontrol show") {
+					t.Errorf("daemon touched: %s", call)
+				}
+			}
+		})
+	}
+	if _, err := Apply(ctx, s, Fragment{File: "../x.conf", Content: []byte("kind=node\n")}); err == nil {
+		t.Error("a fragment name outside the pattern was accepted")
+	}
+}
+
+func TestApplyRollback(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, true)
+	if _, err := Apply(ctx, s, guideFragments(t)...); err != nil {
+		t.Fatal(err)
+	}
+	before := s.read("/etc/slurm/slurm.conf")
+	controllerBefore := s.read(FragmentDir + "/controller.conf")
+	s.calls()
+	// The stub's slurmctld does not start with a ClusterName containing
+	// "Broken", which its parser check accepts: the restart fails.
+	touch(t, filepath.Join(s.root, "broken"))
+	c := DefaultControllerSettings("login01")
+	c.ClusterName = "Broken"
+	f, _ := ControllerFragment(c)
+	_, err := Apply(ctx, s, f)
+	if err == nil || !strings.Contains(err.Error(), "the stub refuses this config") || !strings.Contains(err.Error(), "previous files were restored") {
+		t.Fatalf("err = %v", err)
+	}
+	if s.read("/etc/slurm/slurm.conf") != before || s.read(FragmentDir+"/controller.conf") != controllerBefore {
+		t.Error("the previous files were not restored")
+	}
+	want := "scontrol show hostnames localhost|systemctl restart slurmctld|journalctl -u slurmctld -n 30 --no-pager -o short-iso|systemctl restart slurmctld|scontrol ping"
+	if got := strings.Join(s.calls(), "|"); got != want {
+		t.Errorf("calls %q\nwant  %q", got, want)
+	}
+}
