@@ -9,6 +9,10 @@
 //	gpucluster-lab hosts                print the host names, one per line
 //	gpucluster-lab tfvars               print the lab's settings as a Terraform -var-file (JSON)
 //	gpucluster-lab down                 stop the lab and remove everything it created
+//
+// GPUCLUSTER_LAB_INSTANCE=NAME selects a second lab that runs beside the
+// default one (netns gpucluster-lab-NAME, descriptor
+// /run/gpucluster-lab-NAME/lab.json); GPUCLUSTER_LAB overrides the descriptor path.
 package main
 
 import (
@@ -35,6 +39,10 @@ const usage = `usage:
   gpucluster-lab hosts
   gpucluster-lab tfvars
   gpucluster-lab down
+
+environment:
+  GPUCLUSTER_LAB_INSTANCE=NAME  run a separate lab beside the default one
+  GPUCLUSTER_LAB=PATH           descriptor path (default /run/gpucluster-lab[-NAME]/lab.json)
 `
 
 func main() {
@@ -78,18 +86,33 @@ func dispatch(ctx context.Context, command string, args []string) error {
 	case "tfvars":
 		return tfvars()
 	case "down":
-		return lab.Down(descriptorPath(), os.Stdout)
+		inst, path, err := selected()
+		if err != nil {
+			return err
+		}
+		return lab.Down(inst, path, os.Stdout)
 	default:
 		fmt.Fprint(os.Stderr, usage)
 		return fmt.Errorf("unknown command %q", command)
 	}
 }
 
-func descriptorPath() string {
-	if p := os.Getenv(lab.EnvDescriptor); p != "" {
-		return p
+// selected returns the lab instance and descriptor path the environment selects.
+func selected() (lab.Instance, string, error) {
+	inst, err := lab.InstanceFromEnv()
+	if err != nil {
+		return inst, "", err
 	}
-	return lab.DefaultDescriptorPath
+	path, err := lab.DescriptorPath()
+	return inst, path, err
+}
+
+func loadSelected() (*lab.Lab, error) {
+	path, err := lab.DescriptorPath()
+	if err != nil {
+		return nil, err
+	}
+	return lab.Load(path)
 }
 
 func deps(ctx context.Context, args []string) error {
@@ -122,7 +145,11 @@ func up(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	l, err := lab.Up(ctx, descriptorPath(), *gpus, os.Stdout)
+	inst, path, err := selected()
+	if err != nil {
+		return err
+	}
+	l, err := lab.Up(ctx, inst, path, *gpus, os.Stdout)
 	if err != nil {
 		return err
 	}
@@ -134,7 +161,11 @@ func add(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return errors.New("want exactly one host name, e.g. gpu03")
 	}
-	l, err := lab.Add(ctx, descriptorPath(), args[0], os.Stdout)
+	path, err := lab.DescriptorPath()
+	if err != nil {
+		return err
+	}
+	l, err := lab.Add(ctx, path, args[0], os.Stdout)
 	if err != nil {
 		return err
 	}
@@ -146,7 +177,7 @@ func execCmd(ctx context.Context, args []string) error {
 	if len(args) < 3 || args[1] != "--" {
 		return errors.New("usage: gpucluster-lab exec HOST -- COMMAND [ARGS]")
 	}
-	l, err := lab.Load(descriptorPath())
+	l, err := loadSelected()
 	if err != nil {
 		return err
 	}
@@ -161,11 +192,15 @@ func execCmd(ctx context.Context, args []string) error {
 }
 
 func status() error {
-	l, err := lab.Load(descriptorPath())
+	l, err := loadSelected()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("descriptor: %s\n", descriptorPath())
+	path, err := lab.DescriptorPath()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("descriptor: %s\n", path)
 	printHosts(l)
 	return nil
 }
@@ -178,7 +213,7 @@ func printHosts(l *lab.Lab) {
 }
 
 func hosts() error {
-	l, err := lab.Load(descriptorPath())
+	l, err := loadSelected()
 	if err != nil {
 		return err
 	}
@@ -191,7 +226,7 @@ func hosts() error {
 // tfvars prints JSON rather than shell assignments so that no value ever passes through
 // shell quoting; it holds the sudo password, so callers write it with umask 077.
 func tfvars() error {
-	l, err := lab.Load(descriptorPath())
+	l, err := loadSelected()
 	if err != nil {
 		return err
 	}

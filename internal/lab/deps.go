@@ -22,6 +22,7 @@ var dependencies = []dependency{
 	{"chroot", "coreutils"},
 	{"ssh-keygen", "openssh-client"},
 	{"ssh", "openssh-client"},
+	{"dpkg-scanpackages", "dpkg-dev"},
 }
 
 // MissingPackages lists the Debian packages whose commands are not on PATH.

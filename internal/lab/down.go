@@ -18,19 +18,30 @@ const sigRTMin3 = syscall.Signal(34 + 3)
 const stopTimeout = 30 * time.Second
 
 // Down stops the lab described at path and removes everything it created.
-// Without a descriptor it only removes a leftover network namespace, since
-// processes are started only after the descriptor has been written.
-func Down(path string, log io.Writer) error {
+// Without a descriptor it only removes instance inst's leftover network
+// namespace, since processes are started only after the descriptor has been written.
+func Down(inst Instance, path string, log io.Writer) error {
 	l, err := Load(path)
 	if errors.Is(err, os.ErrNotExist) {
-		l = &Lab{KnownHostsPath: filepath.Join(filepath.Dir(path), knownHostsFile)}
+		l = &Lab{KnownHostsPath: filepath.Join(filepath.Dir(path), knownHostsFile), Netns: inst.Netns(), Instance: inst.Name()}
 	} else if err != nil {
 		return err
 	}
 	if err := l.teardown(log); err != nil {
 		return err
 	}
-	return removeDescriptor(path)
+	if err := removeDescriptor(path); err != nil {
+		return err
+	}
+	// Boot logs outlive a failed start for diagnosis; an orderly down leaves nothing.
+	inst = l.instance()
+	if err := os.RemoveAll(inst.logRoot()); err != nil {
+		return fmt.Errorf("remove boot logs: %w", err)
+	}
+	// Only when empty: the directories may hold files that are not the lab's.
+	_ = os.Remove(filepath.Dir(path))
+	_ = os.Remove(inst.stateRoot())
+	return nil
 }
 
 func removeDescriptor(path string) error {
@@ -54,16 +65,17 @@ func (l *Lab) teardown(log io.Writer) error {
 	for _, h := range l.Hosts {
 		errs = append(errs, removeHostState(h))
 	}
-	if netnsExists() {
-		if _, err := output(context.Background(), "ip", "netns", "delete", NetnsName); err != nil {
+	if netnsExists(l.Netns) {
+		if _, err := output(context.Background(), "ip", "netns", "delete", l.Netns); err != nil {
 			errs = append(errs, fmt.Errorf("delete lab netns: %w", err))
 		}
 	}
-	if err := os.RemoveAll(netnsEtcDir); err != nil {
-		errs = append(errs, fmt.Errorf("remove %s: %w", netnsEtcDir, err))
+	etcDir := l.instance().netnsEtcDir()
+	if err := os.RemoveAll(etcDir); err != nil {
+		errs = append(errs, fmt.Errorf("remove %s: %w", etcDir, err))
 	}
 	// /etc/netns may hold other namespaces' files; it goes only when empty.
-	_ = os.Remove(filepath.Dir(netnsEtcDir))
+	_ = os.Remove(filepath.Dir(etcDir))
 	if l.KnownHostsPath != "" {
 		if err := os.Remove(l.KnownHostsPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove known_hosts: %w", err))
@@ -112,13 +124,14 @@ func waitStopped(h Host) error {
 	return nil
 }
 
-// isLauncherOf checks the command line so that a recycled launcher PID is not waited for.
+// isLauncherOf checks the command line so that a recycled launcher PID is not
+// waited for. The directory, unlike the machine name, differs between instances.
 func isLauncherOf(h Host) bool {
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", h.LauncherPID))
 	if err != nil {
 		return false
 	}
-	return strings.Contains(string(cmdline), "--machine="+h.Name+"\x00")
+	return strings.Contains(string(cmdline), "--directory="+h.root()+"\x00")
 }
 
 func removeHostState(h Host) error {

@@ -23,18 +23,30 @@ const CacheRoot = "/var/cache/gpucluster-lab"
 //go:embed image/customize.sh
 var customizeScript string
 
+//go:embed image/fetch-repo.sh
+var fetchRepoScript string
+
 //go:embed image/nvidia-smi
 var nvidiaSMIStandIn []byte
 
 // recipeVersion changes whenever the Go side of the build changes in a way
 // that the hashed inputs below would not capture.
-const recipeVersion = "1"
+const recipeVersion = "2"
 
 var imagePackages = []string{
-	"systemd", "systemd-sysv", "dbus", "iproute2", "openssh-server", "munge",
-	"slurmd", "slurmctld", "slurm-client", "ufw", "sudo", "sudo-rs", "iptables",
-	"netcat-openbsd", "procps", "less", "passwd", "lsb-release", "util-linux",
+	"systemd", "systemd-sysv", "dbus", "iproute2", "openssh-server", "ufw", "sudo",
+	"sudo-rs", "iptables", "netcat-openbsd", "procps", "less", "passwd", "lsb-release",
+	"util-linux",
 }
+
+// repoPackages are not installed in the image: hosts start bare of MUNGE and
+// Slurm, and the provider installs them from the image's local apt
+// repository at RepoDir. slurm-wlm-nvml-plugin is not among them: trixie
+// ships it only in contrib, and lab hosts have no real GPUs for it anyway.
+var repoPackages = []string{"munge", "slurmd", "slurmctld", "slurm-client"}
+
+// RepoDir is the local apt repository inside every lab host (a `file:` source).
+const RepoDir = "/srv/lab-apt"
 
 const (
 	imageSuite  = "trixie"
@@ -64,7 +76,8 @@ func (i Image) adminPassword() (string, error) {
 // a hash of the recipe so a changed recipe never reuses a stale image.
 func CurrentImage() Image {
 	h := sha256.New()
-	for _, part := range []string{recipeVersion, imageSuite, imageMirror, strings.Join(imagePackages, ","), customizeScript} {
+	for _, part := range []string{recipeVersion, imageSuite, imageMirror, strings.Join(imagePackages, ","),
+		strings.Join(repoPackages, ","), RepoDir, fetchRepoScript, customizeScript} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
@@ -108,7 +121,10 @@ func buildInto(ctx context.Context, img Image, log io.Writer) error {
 		"--include="+strings.Join(imagePackages, ","), imageSuite, img.RootFS(), imageMirror); err != nil {
 		return err
 	}
-	if err := run(ctx, log, strings.NewReader(customizeScript), "chroot", img.RootFS(), "/bin/sh", "-s"); err != nil {
+	if err := buildRepo(ctx, img, log); err != nil {
+		return err
+	}
+	if err := run(ctx, log, strings.NewReader(customizeScript), "chroot", img.RootFS(), "/bin/sh", "-s", RepoDir); err != nil {
 		return fmt.Errorf("customize image: %w", err)
 	}
 	if err := run(ctx, log, nil, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "gpucluster-lab-admin", "-f", img.AdminKeyPath()); err != nil {
@@ -125,6 +141,35 @@ func buildInto(ctx context.Context, img Image, log io.Writer) error {
 		return fmt.Errorf("set admin password: %w", err)
 	}
 	return installAuthorizedKey(img)
+}
+
+// buildRepo downloads the repository's packages inside the image, which
+// still has the mirror, and indexes them with the machine's
+// dpkg-scanpackages, so that no indexing tool stays installed in the image.
+func buildRepo(ctx context.Context, img Image, log io.Writer) error {
+	logf(log, "downloading %s and their dependencies into %s\n", strings.Join(repoPackages, ", "), RepoDir)
+	args := append([]string{img.RootFS(), "/bin/sh", "-s", RepoDir}, repoPackages...)
+	if err := run(ctx, log, strings.NewReader(fetchRepoScript), "chroot", args...); err != nil {
+		return fmt.Errorf("fill local repository: %w", err)
+	}
+	var index bytes.Buffer
+	cmd := exec.CommandContext(ctx, "dpkg-scanpackages", "--multiversion", ".")
+	cmd.Dir = filepath.Join(img.RootFS(), RepoDir)
+	cmd.Stdout = &index
+	cmd.Stderr = log
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("index local repository: dpkg-scanpackages: %w", err)
+	}
+	root, err := os.OpenRoot(img.RootFS())
+	if err != nil {
+		return fmt.Errorf("open image root: %w", err)
+	}
+	defer func() { _ = root.Close() }() // a directory handle: nothing to flush
+	// apt reads the index as its unprivileged _apt user.
+	if err := root.WriteFile(filepath.Join(strings.TrimPrefix(RepoDir, "/"), "Packages"), index.Bytes(), 0o644); err != nil { //nolint:gosec // G306: see above.
+		return fmt.Errorf("write local repository index: %w", err)
+	}
+	return nil
 }
 
 func installAuthorizedKey(img Image) error {

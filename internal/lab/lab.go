@@ -23,7 +23,7 @@ import (
 // EnvDescriptor names the environment variable that points tests at the descriptor.
 const EnvDescriptor = "GPUCLUSTER_LAB"
 
-// DefaultDescriptorPath is where `gpucluster-lab up` writes the descriptor.
+// DefaultDescriptorPath is where `gpucluster-lab up` writes the default lab's descriptor.
 const DefaultDescriptorPath = "/run/gpucluster-lab/lab.json"
 
 // Roles of lab hosts.
@@ -43,8 +43,12 @@ type Lab struct {
 	Subnet         string
 	ClientAddress  string
 	Image          string
-	Hosts          []Host
+	// Instance is "" for the default lab (see EnvInstance).
+	Instance string `json:",omitempty"`
+	Hosts    []Host
 }
+
+func (l *Lab) instance() Instance { return Instance{name: l.Instance} }
 
 // Host is one lab container.
 type Host struct {
@@ -91,9 +95,9 @@ func Require(t testing.TB) *Lab {
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("lab test: set TF_ACC=1 and start the lab with `make lab-up` to run it")
 	}
-	path := os.Getenv(EnvDescriptor)
-	if path == "" {
-		path = DefaultDescriptorPath
+	path, err := DescriptorPath()
+	if err != nil {
+		t.Fatalf("TF_ACC is set but the lab is not available (%v)", err)
 	}
 	l, err := Load(path)
 	if err != nil {

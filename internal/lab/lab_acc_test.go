@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,91 @@ func TestLabHosts(t *testing.T) {
 				}
 				if got := strings.TrimSpace(out); got != c.want {
 					t.Errorf("%s = %q, want %q", c.script, got, c.want)
+				}
+			}
+		})
+	}
+}
+
+// The packages the provider installs: every host starts without them and
+// finds them in the image's local repository.
+var repoPackages = []string{"munge", "slurmd", "slurmctld", "slurm-client"}
+
+// Hosts start bare because the image is bare; the image is what every run
+// of the lab starts from, while a running host may already carry what
+// earlier tests installed.
+func TestLabImageHasNoSlurmOrMunge(t *testing.T) {
+	l := lab.Require(t)
+	admindir := filepath.Join(lab.CacheRoot, l.Image, "rootfs", "var", "lib", "dpkg")
+	for _, pkg := range repoPackages {
+		out, err := runCommand(exec.Command("dpkg-query", "--admindir="+admindir, "-W", "-f=${db:Status-Status}", pkg), "")
+		if err == nil && out == "installed" {
+			t.Errorf("image %s has %s installed; hosts must start bare", l.Image, pkg)
+		}
+	}
+	// The database itself must be readable, or the loop above proves nothing.
+	if out, err := runCommand(exec.Command("dpkg-query", "--admindir="+admindir, "-W", "-f=${db:Status-Status}", "openssh-server"), ""); err != nil || out != "installed" {
+		t.Fatalf("image %s: openssh-server status %q, %v", l.Image, out, err)
+	}
+}
+
+// A host nobody has installed MUNGE or Slurm on yet has none of their
+// commands and boots without a failed unit.
+func TestLabBareHosts(t *testing.T) {
+	l := lab.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	bare := 0
+	for _, h := range l.Hosts {
+		installed, _, err := l.Exec(ctx, h.Name, "dpkg-query -W -f='${db:Status-Status} ${Package}\\n' "+strings.Join(repoPackages, " ")+" 2>/dev/null | grep '^installed ' || true")
+		if err != nil {
+			t.Fatalf("%s: %v", h.Name, err)
+		}
+		if installed != "" {
+			t.Logf("%s is not bare any more (earlier tests installed packages):\n%s", h.Name, installed)
+			continue
+		}
+		bare++
+		out, _, err := l.Exec(ctx, h.Name, "for c in munged mungekey slurmd slurmctld sinfo; do command -v $c || true; done; systemctl is-system-running || true; systemctl --failed --no-legend --plain")
+		if err != nil {
+			t.Fatalf("%s: %v", h.Name, err)
+		}
+		if strings.TrimSpace(out) != "running" {
+			t.Errorf("%s, bare, should have no MUNGE or Slurm commands and be running without failed units:\n%s", h.Name, out)
+		}
+	}
+	if bare == 0 {
+		t.Log("no host is bare any more; TestLabImageHasNoSlurmOrMunge still covers the start state")
+	}
+}
+
+// Lab hosts have no network: the image's local repository is their only
+// apt source, and it resolves every package with all its dependencies,
+// with and without recommends (simulated, so the host stays as it is).
+func TestLabLocalRepository(t *testing.T) {
+	l := lab.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, h := range l.Hosts {
+		t.Run(h.Name, func(t *testing.T) {
+			out, _, err := l.Exec(ctx, h.Name, "cat /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | grep -E '^(deb|URIs:)'")
+			if err != nil || strings.TrimSpace(out) != "URIs: file:"+lab.RepoDir {
+				t.Errorf("apt sources = %q, %v; want only file:%s", out, err, lab.RepoDir)
+			}
+			for _, pkg := range repoPackages {
+				out, _, err := l.Exec(ctx, h.Name, "apt-cache policy "+pkg)
+				if err != nil {
+					t.Fatalf("apt-cache policy %s: %v", pkg, err)
+				}
+				if strings.Contains(out, "Candidate: (none)") || !strings.Contains(out, "Candidate: ") ||
+					!strings.Contains(out, " file:"+lab.RepoDir+" ./ Packages") {
+					t.Errorf("apt-cache policy %s: no candidate from file:%s:\n%s", pkg, lab.RepoDir, out)
+				}
+			}
+			for _, opts := range []string{"", "--no-install-recommends"} {
+				script := "apt-get install -s -y " + opts + " " + strings.Join(repoPackages, " ")
+				if _, _, err := l.Exec(ctx, h.Name, script); err != nil {
+					t.Errorf("%s: %v", script, err)
 				}
 			}
 		})

@@ -19,7 +19,8 @@ import (
 )
 
 const (
-	// StateRoot holds each host's overlay and boot log while the lab runs.
+	// StateRoot holds each host's overlay while the default lab runs; other
+	// instances use StateRoot-<instance>, and likewise for LogRoot.
 	StateRoot      = "/var/lib/gpucluster-lab"
 	LogRoot        = "/var/log/gpucluster-lab"
 	knownHostsFile = "known_hosts"
@@ -27,10 +28,10 @@ const (
 	pollInterval   = 200 * time.Millisecond
 )
 
-// Up starts a lab with login01 and gpuServers GPU servers and writes the
-// descriptor to path, known_hosts next to it. It refuses to start a second
-// lab: run Down first.
-func Up(ctx context.Context, path string, gpuServers int, log io.Writer) (*Lab, error) {
+// Up starts lab instance inst with login01 and gpuServers GPU servers and
+// writes the descriptor to path, known_hosts next to it. It refuses to start
+// the same instance twice: run Down first.
+func Up(ctx context.Context, inst Instance, path string, gpuServers int, log io.Writer) (*Lab, error) {
 	planned, err := Plan(gpuServers)
 	if err != nil {
 		return nil, err
@@ -41,8 +42,8 @@ func Up(ctx context.Context, path string, gpuServers int, log io.Writer) (*Lab, 
 	if _, err := os.Stat(path); err == nil {
 		return nil, fmt.Errorf("a lab is already up (%s): run `gpucluster-lab down` first", path)
 	}
-	if netnsExists() {
-		return nil, fmt.Errorf("network namespace %s exists without a descriptor (leftover of a failed run): run `gpucluster-lab down`", NetnsName)
+	if netnsExists(inst.Netns()) {
+		return nil, fmt.Errorf("network namespace %s exists without a descriptor (leftover of a failed run): run `gpucluster-lab down`", inst.Netns())
 	}
 	img := CurrentImage()
 	if !img.Built() {
@@ -57,16 +58,17 @@ func Up(ctx context.Context, path string, gpuServers int, log io.Writer) (*Lab, 
 		AdminKeyPath:   img.AdminKeyPath(),
 		AdminPassword:  password,
 		KnownHostsPath: filepath.Join(filepath.Dir(path), knownHostsFile),
-		Netns:          NetnsName,
-		Bridge:         BridgeName,
+		Netns:          inst.Netns(),
+		Bridge:         inst.Bridge(),
 		Subnet:         Subnet,
 		ClientAddress:  ClientAddress,
 		Image:          img.Name,
+		Instance:       inst.Name(),
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("create descriptor directory: %w", err)
 	}
-	if err := createNetwork(ctx); err != nil {
+	if err := createNetwork(ctx, l.Netns, l.Bridge); err != nil {
 		return nil, errors.Join(err, l.teardown(log))
 	}
 	if err := l.startHosts(ctx, path, img, planned, planned, log); err != nil {
@@ -120,14 +122,14 @@ func (l *Lab) planned() []PlannedHost {
 func (l *Lab) startHosts(ctx context.Context, descriptor string, img Image, all, start []PlannedHost, log io.Writer) error {
 	began := time.Now()
 	for _, p := range start {
-		h, err := prepareHost(img, p, all)
+		h, err := prepareHost(l.instance(), img, p, all)
 		l.Hosts = append(l.Hosts, h)
 		if err != nil {
 			return err
 		}
 	}
 	for i := len(l.Hosts) - len(start); i < len(l.Hosts); i++ {
-		if err := launch(&l.Hosts[i]); err != nil {
+		if err := l.launch(&l.Hosts[i]); err != nil {
 			return err
 		}
 	}
@@ -135,7 +137,7 @@ func (l *Lab) startHosts(ctx context.Context, descriptor string, img Image, all,
 		return err
 	}
 	for i := len(l.Hosts) - len(start); i < len(l.Hosts); i++ {
-		pid, err := waitForInit(ctx, l.Hosts[i])
+		pid, err := l.waitForInit(ctx, l.Hosts[i])
 		if err != nil {
 			return err
 		}
@@ -152,20 +154,20 @@ func (l *Lab) startHosts(ctx context.Context, descriptor string, img Image, all,
 	if err := l.writeKnownHosts(); err != nil {
 		return err
 	}
-	if err := writeNetnsHosts(all); err != nil {
+	if err := writeNetnsHosts(l.instance(), all); err != nil {
 		return err
 	}
 	logf(log, "%d host(s) up in %.1fs\n", len(start), time.Since(began).Seconds())
 	return nil
 }
 
-func createNetwork(ctx context.Context) error {
+func createNetwork(ctx context.Context, netns, bridge string) error {
 	steps := [][]string{
-		{"netns", "add", NetnsName},
-		{"-n", NetnsName, "link", "set", "lo", "up"},
-		{"-n", NetnsName, "link", "add", BridgeName, "type", "bridge"},
-		{"-n", NetnsName, "addr", "add", ClientAddress + "/24", "dev", BridgeName},
-		{"-n", NetnsName, "link", "set", BridgeName, "up"},
+		{"netns", "add", netns},
+		{"-n", netns, "link", "set", "lo", "up"},
+		{"-n", netns, "link", "add", bridge, "type", "bridge"},
+		{"-n", netns, "addr", "add", ClientAddress + "/24", "dev", bridge},
+		{"-n", netns, "link", "set", bridge, "up"},
 	}
 	for _, args := range steps {
 		if _, err := output(ctx, "ip", args...); err != nil {
@@ -175,15 +177,15 @@ func createNetwork(ctx context.Context) error {
 	return nil
 }
 
-func netnsExists() bool {
-	_, err := os.Stat(filepath.Join("/run/netns", NetnsName))
+func netnsExists(netns string) bool {
+	_, err := os.Stat(filepath.Join("/run/netns", netns))
 	return err == nil
 }
 
 // prepareHost mounts the host's overlay and writes everything host-specific
 // into it before boot. The returned Host is valid even on error, for cleanup.
-func prepareHost(img Image, p PlannedHost, all []PlannedHost) (Host, error) {
-	h := Host{Name: p.Name, Address: p.Address, Role: p.Role, Dir: filepath.Join(StateRoot, p.Name)}
+func prepareHost(inst Instance, img Image, p PlannedHost, all []PlannedHost) (Host, error) {
+	h := Host{Name: p.Name, Address: p.Address, Role: p.Role, Dir: filepath.Join(inst.stateRoot(), p.Name)}
 	for _, sub := range []string{"upper", "work", "root"} {
 		// upper becomes the container's "/", which its users must be able to enter.
 		if err := os.MkdirAll(filepath.Join(h.Dir, sub), 0o755); err != nil { //nolint:gosec // G301: see above.
@@ -235,15 +237,13 @@ func fakeGPUDevices() string {
 func (h Host) root() string { return filepath.Join(h.Dir, "root") }
 
 // logPath is outside Dir so that a failed start's log survives the cleanup.
-func (h Host) logPath() string { return bootLogPath(h.Name) }
-
-func bootLogPath(host string) string { return filepath.Join(LogRoot, host+".log") }
+func (l *Lab) logPath(host string) string { return l.instance().bootLogPath(host) }
 
 // launch starts systemd-nspawn for h inside the lab netns, detached, from a
 // cgroup of its own. The shell joins the cgroups before exec so that nspawn
 // never runs in the shared parent cgroup.
-func launch(h *Host) error {
-	dirs, err := cgroupDirsFor("lab-" + h.Name)
+func (l *Lab) launch(h *Host) error {
+	dirs, err := cgroupDirsFor(l.instance().cgroupLeaf(h.Name))
 	if err != nil {
 		return err
 	}
@@ -257,10 +257,10 @@ func launch(h *Host) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(LogRoot, 0o750); err != nil {
+	if err := os.MkdirAll(l.instance().logRoot(), 0o750); err != nil {
 		return fmt.Errorf("create log directory: %w", err)
 	}
-	logFile, err := os.OpenFile(h.logPath(), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	logFile, err := os.OpenFile(l.logPath(h.Name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("open boot log of %s: %w", h.Name, err)
 	}
@@ -271,9 +271,9 @@ func launch(h *Host) error {
 	// nsenter rather than `ip netns exec`: the latter remounts /sys, which hides
 	// /sys/fs/cgroup from systemd-nspawn ("Failed to determine whether the
 	// unified cgroups hierarchy is used").
-	args = append(args, "--", "nsenter", "--net="+filepath.Join("/run/netns", NetnsName), "systemd-nspawn",
+	args = append(args, "--", "nsenter", "--net="+filepath.Join("/run/netns", l.Netns), "systemd-nspawn",
 		"--boot", "--directory="+h.root(), "--machine="+h.Name, "--register=no", "--keep-unit",
-		"--uuid="+uuid, "--network-bridge="+BridgeName, "--resolv-conf=off", "--timezone=off",
+		"--uuid="+uuid, "--network-bridge="+l.Bridge, "--resolv-conf=off", "--timezone=off",
 		"--console=read-only")
 	cmd := exec.Command("/bin/sh", args...)
 	cmd.Stdout = logFile
@@ -299,7 +299,7 @@ func randomUUID() (string, error) {
 }
 
 // waitForInit finds the container's PID 1: a descendant of the launcher that is PID 1 in its own namespace.
-func waitForInit(ctx context.Context, h Host) (int, error) {
+func (l *Lab) waitForInit(ctx context.Context, h Host) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
@@ -307,7 +307,7 @@ func waitForInit(ctx context.Context, h Host) (int, error) {
 			return pid, nil
 		}
 		if !processAlive(h.LauncherPID) {
-			return 0, fmt.Errorf("systemd-nspawn for %s exited during start, see %s", h.Name, h.logPath())
+			return 0, fmt.Errorf("systemd-nspawn for %s exited during start, see %s", h.Name, l.logPath(h.Name))
 		}
 		select {
 		case <-ctx.Done():
@@ -387,7 +387,7 @@ func (l *Lab) waitReady(ctx context.Context, p PlannedHost) error {
 	for {
 		state = l.systemState(ctx, p.Name)
 		if state == "running" || state == "degraded" {
-			if err := sshAnswers(p.Address); err == nil {
+			if err := sshAnswers(l.Netns, p.Address); err == nil {
 				return nil
 			}
 		}
@@ -400,7 +400,7 @@ func (l *Lab) waitReady(ctx context.Context, p PlannedHost) error {
 		case <-time.After(pollInterval):
 		}
 	}
-	return fmt.Errorf("%s failed to boot (system state %q), see %s", p.Name, state, bootLogPath(p.Name))
+	return fmt.Errorf("%s failed to boot (system state %q), see %s", p.Name, state, l.logPath(p.Name))
 }
 
 func (l *Lab) systemState(ctx context.Context, host string) string {
@@ -412,17 +412,17 @@ func (l *Lab) systemState(ctx context.Context, host string) string {
 // sshAnswers dials port 22 from inside the lab netns and expects an SSH banner.
 // The dial runs on a dedicated OS thread moved into the netns; Go never
 // reuses a thread that stays locked when its goroutine ends.
-func sshAnswers(address string) error {
+func sshAnswers(netns, address string) error {
 	result := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		result <- dialSSHInNetns(address)
+		result <- dialSSHInNetns(netns, address)
 	}()
 	return <-result
 }
 
-func dialSSHInNetns(address string) error {
-	ns, err := os.Open(filepath.Join("/run/netns", NetnsName))
+func dialSSHInNetns(netns, address string) error {
+	ns, err := os.Open(filepath.Join("/run/netns", netns)) //nolint:gosec // G304: the lab's own netns, named from a validated instance.
 	if err != nil {
 		return fmt.Errorf("open lab netns: %w", err)
 	}
@@ -472,14 +472,11 @@ func (l *Lab) writeKnownHosts() error {
 	return writeFileAtomic(l.KnownHostsPath, []byte(b.String()), 0o644)
 }
 
-// netnsEtcDir is bind-mounted file by file over /etc by `ip netns exec`, so
-// clients started that way resolve lab host names.
-var netnsEtcDir = filepath.Join("/etc/netns", NetnsName)
-
-func writeNetnsHosts(all []PlannedHost) error {
+func writeNetnsHosts(inst Instance, all []PlannedHost) error {
+	dir := inst.netnsEtcDir()
 	// Bind-mounted over /etc for every process in the netns, root or not.
-	if err := os.MkdirAll(netnsEtcDir, 0o755); err != nil { //nolint:gosec // G301: see above.
-		return fmt.Errorf("create %s: %w", netnsEtcDir, err)
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: see above.
+		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	return writeFileAtomic(filepath.Join(netnsEtcDir, "hosts"), []byte(RenderHostsFile(all)), 0o644)
+	return writeFileAtomic(filepath.Join(dir, "hosts"), []byte(RenderHostsFile(all)), 0o644)
 }

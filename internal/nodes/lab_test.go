@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,8 +45,13 @@ func TestLabGather(t *testing.T) {
 			if f.OSID != "debian" || f.OSVersionID != "13" || f.Kernel == "" {
 				t.Errorf("OS facts: %+v", f)
 			}
-			if f.FactsSource != SourceSlurmd || !strings.HasPrefix(f.SlurmdVersion, "24.11.") || f.CPUs < 1 || f.RealMemoryMiB < 1 {
-				t.Errorf("hardware facts: %+v", f)
+			// Hosts start bare; earlier tests may have installed slurmd since.
+			wantSource, wantVersion := SourceLscpu, regexp.MustCompile(`^$`)
+			if _, _, err := l.Exec(ctx, h.Name, "command -v slurmd"); err == nil {
+				wantSource, wantVersion = SourceSlurmd, regexp.MustCompile(`^24\.11\.`)
+			}
+			if f.FactsSource != wantSource || !wantVersion.MatchString(f.SlurmdVersion) || f.CPUs < 1 || f.RealMemoryMiB < 1 {
+				t.Errorf("hardware facts (want source %q, slurmd version %s): %+v", wantSource, wantVersion, f)
 			}
 			wantGPUs := 0
 			if h.Role == "gpu" {
@@ -64,6 +71,59 @@ func TestLabGather(t *testing.T) {
 			}
 		})
 	}
+}
+
+// With slurmd installed (from the lab's local repository) its -C output
+// takes precedence over lscpu. What the test installs it purges again.
+func TestLabGatherFromSlurmd(t *testing.T) {
+	l := lab.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	gpus := l.HostsWithRole(lab.RoleGPU)
+	node := gpus[len(gpus)-1].Name
+	before := installedPackages(ctx, t, l, node)
+	// Debian starts slurmd on install; unconfigured, it retries until systemd's
+	// 90 s start timeout. policy-rc.d is Debian's way to install without starting.
+	script := `printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends slurmd; rc=$?
+rm -f /usr/sbin/policy-rc.d; exit $rc`
+	_, stderr, err := l.Exec(ctx, node, script)
+	var added []string
+	for _, pkg := range installedPackages(ctx, t, l, node) {
+		if !slices.Contains(before, pkg) {
+			added = append(added, pkg)
+		}
+	}
+	if len(added) > 0 {
+		t.Cleanup(func() {
+			script := "DEBIAN_FRONTEND=noninteractive apt-get purge -y " + strings.Join(added, " ")
+			if _, stderr, err := l.Exec(context.Background(), node, script); err != nil {
+				t.Errorf("cleanup: %v: %s", err, stderr)
+			}
+		})
+	}
+	if err != nil {
+		t.Fatalf("%s: %v: %s", script, err, stderr)
+	}
+	f, err := Gather(ctx, labHost{transporttest.LabHost{Lab: l, Host: node}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.FactsSource != SourceSlurmd || !strings.HasPrefix(f.SlurmdVersion, "24.11.") || f.CPUs < 1 || f.RealMemoryMiB < 1 || f.Boards != 1 {
+		t.Errorf("hardware facts: %+v", f)
+	}
+	if len(f.Warnings) != 0 {
+		t.Errorf("warnings: %q", f.Warnings)
+	}
+}
+
+func installedPackages(ctx context.Context, t *testing.T, l *lab.Lab, node string) []string {
+	t.Helper()
+	out, stderr, err := l.Exec(ctx, node, `dpkg-query -W -f='${db:Status-Status} ${Package}\n' | sed -n 's/^installed //p'`)
+	if err != nil {
+		t.Fatalf("list packages on %s: %v: %s", node, err, stderr)
+	}
+	return strings.Fields(out)
 }
 
 // The drop-in on a real sshd: refused when it would lock admin out, written,

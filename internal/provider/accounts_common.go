@@ -167,24 +167,24 @@ func (c *cluster) ledgerHost(ctx context.Context) (*transport.Host, string, diag
 // claim records name -> id in the ledger before any node gets the account, so a failed apply
 // can never leave an ID in use that the ledger does not know.
 func (c *cluster) claim(ctx context.Context, kind users.Kind, name string, id int64) diag.Diagnostics {
-	return c.updateLedger(ctx, "Cannot Record ID In Ledger", func(l *users.Ledger) error {
-		return l.Claim(kind, name, id)
+	return c.updateLedger(ctx, "Cannot Record ID In Ledger", func(h users.LedgerHost) error {
+		return users.ClaimID(ctx, h, users.LedgerPath, kind, name, id)
 	})
 }
 
 // retire keeps the name and ID in the ledger, marked retired, so the ID is never handed out again.
 func (c *cluster) retire(ctx context.Context, kind users.Kind, name string, id int64) diag.Diagnostics {
-	return c.updateLedger(ctx, "Cannot Retire ID In Ledger", func(l *users.Ledger) error {
-		return l.Retire(kind, name, id)
+	return c.updateLedger(ctx, "Cannot Retire ID In Ledger", func(h users.LedgerHost) error {
+		return users.RetireID(ctx, h, users.LedgerPath, kind, name, id)
 	})
 }
 
-func (c *cluster) updateLedger(ctx context.Context, summary string, change func(*users.Ledger) error) diag.Diagnostics {
+func (c *cluster) updateLedger(ctx context.Context, summary string, update func(users.LedgerHost) error) diag.Diagnostics {
 	h, ledgerNode, diags := c.ledgerHost(ctx)
 	if diags.HasError() {
 		return diags
 	}
-	if err := users.UpdateLedger(ctx, h, users.LedgerPath, change); err != nil {
+	if err := update(h); err != nil {
 		diags.Append(nodeError(summary, ledgerNode, "Updating the UID ledger "+users.LedgerPath+" failed",
 			"The accounts were not changed. Fix the cause and apply again.", err))
 	}

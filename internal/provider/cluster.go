@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -68,7 +69,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 		diags.Append(m.HostKeys.ElementsAs(ctx, &lines, false)...)
 		pins, err := parsePinnedKeys(lines)
 		if err != nil {
-			diags.AddAttributeError(pathRoot("host_keys"), "Invalid Host Key",
+			diags.AddAttributeError(path.Root("host_keys"), "Invalid Host Key",
 				"A pinned host key could not be used.\n\nWrite each entry as a known_hosts line naming its hosts: \"login01,10.0.0.10 ssh-ed25519 AAAA...\".\n\nOriginal Error: "+err.Error())
 		}
 		s.hostKeys = pins
@@ -79,7 +80,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 	case !m.PrivateKeyFile.IsNull() && !m.PrivateKeyFile.IsUnknown():
 		key, err := os.ReadFile(expandHome(m.PrivateKeyFile.ValueString()))
 		if err != nil {
-			diags.AddAttributeError(pathRoot("private_key_file"), "Cannot Read Private Key File",
+			diags.AddAttributeError(path.Root("private_key_file"), "Cannot Read Private Key File",
 				fmt.Sprintf("The provider could not read the SSH private key at %q.\n\nCheck the path and its permissions.\n\nOriginal Error: %s",
 					m.PrivateKeyFile.ValueString(), err))
 		}

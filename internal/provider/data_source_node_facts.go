@@ -40,10 +40,10 @@ func (d *nodeFactsDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 		},
 	}
 	for name, desc := range factDescriptions {
-		switch name {
-		case "time_synchronized":
+		switch factKind(name) {
+		case "bool":
 			attrs[name] = schema.BoolAttribute{MarkdownDescription: desc, Computed: true}
-		case "cpus", "boards", "sockets_per_board", "cores_per_socket", "threads_per_core", "real_memory", "gpu_count":
+		case "int":
 			attrs[name] = schema.Int64Attribute{MarkdownDescription: desc, Computed: true}
 		default:
 			attrs[name] = schema.StringAttribute{MarkdownDescription: desc, Computed: true}

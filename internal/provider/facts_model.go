@@ -44,6 +44,18 @@ func factsFrom(f nodes.Facts) factsModel {
 	}
 }
 
+// factKind is the Terraform type of a fact, shared by the resource and data source schemas.
+func factKind(name string) string {
+	switch name {
+	case "time_synchronized":
+		return "bool"
+	case "cpus", "boards", "sockets_per_board", "cores_per_socket", "threads_per_core", "real_memory", "gpu_count":
+		return "int"
+	default:
+		return "string"
+	}
+}
+
 // factDescriptions documents each fact once for the resource and the data source.
 var factDescriptions = map[string]string{
 	"hostname":          "Hostname the node reports (`hostname`).",

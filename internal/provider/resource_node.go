@@ -97,11 +97,11 @@ func (r *nodeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 }
 
 func computedFactAttribute(name, desc string) schema.Attribute {
-	switch name {
-	case "time_synchronized":
+	switch factKind(name) {
+	case "bool":
 		return schema.BoolAttribute{MarkdownDescription: desc, Computed: true,
 			PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()}}
-	case "cpus", "boards", "sockets_per_board", "cores_per_socket", "threads_per_core", "real_memory", "gpu_count":
+	case "int":
 		return schema.Int64Attribute{MarkdownDescription: desc, Computed: true,
 			PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}}
 	default:

@@ -7,19 +7,18 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/users"
 )
 
 var (
-	userNamePattern      = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
+	userNamePattern      = users.NamePattern
 	absPathOrWordPattern = regexp.MustCompile(`^(/[A-Za-z0-9._/+-]*|[A-Za-z0-9._+-]+)$`)
 	// Node references end up in known_hosts lookups, ssh dials and messages; hostnames, IPv4 and
 	// IPv6 literals are all that is needed.
 	nodeRefPattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252}[A-Za-z0-9])?$`)
 )
-
-func pathRoot(name string) path.Path { return path.Root(name) }
 
 func portValidators() []validator.Int64 {
 	return []validator.Int64{int64validator.Between(1, 65535)}

@@ -20,7 +20,20 @@ type File struct {
 	// Mode holds permission bits plus setuid, setgid and sticky; zero
 	// means 0644.
 	Mode fs.FileMode
+	// ExpectSHA256, when set, makes the write conditional on the file's current content having
+	// this hex SHA-256, or on the file not existing when it is Absent. A writer in another
+	// process that got there first makes WriteFile fail with ErrWriteConflict, so separate
+	// read-modify-write cycles cannot lose each other's updates.
+	ExpectSHA256 string
 }
+
+// Absent is the ExpectSHA256 of a file that must not exist yet.
+const Absent = "absent"
+
+// ErrWriteConflict reports that a conditional write found other content than expected.
+var ErrWriteConflict = errors.New("the file changed since it was read")
+
+var sha256Hex = regexp.MustCompile(`^([0-9a-f]{64}|absent)$`)
 
 // accountName matches user and group names as useradd accepts them, or a
 // numeric ID, so owners can reach the shell unquoted in comparisons.
@@ -66,6 +79,8 @@ func (h *Host) WriteFile(ctx context.Context, f File) (changed bool, err error) 
 		return true, nil
 	case "unchanged":
 		return false, nil
+	case "conflict":
+		return false, fmt.Errorf("write %s on %s: %w", f.Path, h.cfg.Name, ErrWriteConflict)
 	default:
 		return false, fmt.Errorf("write %s on %s: unexpected output %q", f.Path, h.cfg.Name, res.Stdout)
 	}
@@ -87,6 +102,9 @@ func writeFileScript(f File) (string, error) {
 			return "", fmt.Errorf("write %s: invalid owner or group %q", f.Path, name)
 		}
 	}
+	if f.ExpectSHA256 != "" && !sha256Hex.MatchString(f.ExpectSHA256) {
+		return "", fmt.Errorf("write %s: ExpectSHA256 %q is neither a hex SHA-256 nor %q", f.Path, f.ExpectSHA256, Absent)
+	}
 	mode := fmt.Sprintf("%o", unixMode(f.Mode))
 	dir, base := path.Split(f.Path)
 	vars := strings.Join([]string{
@@ -95,6 +113,7 @@ func writeFileScript(f File) (string, error) {
 		"group=" + Quote(group),
 		"mode=" + Quote(mode),
 		"template=" + Quote(dir+"."+base+".gpucluster.XXXXXX"),
+		"expect=" + Quote(f.ExpectSHA256),
 	}, "\n")
 	return vars + "\n" + writeFileBody, nil
 }
@@ -106,6 +125,14 @@ if [ -d "$p" ]; then echo "$p is a directory" >&2; exit 1; fi
 t=$(mktemp -- "$template")
 trap 'rm -f -- "$t"' EXIT
 cat > "$t"
+if [ -n "$expect" ]; then
+	# Conditional writers on this host take turns, so the check and the rename are one step.
+	exec 9>/run/lock/gpucluster-write.lock
+	flock 9
+	cur=absent
+	if [ -e "$p" ]; then cur=$(sha256sum -- "$p" | cut -d' ' -f1); fi
+	if [ "$cur" != "$expect" ]; then echo conflict; exit 0; fi
+fi
 if [ -f "$p" ] && cmp -s -- "$t" "$p"; then
 	set -- $(stat -c '%U %u %G %g %a' -- "$p")
 	if { [ "$1" = "$owner" ] || [ "$2" = "$owner" ]; } && { [ "$3" = "$group" ] || [ "$4" = "$group" ]; } && [ "$5" = "$mode" ]; then

@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -160,6 +162,35 @@ func TestReadAndWriteFile(t *testing.T) {
 	}
 	if _, err := h.WriteFile(ctx, File{Path: dir, Content: []byte("x")}); err == nil {
 		t.Error("WriteFile over a directory succeeded")
+	}
+}
+
+func TestConditionalWriteFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("WriteFile chowns to root: run as root")
+	}
+	ctx := testContext(t)
+	h := sudoHost(t, fakeSudo, "right pw")
+	path := filepath.Join(t.TempDir(), "uid-ledger")
+	sum := func(s string) string { d := sha256.Sum256([]byte(s)); return hex.EncodeToString(d[:]) }
+
+	if _, err := h.WriteFile(ctx, File{Path: path, Content: []byte("one\n"), ExpectSHA256: Absent}); err != nil {
+		t.Fatalf("create when absent: %v", err)
+	}
+	if _, err := h.WriteFile(ctx, File{Path: path, Content: []byte("two\n"), ExpectSHA256: Absent}); !errors.Is(err, ErrWriteConflict) {
+		t.Fatalf("create over an existing file: %v, want ErrWriteConflict", err)
+	}
+	if _, err := h.WriteFile(ctx, File{Path: path, Content: []byte("two\n"), ExpectSHA256: sum("stale\n")}); !errors.Is(err, ErrWriteConflict) {
+		t.Fatalf("write after someone else's: %v, want ErrWriteConflict", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "one\n" {
+		t.Fatalf("a refused write changed the file to %q", got)
+	}
+	if changed, err := h.WriteFile(ctx, File{Path: path, Content: []byte("two\n"), ExpectSHA256: sum("one\n")}); err != nil || !changed {
+		t.Fatalf("write on the expected content: changed=%v err=%v", changed, err)
+	}
+	if _, err := writeFileScript(File{Path: path, ExpectSHA256: "$(id)"}); err == nil {
+		t.Error("a malformed ExpectSHA256 reached the script")
 	}
 }
 

@@ -100,7 +100,13 @@ func RemoveUser(ctx context.Context, ex Executor, name string) (removed bool, er
 	if err := ValidateName(KindUser, name); err != nil {
 		return false, err
 	}
-	return runIfPresent(ctx, ex, "user "+name, "getent passwd "+transport.Quote(name), "userdel "+transport.Quote(name))
+	q := transport.Quote(name)
+	// Debian's USERGROUPS_ENAB makes userdel delete a group named like the user when it is the
+	// user's primary group, and userdel has no flag against it; that group may be managed on
+	// its own, so it is put back with its GID.
+	command := "gid=$(getent group " + q + " | cut -d: -f3)\n\tuserdel " + q +
+		"\n\tif [ -n \"$gid\" ] && ! getent group " + q + " >/dev/null; then groupadd -g \"$gid\" " + q + "; fi"
+	return runIfPresent(ctx, ex, "user "+name, "getent passwd "+q, command)
 }
 
 // RemoveGroup deletes a group; a group that is already gone is success.

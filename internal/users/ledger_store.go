@@ -3,6 +3,9 @@ package users
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"path"
 
@@ -41,15 +44,31 @@ func ReadLedger(ctx context.Context, r FileReader, file string) (*Ledger, error)
 	return l, nil
 }
 
+// ledgerAttempts bounds the retries when another process changes the ledger between our read
+// and our write; each retry re-reads, so no claim is ever lost.
+const ledgerAttempts = 5
+
 // UpdateLedger applies change to the ledger under the host's lock and writes
-// it back atomically, only when an entry changed. An error from change
-// leaves the file untouched.
+// it back atomically, only when an entry changed. The write is conditional on
+// the content read, so a provider in another process updating the same ledger
+// makes this one read again instead of overwriting its claim. An error from
+// change leaves the file untouched.
 func UpdateLedger(ctx context.Context, h LedgerHost, file string, change func(*Ledger) error) error {
 	unlock, err := h.Lock(ctx)
 	if err != nil {
 		return fmt.Errorf("update UID ledger: %w", err)
 	}
 	defer unlock()
+	for range ledgerAttempts {
+		err = updateLedgerOnce(ctx, h, file, change)
+		if !errors.Is(err, transport.ErrWriteConflict) {
+			return err
+		}
+	}
+	return fmt.Errorf("update UID ledger: gave up after %d attempts: %w", ledgerAttempts, err)
+}
+
+func updateLedgerOnce(ctx context.Context, h LedgerHost, file string, change func(*Ledger) error) error {
 	content, exists, err := h.ReadFile(ctx, file)
 	if err != nil {
 		return fmt.Errorf("read UID ledger: %w", err)
@@ -71,7 +90,12 @@ func UpdateLedger(ctx context.Context, h LedgerHost, file string, change func(*L
 			return fmt.Errorf("create the UID ledger's directory: %w", err)
 		}
 	}
-	f := transport.File{Path: file, Content: after, Owner: "root", Group: "root", Mode: 0o644}
+	expect := transport.Absent
+	if exists {
+		sum := sha256.Sum256(content)
+		expect = hex.EncodeToString(sum[:])
+	}
+	f := transport.File{Path: file, Content: after, Owner: "root", Group: "root", Mode: 0o644, ExpectSHA256: expect}
 	if _, err := h.WriteFile(ctx, f); err != nil {
 		return fmt.Errorf("write UID ledger: %w", err)
 	}

@@ -2,6 +2,8 @@ package users
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -95,4 +97,49 @@ type fileOnly struct{ h *fakeLedgerHost }
 
 func (f fileOnly) ReadFile(ctx context.Context, p string) ([]byte, bool, error) {
 	return f.h.content, f.h.exists, nil
+}
+
+// racingLedgerHost is a ledger whose file another provider process changes between our read
+// and our first write; it honours ExpectSHA256 the way the host's write script does.
+type racingLedgerHost struct {
+	fakeLedgerHost
+	otherWriter func([]byte) []byte
+}
+
+func (r *racingLedgerHost) WriteFile(ctx context.Context, file transport.File) (bool, error) {
+	if r.otherWriter != nil {
+		r.content, r.exists = r.otherWriter(r.content), true
+		r.otherWriter = nil
+	}
+	current := transport.Absent
+	if r.exists {
+		sum := sha256.Sum256(r.content)
+		current = hex.EncodeToString(sum[:])
+	}
+	if file.ExpectSHA256 != current {
+		return false, transport.ErrWriteConflict
+	}
+	return r.fakeLedgerHost.WriteFile(ctx, file)
+}
+
+func TestUpdateLedgerKeepsAConcurrentClaim(t *testing.T) {
+	// One reply: the first attempt creates the ledger directory, the retry finds the file.
+	h := &racingLedgerHost{fakeLedgerHost: fakeLedgerHost{Fake: transporttest.Fake{T: t, Replies: []transporttest.Reply{{}}}}}
+	h.otherWriter = func([]byte) []byte {
+		other := &Ledger{}
+		if err := other.Claim(KindUser, "bob", 1002); err != nil {
+			t.Fatal(err)
+		}
+		return other.Render()
+	}
+	if err := ClaimID(context.Background(), h, LedgerPath, KindUser, "alice", 1001); err != nil {
+		t.Fatal(err)
+	}
+	got := string(h.content)
+	if !strings.Contains(got, "user bob 1002 active") || !strings.Contains(got, "user alice 1001 active") {
+		t.Errorf("ledger after a concurrent claim:\n%s\nwant both bob's and alice's claims", got)
+	}
+	if len(h.writes) != 1 {
+		t.Errorf("%d writes, want 1 (the first was refused as a conflict)", len(h.writes))
+	}
 }

@@ -10,10 +10,10 @@ import (
 	"regexp"
 )
 
-// namePattern is the portable subset of what shadow-utils accepts: it
+// NamePattern is the portable subset of what shadow-utils accepts: it
 // excludes upper case, a leading dash (read as an option) and every shell
 // metacharacter, so a valid name can never change a command's meaning.
-var namePattern = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
+var NamePattern = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
 
 // pathPattern keeps paths to characters that need no quoting at all; home
 // directories and shells with spaces or globs are a support burden on every
@@ -37,9 +37,9 @@ const (
 	KindGroup Kind = "group"
 )
 
-// ValidateName checks a user or group name against namePattern.
+// ValidateName checks a user or group name against NamePattern.
 func ValidateName(kind Kind, name string) error {
-	if namePattern.MatchString(name) {
+	if NamePattern.MatchString(name) {
 		return nil
 	}
 	return fmt.Errorf("invalid %s name %q: it must start with a lower-case letter or underscore, "+

@@ -1,8 +1,11 @@
 #!/bin/sh
-# Runs inside the freshly debootstrapped rootfs (chroot) once per image build.
+# Runs inside the freshly debootstrapped rootfs (chroot) once per image build,
+# after fetch-repo.sh filled the local repository REPO and the Packages index
+# was written next to its .debs. Usage: customize.sh REPO
 # Everything host-specific (hostname, address, host keys, GPU stand-ins) is
 # added per host at bring-up, so the image stays shareable between hosts.
 set -eu
+repo=$1
 
 # Ubuntu 26.04 arrangement: sudo is sudo-rs, classic sudo stays reachable as sudo.ws.
 dpkg-divert --local --rename --divert /usr/bin/sudo.ws --add /usr/bin/sudo
@@ -32,13 +35,20 @@ rm -f /etc/systemd/system/getty.target.wants/getty@tty1.service
 ln -sf /dev/null /etc/systemd/system/console-getty.service
 
 systemctl enable systemd-networkd.service
-# Without a slurm.conf these fail at boot and leave every host degraded;
-# the provider enables them once it has written the configuration.
-systemctl disable slurmd.service slurmctld.service
 
 # An empty machine-id makes systemd generate one per boot from --uuid.
 : > /etc/machine-id
 rm -f /var/lib/dbus/machine-id
 
+# Lab hosts have no network: the local repository is their only source, and
+# its lists are cached here so that `apt-get install` works without an update.
+rm -f /etc/apt/sources.list /etc/apt/sources.list.d/*
+cat > /etc/apt/sources.list.d/lab.sources <<SOURCES
+Types: deb
+URIs: file:$repo
+Suites: ./
+Trusted: yes
+SOURCES
 apt-get clean
 rm -rf /var/lib/apt/lists/*
+apt-get update
