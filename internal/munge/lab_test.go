@@ -4,18 +4,23 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
-// TestLabReadGenerateDecode runs the read-only steps against real munged:
-// nothing here changes a key or a daemon.
+// TestLabReadGenerateDecode runs the read-only steps against real munged. The lab's hosts start
+// without MUNGE, so the setup installs it from the lab's package repository and gives gpu02
+// login01's key by hand, as an admin would.
 func TestLabReadGenerateDecode(t *testing.T) {
 	l := lab.Require(t)
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	login := transporttest.LabHost{Lab: l, Host: "login01"}
 	gpu := transporttest.LabHost{Lab: l, Host: "gpu02"}
+	shareLoginKey(ctx, t, l, login, gpu)
 
 	st, err := ReadState(ctx, login)
 	if err != nil {
@@ -49,5 +54,27 @@ func TestLabReadGenerateDecode(t *testing.T) {
 	}
 	if err := Decode(ctx, gpu, cred); err == nil || !strings.Contains(err.Error(), "Replayed credential") {
 		t.Errorf("decoding the same credential twice: got %v, want munged's replay refusal", err)
+	}
+}
+
+// shareLoginKey installs munge where missing and copies login01's key to the other hosts,
+// restarting munged there, so credentials decode across them.
+func shareLoginKey(ctx context.Context, t *testing.T, l *lab.Lab, login transporttest.LabHost, others ...transporttest.LabHost) {
+	t.Helper()
+	for _, h := range append([]transporttest.LabHost{login}, others...) {
+		if _, err := packages.Ensure(ctx, h, "munge"); err != nil {
+			t.Fatalf("install munge on %s: %v", h.Host, err)
+		}
+	}
+	key, _, err := l.Exec(ctx, login.Host, "base64 -w0 "+KeyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range others {
+		script := "printf %s '" + strings.TrimSpace(key) + "' | base64 -d > " + KeyPath + " && chown munge:munge " + KeyPath +
+			" && chmod 0400 " + KeyPath + " && systemctl restart munge && until munge -n >/dev/null 2>&1; do :; done"
+		if _, stderr, err := l.Exec(ctx, h.Host, script); err != nil {
+			t.Fatalf("give %s login01's key: %v: %s", h.Host, err, stderr)
+		}
 	}
 }

@@ -281,20 +281,31 @@ func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	}
 }
 
-// ImportState takes the node name; the address comes from the provider's node blocks or is the name.
+// ImportState takes the node name. The node is then dialled by name, which a provider node
+// block may map to an address; an existing 90-allow-sudo.conf becomes ssh_allow_groups.
 func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if !nodeRefPattern.MatchString(req.ID) {
 		resp.Diagnostics.AddError("Invalid Import ID",
 			fmt.Sprintf("Expected the node name, for example \"gpu01\"; got %q.", req.ID))
 		return
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	if r.cluster != nil {
-		if o, ok := r.cluster.override(req.ID); ok && o.address != "" {
-			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("address"), o.address)...)
-		}
+	_, facts, diags := r.cluster.gatherFacts(ctx, req.ID, req.ID)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
 	}
+	m := nodeModel{
+		ID:             types.StringValue(req.ID),
+		Name:           types.StringValue(req.ID),
+		Address:        types.StringValue(req.ID),
+		Roles:          types.SetNull(types.StringType),
+		SSHAllowGroups: types.ListNull(types.StringType),
+		factsModel:     factsFrom(facts),
+	}
+	if facts.SSHAllowGroups != nil {
+		m.SSHAllowGroups = stringList(facts.SSHAllowGroups)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
 // allowGroupsValue maps a missing drop-in to an empty list, so a file deleted by hand shows as

@@ -65,7 +65,7 @@ func TestAccNode_lifecycle(t *testing.T) {
 				ImportState:             true,
 				ImportStateId:           "gpu01",
 				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"roles", "ssh_allow_groups", "address"},
+				ImportStateVerifyIgnore: []string{"roles"},
 			},
 			{
 				// The drop-in removed by hand shows as drift and is written again.

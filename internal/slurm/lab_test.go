@@ -7,18 +7,23 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
 // Slurm's own parser on login01 accepts the guide's slurm.conf and refuses
 // an unknown key, and the installed version knows everything the guide
-// writes. Nothing on the host changes: the check works in a temporary
-// directory it removes.
+// writes. The lab's hosts start bare, so slurmctld is installed first from the
+// lab's package repository (it stays inactive without a slurm.conf); the check
+// itself works in a temporary directory it removes.
 func TestLabValidateSlurmConf(t *testing.T) {
 	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	login := transporttest.LabHost{Lab: l, Host: "login01"}
+	if _, err := packages.Ensure(ctx, login, "slurmctld"); err != nil {
+		t.Fatal(err)
+	}
 	v, err := ReadVersion(ctx, login, "slurmctld")
 	if err != nil {
 		t.Fatal(err)

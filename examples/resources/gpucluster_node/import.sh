@@ -1,3 +1,4 @@
-# A node is imported by its name. The address comes from the provider's node block of that
-# name, or is the name itself.
+# A node is imported by its name. It is then dialled by that name, which a provider node block
+# may map to an address; an existing /etc/ssh/sshd_config.d/90-allow-sudo.conf on the node
+# becomes ssh_allow_groups. roles are not on the host: set them in the configuration.
 terraform import gpucluster_node.gpu01 gpu01
