@@ -210,12 +210,17 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		NewGroupResource,
 		NewUserResource,
 		NewMungeKeyResource,
+		NewSlurmControllerResource,
+		NewSlurmNodeResource,
+		NewSlurmPartitionResource,
+		NewSlurmComputeResource,
 	}
 }
 
 func (p *gpuclusterProvider) DataSources(_ context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		NewNodeFactsDataSource,
+		NewClusterCheckDataSource,
 	}
 }
 

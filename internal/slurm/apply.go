@@ -62,10 +62,8 @@ type state struct {
 // restarted again. An ordered restart leaves the restart of slurmd on
 // Outcome.RestartNodes to the caller.
 func Apply(ctx context.Context, h ControllerHost, changes ...Fragment) (Outcome, error) {
-	for _, c := range changes {
-		if !fragmentName.MatchString(c.File) {
-			return Outcome{}, fmt.Errorf("fragment name %q is not one this provider writes", c.File)
-		}
+	if err := checkFragmentNames(changes); err != nil {
+		return Outcome{}, err
 	}
 	unlock, err := h.Lock(ctx)
 	if err != nil {
@@ -76,42 +74,90 @@ func Apply(ctx context.Context, h ControllerHost, changes ...Fragment) (Outcome,
 	if err != nil {
 		return Outcome{}, err
 	}
-	next := withChanges(st.fragments, changes)
-	fragments, err := ParseFragments(next)
+	c, err := prepare(st, changes)
 	if err != nil {
 		return Outcome{}, err
 	}
-	slurmConf, cgroupConf, gresConf, err := Assemble(fragments)
+	if c.files == nil || filesEqual(st.files, *c.files) {
+		// No controller fragment yet (node and partition fragments wait
+		// for it), or a fragment changed without changing the files (a
+		// node's extra setting written in another case): the daemons
+		// need nothing.
+		return c.out, writeFragments(ctx, h, st.fragments, c.next)
+	}
+	if err := ValidateSlurmConf(ctx, h, c.files.SlurmConf); err != nil {
+		return Outcome{}, err
+	}
+	if err := activate(ctx, h, st, c.next, *c.files, c.out.Class); err != nil {
+		return Outcome{}, rollback(ctx, h, st, c.next, c.fragments.Controller, err)
+	}
+	return c.out, nil
+}
+
+// Preview is what Apply would do with changes, without changing anything:
+// the class of change, the nodes to restart, the pitfall warnings, and the
+// errors Apply would stop at (P2, P14, settings the installed version does
+// not know). It does not run Slurm's parser. Without a controller fragment
+// it still refuses a partition naming an undefined node (P14).
+func Preview(ctx context.Context, ex Executor, changes ...Fragment) (Outcome, error) {
+	if err := checkFragmentNames(changes); err != nil {
+		return Outcome{}, err
+	}
+	st, err := readState(ctx, ex)
+	if err != nil {
+		return Outcome{}, err
+	}
+	c, err := prepare(st, changes)
+	return c.out, err
+}
+
+func checkFragmentNames(changes []Fragment) error {
+	for _, c := range changes {
+		if !fragmentName.MatchString(c.File) {
+			return fmt.Errorf("fragment name %q is not one this provider writes", c.File)
+		}
+	}
+	return nil
+}
+
+// change is a set of fragment changes worked out against the controller's
+// state: files is nil while there is no controller fragment.
+type change struct {
+	next      map[string][]byte
+	fragments Fragments
+	files     *Files
+	out       Outcome
+}
+
+func prepare(st state, changes []Fragment) (change, error) {
+	c := change{next: withChanges(st.fragments, changes)}
+	var err error
+	if c.fragments, err = ParseFragments(c.next); err != nil {
+		return change{}, err
+	}
+	slurmConf, cgroupConf, gresConf, err := Assemble(c.fragments)
 	if errors.Is(err, ErrNoController) {
-		// Node and partition fragments wait for the controller's; there is
-		// no slurm.conf to write yet.
-		return Outcome{}, writeFragments(ctx, h, st.fragments, next)
+		for _, p := range c.fragments.Partitions {
+			if err := CheckPartitionNodes(p, c.fragments.Nodes); err != nil {
+				return change{}, err
+			}
+		}
+		return c, nil
 	}
 	if err != nil {
-		return Outcome{}, err
+		return change{}, err
 	}
-	warnings, err := checkBeforeWrite(st.version, fragments)
-	if err != nil {
-		return Outcome{}, err
+	if c.out.Warnings, err = checkBeforeWrite(st.version, c.fragments); err != nil {
+		return change{}, err
 	}
-	out := Outcome{Warnings: warnings}
-	files := Files{SlurmConf: slurmConf, CgroupConf: cgroupConf, GresConf: gresConf}
-	if filesEqual(st.files, files) {
-		// A fragment may change without changing the files (a node's
-		// extra setting written in another case): the daemons need nothing.
-		return out, writeFragments(ctx, h, st.fragments, next)
+	c.files = &Files{SlurmConf: slurmConf, CgroupConf: cgroupConf, GresConf: gresConf}
+	if filesEqual(st.files, *c.files) {
+		return c, nil
 	}
-	out.Classification, err = Classify(st.files, files)
-	if err != nil {
-		return Outcome{}, err
+	if c.out.Classification, err = Classify(st.files, *c.files); err != nil {
+		return change{}, err
 	}
-	if err := ValidateSlurmConf(ctx, h, slurmConf); err != nil {
-		return Outcome{}, err
-	}
-	if err := activate(ctx, h, st, next, files, out.Class); err != nil {
-		return Outcome{}, rollback(ctx, h, st, next, fragments.Controller, err)
-	}
-	return out, nil
+	return c, nil
 }
 
 // checkBeforeWrite runs the pitfall checks that need no node facts: P2,

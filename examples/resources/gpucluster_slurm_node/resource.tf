@@ -1,0 +1,31 @@
+# A GPU server. CPUs, sockets, cores, threads and RealMemory default to what
+# `slurmd -C` reports on the node (lscpu and /proc/meminfo before slurmd is
+# installed there); gres defaults to gpu:N when nvidia-smi lists N GPUs.
+resource "gpucluster_slurm_node" "gpu01" {
+  controller = gpucluster_slurm_controller.cluster.id
+  name       = "gpu01"
+
+  # Removing a node from the configuration must update the partition that lists
+  # it before the node goes; Terraform's default order is the other way round.
+  lifecycle {
+    create_before_destroy = true
+  }
+}
+
+# The lab's stand-in GPUs are not seen by nvidia-smi or NVML: name them, and
+# list their device files for an explicit gres.conf line. Nodes with the same
+# hardware share one NodeName=gpu[01-02] line.
+resource "gpucluster_slurm_node" "gpu02" {
+  controller = gpucluster_slurm_controller.cluster.id
+  name       = "gpu02"
+  gres       = "gpu:4"
+  gpu_files  = "/dev/nvidia[0-3]"
+
+  # Rounding RealMemory down is fine; above what the node reports is a plan
+  # error (pitfall P3).
+  real_memory = 20000
+
+  lifecycle {
+    create_before_destroy = true
+  }
+}

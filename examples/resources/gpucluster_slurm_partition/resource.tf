@@ -1,0 +1,15 @@
+# The guide's partition. Refer to the nodes by id: they are unknown until the
+# nodes exist, so the plan-time check that every node is defined (pitfall P14)
+# waits for nodes created in the same apply.
+resource "gpucluster_slurm_partition" "gpu" {
+  controller   = gpucluster_slurm_controller.cluster.id
+  name         = "gpu"
+  nodes        = [gpucluster_slurm_node.gpu01.id, gpucluster_slurm_node.gpu02.id]
+  default      = true
+  max_time     = "3-00:00:00"
+  allow_groups = ["users"]
+
+  # Without a default, a job that omits --mem gets the whole node's memory and
+  # blocks the other GPUs (pitfall P4: the plan warns).
+  def_mem_per_gpu = 120000
+}

@@ -1,0 +1,176 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/munge"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+var _ datasource.DataSourceWithConfigure = (*clusterCheckDataSource)(nil)
+
+// NewClusterCheckDataSource returns the gpucluster_cluster_check data source.
+func NewClusterCheckDataSource() datasource.DataSource { return &clusterCheckDataSource{} }
+
+type clusterCheckDataSource struct{ cluster *cluster }
+
+type clusterCheckModel struct {
+	ID             types.String `tfsdk:"id"`
+	Controller     types.String `tfsdk:"controller"`
+	Nodes          types.Set    `tfsdk:"nodes"`
+	FailOnProblems types.Bool   `tfsdk:"fail_on_problems"`
+	Munge          types.Map    `tfsdk:"munge"`
+	ControllerPing types.String `tfsdk:"controller_ping"`
+	ControllerUp   types.Bool   `tfsdk:"controller_up"`
+	NodeStates     types.Map    `tfsdk:"node_states"`
+	Problems       types.List   `tfsdk:"problems"`
+	OK             types.Bool   `tfsdk:"ok"`
+}
+
+func (d *clusterCheckDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_cluster_check"
+}
+
+func (d *clusterCheckDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Runs the guide's verification from the controller and reports what it finds: a MUNGE " +
+			"credential made on the controller decodes on every node (`munge -n | unmunge`), `scontrol ping`, and every " +
+			"node's state from `sinfo -a` (which also shows nodes that `AllowGroups` hides from the admin account). " +
+			"Read it after the cluster resources, with `depends_on`, or in a `check` block.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{MarkdownDescription: "The controller.", Computed: true},
+			"controller": schema.StringAttribute{
+				MarkdownDescription: "The controller node, by name or address: credentials are made there and Slurm is asked there.",
+				Required:            true,
+				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+			},
+			"nodes": schema.SetAttribute{
+				MarkdownDescription: "Nodes where a credential made on the controller must decode.",
+				Required:            true,
+				ElementType:         types.StringType,
+				Validators: []validator.Set{
+					setvalidator.SizeAtLeast(1),
+					setvalidator.ValueStringsAre(stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")),
+				},
+			},
+			"fail_on_problems": schema.BoolAttribute{
+				MarkdownDescription: "Turn any problem into an error, so a plan or apply stops. Defaults to `false`: problems are reported in `problems`.",
+				Optional:            true,
+			},
+			"munge": schema.MapAttribute{
+				MarkdownDescription: "Per node, `Success` or why the controller's credential did not decode there.",
+				Computed:            true,
+				ElementType:         types.StringType,
+			},
+			"controller_ping": schema.StringAttribute{MarkdownDescription: "What `scontrol ping` printed.", Computed: true},
+			"controller_up":   schema.BoolAttribute{MarkdownDescription: "Whether the primary slurmctld answered UP.", Computed: true},
+			"node_states": schema.MapAttribute{
+				MarkdownDescription: "Per node known to the controller, its state from `sinfo -a` (`idle`, `mixed`, `down*`, ...).",
+				Computed:            true,
+				ElementType:         types.StringType,
+			},
+			"problems": schema.ListAttribute{
+				MarkdownDescription: "Everything that failed, one sentence each, naming the node.",
+				Computed:            true,
+				ElementType:         types.StringType,
+			},
+			"ok": schema.BoolAttribute{MarkdownDescription: "True when there are no problems.", Computed: true},
+		},
+	}
+}
+
+func (d *clusterCheckDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *clusterCheckDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m clusterCheckModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	controller := m.Controller.ValueString()
+	nodeNames := setStrings(ctx, m.Nodes, &resp.Diagnostics)
+	ctl, err := d.cluster.host(ctx, controller)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(controller, err))
+		return
+	}
+	decoded := d.mungeAcross(ctx, ctl, controller, nodeNames)
+	health, err := slurm.ReadHealth(ctx, ctl)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Check Slurm", controller, "Running scontrol ping and sinfo failed",
+			"Check that slurm-client is installed on the controller.", err))
+		return
+	}
+	problems := checkProblems(controller, decoded, health)
+	m.ID = m.Controller
+	m.Munge = statusMap(decoded)
+	m.ControllerPing = types.StringValue(health.Ping)
+	m.ControllerUp = types.BoolValue(health.ControllerUp)
+	m.NodeStates = statusMap(health.NodeStates)
+	m.Problems = stringList(problems)
+	m.OK = types.BoolValue(len(problems) == 0)
+	if m.FailOnProblems.ValueBool() && len(problems) > 0 {
+		resp.Diagnostics.AddError("Cluster Check Failed",
+			"The guide's verification found problems:\n- "+strings.Join(problems, "\n- ")+
+				"\n\nSee the guide's Troubleshooting section; fix the nodes named and read the check again.")
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// mungeAcross decodes on every node its own fresh credential from the controller: munged
+// refuses a credential it has already decoded, so one cannot serve two nodes.
+func (d *clusterCheckDataSource) mungeAcross(ctx context.Context, ctl *transport.Host, controller string, nodeNames []string) map[string]string {
+	var mu sync.Mutex
+	decoded := make(map[string]string, len(nodeNames))
+	failures := d.cluster.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
+		cred, err := munge.Credential(ctx, ctl)
+		if err != nil {
+			return fmt.Errorf("on %s: %w", controller, err)
+		}
+		if err := munge.Decode(ctx, h, cred); err != nil {
+			return err
+		}
+		mu.Lock()
+		decoded[node] = "Success"
+		mu.Unlock()
+		return nil
+	})
+	for _, f := range failures {
+		decoded[f.node] = f.err.Error()
+	}
+	return decoded
+}
+
+func checkProblems(controller string, decoded map[string]string, health slurm.Health) []string {
+	var problems []string
+	for node, result := range decoded {
+		if result != "Success" {
+			problems = append(problems, fmt.Sprintf("a MUNGE credential made on %s does not decode on %s: %s", controller, node, result))
+		}
+	}
+	if !health.ControllerUp {
+		problems = append(problems, fmt.Sprintf("slurmctld on %s does not answer: %s", controller, strings.TrimSpace(health.Ping)))
+	}
+	for node, state := range health.NodeStates {
+		if !slurm.Usable(state) {
+			problems = append(problems, fmt.Sprintf("node %s is %s", node, state))
+		}
+	}
+	sort.Strings(problems)
+	return problems
+}

@@ -1,0 +1,304 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*slurmComputeResource)(nil)
+	_ resource.ResourceWithImportState = (*slurmComputeResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*slurmComputeResource)(nil)
+)
+
+// NewSlurmComputeResource returns the gpucluster_slurm_compute resource.
+func NewSlurmComputeResource() resource.Resource { return &slurmComputeResource{} }
+
+type slurmComputeResource struct{ cluster *cluster }
+
+type slurmComputeModel struct {
+	ID             types.String `tfsdk:"id"`
+	Node           types.String `tfsdk:"node"`
+	Controller     types.String `tfsdk:"controller"`
+	ConfServerPort types.Int64  `tfsdk:"conf_server_port"`
+	NVMLPlugin     types.Bool   `tfsdk:"nvml_plugin"`
+	Version        types.String `tfsdk:"version"`
+	Status         types.String `tfsdk:"status"`
+}
+
+func (r *slurmComputeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_slurm_compute"
+}
+
+func (r *slurmComputeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A configless compute node, as the guide sets it up: installs `" + slurm.SlurmdPackage + "` with apt where missing, plus `" + slurm.NVMLPluginPackage +
+			"` where the node has real NVIDIA GPUs (the driver's `" + slurm.NVIDIADriverMarker + "` exists; pitfall P11), writes the node's whole Slurm configuration, one line in `" +
+			slurm.SlurmdDefaultsPath + "`: `SLURMD_OPTIONS=\"--conf-server <controller>:<port>\"`, and keeps no slurm.conf on the node (one found there is removed). " +
+			"slurmd is enabled and started (restarted only when that file changed or it was not running), and the apply waits, polling the controller, until the node is " +
+			"registered and idle, mixed or allocated.\n\n" +
+			"Create it after the node's `gpucluster_slurm_node` (refer to it as `node = gpucluster_slurm_node.NAME.id`) and after `gpucluster_munge_key` (pitfall P10: slurmd " +
+			"authenticates with MUNGE). Destroy stops and disables slurmd; the packages and `" + slurm.SlurmdDefaultsPath + "` stay. Import with the node's name.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The node name.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"node": schema.StringAttribute{
+				MarkdownDescription: "The compute node: its Slurm `NodeName`, which is also how the provider reaches it (through the provider's node blocks). Changing it replaces the resource.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.RegexMatches(slurmNamePattern, "must be a host name: letters, digits, '.', '_' and '-'")},
+			},
+			"controller": schema.StringAttribute{
+				MarkdownDescription: "The controller's host name, which slurmd fetches its configuration from (`--conf-server`); the provider also asks the controller there whether the node registered. " +
+					"Use `gpucluster_slurm_controller.NAME.slurmctld_host`. Changing it rewrites `" + slurm.SlurmdDefaultsPath + "` and restarts slurmd.",
+				Required:   true,
+				Validators: []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a host name")},
+			},
+			"conf_server_port": schema.Int64Attribute{
+				MarkdownDescription: "The controller's port, `slurmctld_port` of the controller. Defaults to `6817`. Changing it rewrites `" + slurm.SlurmdDefaultsPath + "` and restarts slurmd.",
+				Optional:            true,
+				Computed:            true,
+				Default:             int64default.StaticInt64(int64(slurm.DefaultControllerSettings("").SlurmctldPort)),
+				Validators:          portValidators(),
+			},
+			"nvml_plugin": schema.BoolAttribute{
+				MarkdownDescription: "Whether the node has real NVIDIA GPUs, so `" + slurm.NVMLPluginPackage + "` is installed there. Stand-in device files (the lab's) do not count.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+			},
+			"version": schema.StringAttribute{
+				MarkdownDescription: "Version of the installed slurmd (`slurmd -V`).",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"status": schema.StringAttribute{
+				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the node: `" + slurm.SlurmdDefaultsPath + "` missing or different, a local slurm.conf, " +
+					"slurmd not running, not enabled or not installed. A plan that changes it back to `" + inSync + "` repairs the node.",
+				Computed: true,
+			},
+		},
+	}
+}
+
+func (r *slurmComputeResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan marks the node in sync, so drift shows in the plan as a change back to it.
+func (r *slurmComputeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(inSync))...)
+}
+
+func (r *slurmComputeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan slurmComputeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.converge(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *slurmComputeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan slurmComputeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.converge(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// converge writes the defaults file only if it differs, installs slurmd, removes a local
+// slurm.conf, starts slurmd (restarting it when its options changed) and waits until the
+// controller sees the node ready.
+func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	node, controller := m.Node.ValueString(), m.Controller.ValueString()
+	content, err := slurm.SlurmdDefaults(controller, int(m.ConfServerPort.ValueInt64()))
+	if err != nil {
+		diags.AddAttributeError(path.Root("controller"), "Invalid Conf Server", err.Error())
+		return diags
+	}
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		diags.Append(connectError(node, err))
+		return diags
+	}
+	st, err := slurm.ReadCompute(ctx, h)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read Compute Node", node, "Reading slurmd's state failed", "", err))
+		return diags
+	}
+	// The options go first: Debian's package starts slurmd on install, and without them it
+	// retries a DNS SRV lookup until systemd's start timeout, 90 s later.
+	changed, err := h.WriteFile(ctx, transport.File{Path: slurm.SlurmdDefaultsPath, Content: content, Owner: "root", Group: "root", Mode: 0o644})
+	if err != nil {
+		diags.Append(nodeError("Cannot Write Slurmd Options", node, "Writing "+slurm.SlurmdDefaultsPath+" failed", "", err))
+		return diags
+	}
+	if _, err := packages.Ensure(ctx, h, st.Packages()...); err != nil {
+		diags.Append(nodeError("Cannot Install Slurmd", node, "Installing "+strings.Join(st.Packages(), " ")+" with apt failed",
+			"Check the node's apt sources, then apply again.", err))
+		return diags
+	}
+	if st.LocalSlurmConf && !r.cluster.sameNode(node, controller) {
+		if err := slurm.RemoveLocalSlurmConf(ctx, h); err != nil {
+			diags.Append(nodeError("Cannot Remove Local slurm.conf", node, "Removing "+slurm.ConfDir+"/slurm.conf failed", "", err))
+			return diags
+		}
+	}
+	if err := slurm.StartSlurmd(ctx, h, changed); err != nil {
+		diags.Append(nodeError("Slurmd Does Not Start", node, "Starting slurmd failed",
+			"Check that MUNGE runs there with the cluster's key and that the controller answers on "+fmt.Sprintf("%s:%d", controller, m.ConfServerPort.ValueInt64())+".", err))
+		return diags
+	}
+	diags.Append(r.waitReady(ctx, node, controller)...)
+	if diags.HasError() {
+		return diags
+	}
+	v, err := slurm.ReadVersion(ctx, h, "slurmd")
+	if err != nil {
+		diags.Append(nodeError("Cannot Read Slurmd Version", node, "slurmd -V failed", "", err))
+		return diags
+	}
+	m.ID = m.Node
+	m.NVMLPlugin = types.BoolValue(st.RealGPUs)
+	m.Version = types.StringValue(v.String())
+	m.Status = types.StringValue(inSync)
+	return diags
+}
+
+// waitReady polls the controller until it sees the node idle, mixed or allocated.
+func (r *slurmComputeResource) waitReady(ctx context.Context, node, controller string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	ch, err := r.cluster.host(ctx, controller)
+	if err != nil {
+		diags.Append(connectError(controller, err))
+		return diags
+	}
+	if state, err := slurm.WaitNodeReady(ctx, ch, node, slurm.NodeWaitTimeout); err != nil {
+		diags.Append(nodeError("Compute Node Not Ready", node,
+			fmt.Sprintf("slurmd runs, but the controller %s does not see the node ready (last state %q)", controller, state),
+			"A node needs a gpucluster_slurm_node definition first. A drained node usually declares more than it has (RealMemory, CPUs: sudo scontrol show node "+node+
+				" shows the reason); a down node cannot reach the controller or MUNGE: journalctl -u slurmd there.", err))
+	}
+	return diags
+}
+
+func (r *slurmComputeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state slurmComputeModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node := state.Node.ValueString()
+	st, diags := r.readCompute(ctx, node)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if st.Version == nil && st.Defaults == nil {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	want, err := slurm.SlurmdDefaults(state.Controller.ValueString(), int(state.ConfServerPort.ValueInt64()))
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("controller"), "Invalid Conf Server", err.Error())
+		return
+	}
+	status := describeDrift(st.Problems(want, r.cluster.sameNode(node, state.Controller.ValueString())))
+	warnDrift(&resp.Diagnostics, "configless compute node", map[string]string{node: status})
+	state.Status = types.StringValue(status)
+	state.NVMLPlugin = types.BoolValue(st.RealGPUs)
+	state.Version = types.StringNull()
+	if st.Version != nil {
+		state.Version = types.StringValue(st.Version.String())
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *slurmComputeResource) readCompute(ctx context.Context, node string) (slurm.ComputeState, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		diags.Append(connectError(node, err))
+		return slurm.ComputeState{}, diags
+	}
+	st, err := slurm.ReadCompute(ctx, h)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read Compute Node", node, "Reading slurmd's state failed", "", err))
+	}
+	return st, diags
+}
+
+// Delete stops and disables slurmd. The packages and the defaults file stay: the node is
+// out of the cluster's scheduling until a compute resource covers it again.
+func (r *slurmComputeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state slurmComputeModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node := state.Node.ValueString()
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	if err := slurm.StopSlurmd(ctx, h); err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Stop Slurmd", node, "Stopping and disabling slurmd failed", "", err))
+	}
+}
+
+// ImportState takes the node name; controller and port are read from its defaults file.
+func (r *slurmComputeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if !slurmNamePattern.MatchString(req.ID) {
+		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Expected the compute node's name (for example \"gpu01\"); got %q.", req.ID))
+		return
+	}
+	st, diags := r.readCompute(ctx, req.ID)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	controller, port, err := slurm.ParseSlurmdDefaults(st.Defaults)
+	if err != nil {
+		resp.Diagnostics.AddError("No Configless Compute Node To Import",
+			fmt.Sprintf("%s is not set up as a configless compute node: %v. Create the resource instead.", req.ID, err))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &slurmComputeModel{
+		ID: types.StringValue(req.ID), Node: types.StringValue(req.ID), Controller: types.StringValue(controller),
+		ConfServerPort: types.Int64Value(int64(port)), NVMLPlugin: types.BoolValue(st.RealGPUs), Version: types.StringNull(), Status: types.StringValue(inSync),
+	})...)
+}

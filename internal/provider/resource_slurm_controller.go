@@ -1,0 +1,651 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*slurmControllerResource)(nil)
+	_ resource.ResourceWithImportState    = (*slurmControllerResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*slurmControllerResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*slurmControllerResource)(nil)
+)
+
+// controllerPackages are installed on the controller: slurmctld, and slurm-client for the
+// scontrol that validates a new slurm.conf and answers ping.
+var controllerPackages = []string{"slurmctld", "slurm-client"}
+
+// NewSlurmControllerResource returns the gpucluster_slurm_controller resource.
+func NewSlurmControllerResource() resource.Resource { return &slurmControllerResource{} }
+
+type slurmControllerResource struct{ cluster *cluster }
+
+type slurmControllerModel struct {
+	ID                   types.String `tfsdk:"id"`
+	Node                 types.String `tfsdk:"node"`
+	ClusterName          types.String `tfsdk:"cluster_name"`
+	SlurmctldHost        types.String `tfsdk:"slurmctld_host"`
+	SlurmUser            types.String `tfsdk:"slurm_user"`
+	StateSaveLocation    types.String `tfsdk:"state_save_location"`
+	SlurmdSpoolDir       types.String `tfsdk:"slurmd_spool_dir"`
+	SlurmctldPort        types.Int64  `tfsdk:"slurmctld_port"`
+	SlurmdPort           types.Int64  `tfsdk:"slurmd_port"`
+	SrunPortRange        types.String `tfsdk:"srun_port_range"`
+	SlurmctldParameters  types.List   `tfsdk:"slurmctld_parameters"`
+	SchedulerType        types.String `tfsdk:"scheduler_type"`
+	EnforcePartLimits    types.String `tfsdk:"enforce_part_limits"`
+	ReturnToService      types.Int64  `tfsdk:"return_to_service"`
+	GresTypes            types.String `tfsdk:"gres_types"`
+	SelectType           types.String `tfsdk:"select_type"`
+	SelectTypeParameters types.String `tfsdk:"select_type_parameters"`
+	ProctrackType        types.String `tfsdk:"proctrack_type"`
+	TaskPlugin           types.String `tfsdk:"task_plugin"`
+	JobAcctGatherType    types.String `tfsdk:"job_acct_gather_type"`
+	Extra                types.Map    `tfsdk:"extra"`
+	Cgroup               types.Object `tfsdk:"cgroup"`
+	Version              types.String `tfsdk:"version"`
+	ChangeClass          types.String `tfsdk:"change_class"`
+	Status               types.String `tfsdk:"status"`
+}
+
+type slurmCgroupModel struct {
+	Plugin            types.String `tfsdk:"plugin"`
+	ConstrainCores    types.Bool   `tfsdk:"constrain_cores"`
+	ConstrainDevices  types.Bool   `tfsdk:"constrain_devices"`
+	ConstrainRAMSpace types.Bool   `tfsdk:"constrain_ram_space"`
+	Extra             types.Map    `tfsdk:"extra"`
+}
+
+var cgroupAttrTypes = map[string]attr.Type{
+	"plugin": types.StringType, "constrain_cores": types.BoolType, "constrain_devices": types.BoolType,
+	"constrain_ram_space": types.BoolType, "extra": types.MapType{ElemType: types.StringType},
+}
+
+// controllerString ties a string attribute to its slurm.conf setting, so the schema, the
+// defaults and the conversions in both directions come from one table.
+type controllerString struct {
+	attr, key, doc string
+	field          func(*slurm.ControllerSettings) *string
+	value          func(*slurmControllerModel) *types.String
+}
+
+var controllerStrings = []controllerString{
+	{"cluster_name", "ClusterName", "Name of the cluster. slurmctld refuses to start when it differs from the name its state in `state_save_location` was saved under; the apply then restores the previous files.", func(s *slurm.ControllerSettings) *string { return &s.ClusterName }, func(m *slurmControllerModel) *types.String { return &m.ClusterName }},
+	{"slurm_user", "SlurmUser", "User slurmctld runs as; Debian's packages create `slurm`.", func(s *slurm.ControllerSettings) *string { return &s.SlurmUser }, func(m *slurmControllerModel) *types.String { return &m.SlurmUser }},
+	{"state_save_location", "StateSaveLocation", "Directory where slurmctld keeps its state.", func(s *slurm.ControllerSettings) *string { return &s.StateSaveLocation }, func(m *slurmControllerModel) *types.String { return &m.StateSaveLocation }},
+	{"slurmd_spool_dir", "SlurmdSpoolDir", "Directory for slurmd's state on the compute nodes (and its configless cache).", func(s *slurm.ControllerSettings) *string { return &s.SlurmdSpoolDir }, func(m *slurmControllerModel) *types.String { return &m.SlurmdSpoolDir }},
+	{"srun_port_range", "SrunPortRange", "Ports srun listens on for callbacks, so a firewall can allow them (the guide's firewall allows 60001-61000).", func(s *slurm.ControllerSettings) *string { return &s.SrunPortRange }, func(m *slurmControllerModel) *types.String { return &m.SrunPortRange }},
+	{"scheduler_type", "SchedulerType", "Scheduler plugin.", func(s *slurm.ControllerSettings) *string { return &s.SchedulerType }, func(m *slurmControllerModel) *types.String { return &m.SchedulerType }},
+	{"enforce_part_limits", "EnforcePartLimits", "`ANY` rejects impossible submissions (too many GPUs, a time over the maximum, a user outside AllowGroups) at submit time instead of leaving them pending forever.", func(s *slurm.ControllerSettings) *string { return &s.EnforcePartLimits }, func(m *slurmControllerModel) *types.String { return &m.EnforcePartLimits }},
+	{"gres_types", "GresTypes", "Generic resources Slurm manages.", func(s *slurm.ControllerSettings) *string { return &s.GresTypes }, func(m *slurmControllerModel) *types.String { return &m.GresTypes }},
+	{"select_type", "SelectType", "Resource selection plugin; changing it loses all job information.", func(s *slurm.ControllerSettings) *string { return &s.SelectType }, func(m *slurmControllerModel) *types.String { return &m.SelectType }},
+	{"select_type_parameters", "SelectTypeParameters", "`CR_Core_Memory` makes cores and memory schedulable; with a GPU partition set `def_mem_per_gpu` on it (pitfall P4).", func(s *slurm.ControllerSettings) *string { return &s.SelectTypeParameters }, func(m *slurmControllerModel) *types.String { return &m.SelectTypeParameters }},
+	{"proctrack_type", "ProctrackType", "Process tracking plugin. Inside containers whose cgroups are read-only (the lab) use `proctrack/linuxproc`.", func(s *slurm.ControllerSettings) *string { return &s.ProctrackType }, func(m *slurmControllerModel) *types.String { return &m.ProctrackType }},
+	{"task_plugin", "TaskPlugin", "Task plugins, comma-separated. Inside containers whose cgroups are read-only (the lab) use `task/none`.", func(s *slurm.ControllerSettings) *string { return &s.TaskPlugin }, func(m *slurmControllerModel) *types.String { return &m.TaskPlugin }},
+	{"job_acct_gather_type", "JobAcctGatherType", "Job accounting gather plugin. Inside containers whose cgroups are read-only (the lab) use `jobacct_gather/none`.", func(s *slurm.ControllerSettings) *string { return &s.JobAcctGatherType }, func(m *slurmControllerModel) *types.String { return &m.JobAcctGatherType }},
+}
+
+var (
+	regexpNoSpace = regexp.MustCompile(`^[^\s#]+$`)
+	regexpNoComma = regexp.MustCompile(`^[^\s#,]+$`)
+)
+
+// slurmValue refuses what would break a slurm.conf line before any host is asked.
+var slurmValue = stringvalidator.RegexMatches(regexpNoSpace, "must not contain whitespace or '#'")
+
+func (r *slurmControllerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_slurm_controller"
+}
+
+func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	def := slurm.DefaultControllerSettings("")
+	attrs := map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			MarkdownDescription: "The controller node, known once the controller runs. Refer to it as `controller = gpucluster_slurm_controller.NAME.id` from the node, partition and compute resources, so they are applied after it.",
+			Computed:            true,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"node": schema.StringAttribute{
+			MarkdownDescription: "Node, by name or address, that runs slurmctld and holds `" + slurm.ConfDir + "`. Changing it replaces the resource.",
+			Required:            true,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+		},
+		"slurmctld_host": schema.StringAttribute{
+			MarkdownDescription: settingClassDoc("`SlurmctldHost`: the controller's host name, which configless compute nodes use as `--conf-server`. Defaults to `node`; set it when `node` is an address.", "SlurmctldHost"),
+			Optional:            true,
+			Computed:            true,
+			Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a host name")},
+		},
+		"slurmctld_port": portSetting("SlurmctldPort", "Port slurmctld listens on; configless nodes fetch their files there.", int64(def.SlurmctldPort)),
+		"slurmd_port":    portSetting("SlurmdPort", "Port slurmd listens on.", int64(def.SlurmdPort)),
+		"slurmctld_parameters": schema.ListAttribute{
+			MarkdownDescription: settingClassDoc(fmt.Sprintf("`SlurmctldParameters`. Defaults to the guide's %s: `enable_configless` lets compute nodes fetch slurm.conf from the controller, which `gpucluster_slurm_compute` relies on.", markdownList(def.SlurmctldParameters)), "SlurmctldParameters"),
+			Optional:            true,
+			Computed:            true,
+			ElementType:         types.StringType,
+			Default:             listdefault.StaticValue(stringList(def.SlurmctldParameters)),
+			Validators:          []validator.List{listvalidator.ValueStringsAre(stringvalidator.RegexMatches(regexpNoComma, "must not contain whitespace, ',' or '#'"))},
+		},
+		"return_to_service": schema.Int64Attribute{
+			MarkdownDescription: settingClassDoc(fmt.Sprintf("`ReturnToService`: `2` lets a node that reboots with a valid configuration rejoin on its own. Defaults to `%d`.", def.ReturnToService), "ReturnToService"),
+			Optional:            true,
+			Computed:            true,
+			Default:             int64default.StaticInt64(int64(def.ReturnToService)),
+			Validators:          []validator.Int64{int64validator.Between(0, 2)},
+		},
+		"extra": schema.MapAttribute{
+			MarkdownDescription: "Any other slurm.conf setting, by its Slurm name (`SlurmctldDebug = \"info\"`). A key that a typed attribute owns is refused, in any case, as are `NodeName`, `PartitionName` and `Include`. " +
+				"`AccountingStorageTRES` with a `gres/` or `license/` entry needs `AccountingStorageType = \"accounting_storage/slurmdbd\"` (pitfall P2): without it the plan fails. " +
+				"Settings the installed Slurm does not know are refused at plan time. Change class: **" + slurm.Reconfigure.String() +
+				"**, except for these settings: **" + slurm.RestartController.String() + "**: " + restartKeysDoc() + ".",
+			Optional:    true,
+			ElementType: types.StringType,
+		},
+		"cgroup": schema.SingleNestedAttribute{
+			MarkdownDescription: "cgroup.conf. Defaults to the guide's: cores and devices are enforced, memory is scheduled but not enforced." + classDoc(slurm.CgroupConfClass),
+			Optional:            true,
+			Computed:            true,
+			Default:             objectdefault.StaticValue(cgroupObject(slurm.DefaultCgroupSettings())),
+			Attributes: map[string]schema.Attribute{
+				"plugin": schema.StringAttribute{
+					MarkdownDescription: "`CgroupPlugin`. Defaults to `" + slurm.DefaultCgroupSettings().CgroupPlugin + "`.",
+					Optional:            true, Computed: true,
+					Default:    stringdefault.StaticString(slurm.DefaultCgroupSettings().CgroupPlugin),
+					Validators: []validator.String{slurmValue},
+				},
+				"constrain_cores": schema.BoolAttribute{
+					MarkdownDescription: "`ConstrainCores`: a job runs only on the cores it was allocated. Defaults to `true`.",
+					Optional:            true, Computed: true, Default: booldefault.StaticBool(true),
+				},
+				"constrain_devices": schema.BoolAttribute{
+					MarkdownDescription: "`ConstrainDevices`: a job sees only the GPUs it was allocated. Defaults to `true`.",
+					Optional:            true, Computed: true, Default: booldefault.StaticBool(true),
+				},
+				"constrain_ram_space": schema.BoolAttribute{
+					MarkdownDescription: "`ConstrainRAMSpace`: `false` schedules memory without enforcing it, so a job that briefly needs more than its default is not OOM-killed. Defaults to `false`.",
+					Optional:            true, Computed: true, Default: booldefault.StaticBool(false),
+				},
+				"extra": schema.MapAttribute{
+					MarkdownDescription: "Any other cgroup.conf setting, by its Slurm name. Keys of the typed attributes are refused.",
+					Optional:            true,
+					ElementType:         types.StringType,
+				},
+			},
+		},
+		"version": schema.StringAttribute{
+			MarkdownDescription: "Version of the installed slurmctld (`slurmctld -V`). Settings it does not know are refused at plan time.",
+			Computed:            true,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"change_class": schema.StringAttribute{
+			MarkdownDescription: "What the planned change asks of the daemons, as the plan worked it out on the controller: `none`, `reconfigure`, " +
+				"`restart of slurmctld` or `ordered restart`. The plan also warns about the last two. After apply it keeps the class the plan announced.",
+			Computed: true,
+		},
+		"status": schema.StringAttribute{
+			MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the controller: a file in `" + slurm.ConfDir +
+				"` edited or removed by hand (naming the settings that differ), slurmctld not running or not installed. A plan that changes it back to `" +
+				inSync + "` repairs the controller.",
+			Computed: true,
+		},
+	}
+	for _, s := range controllerStrings {
+		attrs[s.attr] = schema.StringAttribute{
+			MarkdownDescription: settingClassDoc(fmt.Sprintf("`%s`: %s Defaults to `%s`.", s.key, s.doc, *s.field(&def)), s.key),
+			Optional:            true,
+			Computed:            true,
+			Default:             stringdefault.StaticString(*s.field(&def)),
+			Validators:          []validator.String{slurmValue},
+		}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The Slurm controller: installs `slurmctld` (and `slurm-client`) with apt where missing, and writes the cluster-wide settings of `slurm.conf` and `cgroup.conf`, " +
+			"with the guide's values as defaults. Node and partition lines come from `gpucluster_slurm_node` and `gpucluster_slurm_partition`: every resource keeps its own fragment in `" +
+			slurm.FragmentDir + "`, and each apply assembles `slurm.conf`, `cgroup.conf` and `gres.conf` from all of them under the controller's lock. " +
+			"`gres.conf` follows the nodes: nodes that list `gpu_files` get explicit `Name=gpu File=...` lines (fake or NVML-less GPUs, as in the lab), the others `AutoDetect=nvml`.\n\n" +
+			"Each change is classified by comparing the files before and after: " + classText(slurm.Reconfigure) + " " + classText(slurm.RestartController) + " " + classText(slurm.OrderedRestart) +
+			" Each attribute says which class a change of it needs; the plan warns about restarts. Before a restart the new slurm.conf passes Slurm's own parser; if slurmctld does not come back, " +
+			"the previous files are restored, slurmctld restarted, and the error quotes its log.\n\n" +
+			"Make this resource depend on `gpucluster_munge_key` (pitfall P10): slurmctld authenticates with MUNGE. Destroy stops and disables slurmctld and removes the assembled files and its " +
+			"fragment; the packages, the state in `state_save_location` and the other resources' fragments stay. One resource per cluster.",
+		Attributes: attrs,
+	}
+}
+
+func portSetting(key, doc string, def int64) schema.Int64Attribute {
+	return schema.Int64Attribute{
+		MarkdownDescription: settingClassDoc(fmt.Sprintf("`%s`: %s Defaults to `%d`.", key, doc, def), key),
+		Optional:            true,
+		Computed:            true,
+		Default:             int64default.StaticInt64(def),
+		Validators:          portValidators(),
+	}
+}
+
+// restartKeysDoc lists the settings of the table whose change restarts slurmctld.
+func restartKeysDoc() string {
+	var keys []string
+	for _, k := range []string{"SlurmctldHost", "SlurmctldPort", "SlurmdPort", "AuthType", "AuthAltTypes", "CredType", "SwitchType", "SelectType", "StateSaveLocation", "PluginDir", "ClusterName", "SlurmUser"} {
+		if slurm.SettingClass(k) == slurm.RestartController {
+			keys = append(keys, k)
+		}
+	}
+	return markdownList(keys)
+}
+
+func cgroupObject(c slurm.CgroupSettings) basetypes.ObjectValue {
+	return types.ObjectValueMust(cgroupAttrTypes, map[string]attr.Value{
+		"plugin":              types.StringValue(c.CgroupPlugin),
+		"constrain_cores":     types.BoolValue(c.ConstrainCores),
+		"constrain_devices":   types.BoolValue(c.ConstrainDevices),
+		"constrain_ram_space": types.BoolValue(c.ConstrainRAMSpace),
+		"extra":               stringMapValue(c.Extra),
+	})
+}
+
+func (r *slurmControllerResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// settings converts the model; known is false while some value is unknown.
+func (m slurmControllerModel) settings(ctx context.Context, diags *diag.Diagnostics) (s slurm.ControllerSettings, known bool) {
+	if m.Node.IsUnknown() || m.SlurmctldHost.IsUnknown() || m.SlurmctldParameters.IsUnknown() || m.Extra.IsUnknown() ||
+		m.Cgroup.IsUnknown() || m.SlurmctldPort.IsUnknown() || m.SlurmdPort.IsUnknown() || m.ReturnToService.IsUnknown() {
+		return s, false
+	}
+	for _, cs := range controllerStrings {
+		v := *cs.value(&m)
+		if v.IsUnknown() {
+			return s, false
+		}
+		*cs.field(&s) = v.ValueString()
+	}
+	s.SlurmctldHost = stringOr(m.SlurmctldHost, m.Node.ValueString())
+	s.AuthType, s.CredType = slurm.DefaultControllerSettings("").AuthType, slurm.DefaultControllerSettings("").CredType
+	s.SlurmctldPort, s.SlurmdPort = int(m.SlurmctldPort.ValueInt64()), int(m.SlurmdPort.ValueInt64())
+	s.ReturnToService = int(m.ReturnToService.ValueInt64())
+	if !m.SlurmctldParameters.IsNull() {
+		diags.Append(m.SlurmctldParameters.ElementsAs(ctx, &s.SlurmctldParameters, false)...)
+		for _, e := range m.SlurmctldParameters.Elements() {
+			if e.IsUnknown() {
+				return s, false
+			}
+		}
+	}
+	s.Extra = mapValue(ctx, m.Extra, diags)
+	for _, v := range m.Extra.Elements() {
+		if v.IsUnknown() {
+			return s, false
+		}
+	}
+	s.Cgroup = slurm.DefaultCgroupSettings()
+	if !m.Cgroup.IsNull() {
+		var cg slurmCgroupModel
+		diags.Append(m.Cgroup.As(ctx, &cg, basetypes.ObjectAsOptions{})...)
+		if cg.Plugin.IsUnknown() || cg.ConstrainCores.IsUnknown() || cg.ConstrainDevices.IsUnknown() || cg.ConstrainRAMSpace.IsUnknown() || cg.Extra.IsUnknown() {
+			return s, false
+		}
+		s.Cgroup = slurm.CgroupSettings{
+			CgroupPlugin: cg.Plugin.ValueString(), ConstrainCores: cg.ConstrainCores.ValueBool(),
+			ConstrainDevices: cg.ConstrainDevices.ValueBool(), ConstrainRAMSpace: cg.ConstrainRAMSpace.ValueBool(),
+			Extra: mapValue(ctx, cg.Extra, diags),
+		}
+	}
+	return s, true
+}
+
+// setSettings writes what a controller fragment holds into the model.
+func (m *slurmControllerModel) setSettings(s slurm.ControllerSettings) {
+	for _, cs := range controllerStrings {
+		*cs.value(m) = types.StringValue(*cs.field(&s))
+	}
+	m.SlurmctldHost = types.StringValue(s.SlurmctldHost)
+	m.SlurmctldPort, m.SlurmdPort = types.Int64Value(int64(s.SlurmctldPort)), types.Int64Value(int64(s.SlurmdPort))
+	m.ReturnToService = types.Int64Value(int64(s.ReturnToService))
+	m.SlurmctldParameters = stringList(s.SlurmctldParameters)
+	m.Extra = stringMapValue(s.Extra)
+	m.Cgroup = cgroupObject(s.Cgroup)
+}
+
+// ValidateConfig refuses at plan time, with no host asked, what slurm.conf's syntax cannot
+// hold and the guide's pitfall P2.
+func (r *slurmControllerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m slurmControllerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	s, known := m.settingsForValidation(ctx, &resp.Diagnostics)
+	if !known {
+		return
+	}
+	if err := s.Validate(); err != nil {
+		resp.Diagnostics.AddAttributeError(validationPath(err), "Invalid Slurm Setting", err.Error())
+	}
+	if err := slurm.CheckGPUAccounting(s); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("extra"), "GPU Accounting Needs Slurmdbd", err.Error())
+	}
+}
+
+// settingsForValidation fills what config leaves unset with the defaults, which the schema
+// applies only after validation.
+func (m slurmControllerModel) settingsForValidation(ctx context.Context, diags *diag.Diagnostics) (slurm.ControllerSettings, bool) {
+	def := slurm.DefaultControllerSettings("")
+	for _, cs := range controllerStrings {
+		if v := cs.value(&m); v.IsNull() {
+			*v = types.StringValue(*cs.field(&def))
+		}
+	}
+	if m.SlurmctldPort.IsNull() {
+		m.SlurmctldPort = types.Int64Value(int64(def.SlurmctldPort))
+	}
+	if m.SlurmdPort.IsNull() {
+		m.SlurmdPort = types.Int64Value(int64(def.SlurmdPort))
+	}
+	if m.ReturnToService.IsNull() {
+		m.ReturnToService = types.Int64Value(int64(def.ReturnToService))
+	}
+	if m.Cgroup.IsNull() {
+		m.Cgroup = cgroupObject(def.Cgroup)
+	} else if !m.Cgroup.IsUnknown() {
+		m.Cgroup = withCgroupDefaults(m.Cgroup)
+	}
+	return m.settings(ctx, diags)
+}
+
+// withCgroupDefaults fills the nested attributes config leaves null.
+func withCgroupDefaults(o types.Object) types.Object {
+	def := cgroupObject(slurm.DefaultCgroupSettings()).Attributes()
+	attrs := o.Attributes()
+	filled := make(map[string]attr.Value, len(attrs))
+	for k, v := range attrs {
+		if v.IsNull() && k != "extra" {
+			v = def[k]
+		}
+		filled[k] = v
+	}
+	return types.ObjectValueMust(cgroupAttrTypes, filled)
+}
+
+func validationPath(err error) path.Path {
+	switch msg := err.Error(); {
+	case strings.HasPrefix(msg, "controller extra:"):
+		return path.Root("extra")
+	case strings.HasPrefix(msg, "cgroup extra:"):
+		return path.Root("cgroup").AtName("extra")
+	case strings.HasPrefix(msg, "cgroup"):
+		return path.Root("cgroup")
+	}
+	return path.Empty()
+}
+
+// ModifyPlan fills slurmctld_host, marks the controller in sync so drift shows as a change,
+// and asks the controller what the change would do: its refusals (P2, unknown settings,
+// P14) stop the plan, and a restart is announced as a warning.
+func (r *slurmControllerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		if !req.State.Raw.IsNull() {
+			resp.Diagnostics.AddWarning("Slurmctld Will Stop",
+				"Destroying gpucluster_slurm_controller stops and disables slurmctld and removes "+slurm.ConfDir+"/slurm.conf, cgroup.conf and gres.conf: "+
+					"no job can be submitted or scheduled until a controller is created again. Running jobs keep running on their nodes.")
+		}
+		return
+	}
+	var plan, state slurmControllerModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	creating := req.State.Raw.IsNull()
+	if !creating {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if plan.SlurmctldHost.IsUnknown() && !plan.Node.IsUnknown() {
+		plan.SlurmctldHost = plan.Node
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("slurmctld_host"), plan.Node)...)
+	}
+	plan.Status = types.StringValue(inSync)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), plan.Status)...)
+	if !creating && resp.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("change_class"), types.StringUnknown())...)
+	s, known := plan.settings(ctx, &resp.Diagnostics)
+	if !known || resp.Diagnostics.HasError() {
+		return
+	}
+	frag, err := slurm.ControllerFragment(s)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(validationPath(err), "Invalid Slurm Setting", err.Error())
+		return
+	}
+	out, ran, diags := r.cluster.previewSlurm(ctx, path.Root("extra"), plan.Node.ValueString(), "this controller change", frag)
+	if creating {
+		// slurmctld starts for the first time: there is nothing to warn about restarting.
+		diags = withoutWarnings(diags, "Slurmctld Will Restart")
+	}
+	resp.Diagnostics.Append(diags...)
+	if ran && !diags.HasError() {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("change_class"), types.StringValue(out.Class.String()))...)
+	}
+}
+
+func withoutWarnings(diags diag.Diagnostics, summary string) diag.Diagnostics {
+	var out diag.Diagnostics
+	for _, d := range diags {
+		if d.Severity() == diag.SeverityWarning && d.Summary() == summary {
+			continue
+		}
+		out.Append(d)
+	}
+	return out
+}
+
+func (r *slurmControllerResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan slurmControllerModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.converge(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *slurmControllerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan slurmControllerModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.converge(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// converge installs slurmctld, writes the controller's fragment through slurm.Apply (which
+// validates, activates and rolls back), and makes sure slurmctld runs.
+func (r *slurmControllerResource) converge(ctx context.Context, m *slurmControllerModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	node := m.Node.ValueString()
+	s, known := m.settings(ctx, &diags)
+	if diags.HasError() {
+		return diags
+	}
+	if !known {
+		diags.AddError("Unknown Slurm Setting", "A setting of gpucluster_slurm_controller is still unknown at apply. This is a bug in the provider; please report it.")
+		return diags
+	}
+	frag, err := slurm.ControllerFragment(s)
+	if err != nil {
+		diags.AddAttributeError(validationPath(err), "Invalid Slurm Setting", err.Error())
+		return diags
+	}
+	h, diags := r.cluster.slurmController(ctx, node)
+	if diags.HasError() {
+		return diags
+	}
+	if _, err := packages.Ensure(ctx, h, controllerPackages...); err != nil {
+		diags.Append(nodeError("Cannot Install Slurmctld", node, "Installing "+strings.Join(controllerPackages, " ")+" with apt failed",
+			"Check the node's apt sources (apt-get install "+strings.Join(controllerPackages, " ")+" must work there), then apply again.", err))
+		return diags
+	}
+	if err := slurm.EnsureStateDir(ctx, h, s); err != nil {
+		diags.Append(nodeAttributeError(path.Root("state_save_location"), "Cannot Create State Directory", node,
+			"Creating state_save_location owned by slurm_user failed", "", err))
+		return diags
+	}
+	out, applyDiags := r.cluster.applySlurm(ctx, node, "", frag)
+	diags.Append(applyDiags...)
+	if diags.HasError() {
+		return diags
+	}
+	if _, err := slurm.EnsureController(ctx, h); err != nil {
+		diags.Append(nodeError("Slurmctld Does Not Run", node, "slurmctld did not start or does not answer scontrol ping",
+			"Check journalctl -u slurmctld there; MUNGE must run with the cluster's key (gpucluster_munge_key).", err))
+		return diags
+	}
+	v, err := slurm.ReadVersion(ctx, h, "slurmctld")
+	if err != nil {
+		diags.Append(nodeError("Cannot Read Slurmctld Version", node, "slurmctld -V failed", "", err))
+		return diags
+	}
+	m.ID = m.Node
+	m.SlurmctldHost = types.StringValue(s.SlurmctldHost)
+	m.Version = types.StringValue(v.String())
+	m.Status = types.StringValue(inSync)
+	if m.ChangeClass.IsUnknown() {
+		m.ChangeClass = types.StringValue(out.Class.String())
+	}
+	return diags
+}
+
+func (r *slurmControllerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state slurmControllerModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	st, diags := r.cluster.readSlurmStatus(ctx, state.Node.ValueString())
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if st.Fragments.Controller == nil {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	state.setSettings(*st.Fragments.Controller)
+	state.ID = state.Node
+	problems := append([]string(nil), st.Drift...)
+	state.Version = types.StringNull()
+	if st.Version == nil {
+		problems = append(problems, "slurmctld is not installed")
+	} else {
+		state.Version = types.StringValue(st.Version.String())
+	}
+	if st.Version != nil && !st.Active {
+		problems = append(problems, "slurmctld is not running")
+	}
+	status := describeDrift(problems)
+	if status != inSync {
+		resp.Diagnostics.AddWarning("Drift Detected On "+state.Node.ValueString(),
+			fmt.Sprintf("The Slurm controller differs from its configuration: %s.\n\nApply repairs it.", status))
+	}
+	state.Status = types.StringValue(status)
+	if state.ChangeClass.IsNull() {
+		state.ChangeClass = types.StringValue(slurm.NoChange.String())
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// deleteControllerScript stops slurmctld and removes the files assembled for it; the node and
+// partition fragments stay, as their resources own them.
+var deleteControllerScript = transport.ScriptEnv + "systemctl disable --now --quiet slurmctld 2>/dev/null || systemctl stop slurmctld 2>/dev/null || true\n" +
+	"rm -f -- " + transport.Quote(slurm.ConfDir+"/slurm.conf") + " " + transport.Quote(slurm.ConfDir+"/cgroup.conf") + " " + transport.Quote(slurm.ConfDir+"/gres.conf") + "\n"
+
+// Delete removes the controller's fragment, stops and disables slurmctld and removes the
+// assembled files. Packages and slurmctld's state stay.
+func (r *slurmControllerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state slurmControllerModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node := state.Node.ValueString()
+	_, diags := r.cluster.applySlurm(ctx, node, "", slurm.RemoveFragment(slurm.ControllerFile))
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	h, diags := r.cluster.slurmController(ctx, node)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	unlock, err := h.Lock(ctx)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Stop Slurmctld", node, "Taking the host lock failed", "", err))
+		return
+	}
+	defer unlock()
+	if _, err := h.Sudo(ctx, deleteControllerScript, nil); err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Stop Slurmctld", node, "Stopping slurmctld and removing the assembled files failed",
+			"Stop it by hand (systemctl disable --now slurmctld); the fragment is already removed.", err))
+	}
+}
+
+// ImportState takes the controller node; the settings are read from its fragment.
+func (r *slurmControllerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if !nodeRefPattern.MatchString(req.ID) {
+		resp.Diagnostics.AddError("Invalid Import ID",
+			fmt.Sprintf("Expected the controller node, by name or address, as in the resource's node attribute (for example \"login01\"); got %q.", req.ID))
+		return
+	}
+	st, diags := r.cluster.readSlurmStatus(ctx, req.ID)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if st.Fragments.Controller == nil {
+		resp.Diagnostics.AddError("No Slurm Controller To Import",
+			fmt.Sprintf("%s has no controller fragment %s/%s: it was not set up by this provider. Create the resource instead; it adopts the node and rewrites %s/slurm.conf.",
+				req.ID, slurm.FragmentDir, slurm.ControllerFile, slurm.ConfDir))
+		return
+	}
+	m := slurmControllerModel{ID: types.StringValue(req.ID), Node: types.StringValue(req.ID), ChangeClass: types.StringValue(slurm.NoChange.String()),
+		Status: types.StringValue(inSync), Version: types.StringNull()}
+	m.setSettings(*st.Fragments.Controller)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

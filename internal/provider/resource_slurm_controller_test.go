@@ -1,0 +1,316 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/compare"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+)
+
+const slurmControllerAddr = "gpucluster_slurm_controller.test"
+
+// labControllerSettings are the lab's overrides: the containers' cgroups are read-only, so
+// Slurm's cgroup plugins cannot work there. They are settings of the lab, never defaults.
+const labControllerSettings = `  proctrack_type       = "proctrack/linuxproc"
+  task_plugin          = "task/none"
+  job_acct_gather_type = "jobacct_gather/none"
+`
+
+// slurmMungeConfig is the MUNGE key every Slurm test starts from (pitfall P10).
+func slurmMungeConfig(l *lab.Lab) string {
+	return providerConfig(l, "") + fmt.Sprintf(`
+resource "gpucluster_munge_key" "test" {
+  controller = "login01"
+  nodes      = %s
+}
+`, hclList(labNodeNames(l)))
+}
+
+func slurmControllerConfig(l *lab.Lab, extra string) string {
+	return slurmMungeConfig(l) + `
+resource "gpucluster_slurm_controller" "test" {
+  node = "login01"
+` + labControllerSettings + extra + `
+  depends_on = [gpucluster_munge_key.test]
+}
+`
+}
+
+// TestAccSlurmController_lifecycle creates the controller with the guide's settings, imports
+// it, changes a setting with a reconfigure (slurmctld keeps running) and one that needs a
+// restart (it restarts), repairs a hand edit of slurm.conf, and proves the real slurmctld
+// refuses GPU TRES without slurmdbd (P2) as the plan-time check says.
+func TestAccSlurmController_lifecycle(t *testing.T) {
+	l := lab.Require(t)
+	sameID := statecheck.CompareValue(compare.ValuesSame())
+	var activeSince string
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkControllerDestroyed(l),
+		Steps: []resource.TestStep{
+			{
+				Config: slurmControllerConfig(l, ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("id"), knownvalue.StringExact("login01")),
+					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("slurmctld_host"), knownvalue.StringExact("login01")),
+					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("version"), knownvalue.StringRegexp(regexp.MustCompile(`^\d+\.\d+\.\d+$`))),
+					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("status"), knownvalue.StringExact(inSync)),
+					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("cgroup").AtMapKey("constrain_devices"), knownvalue.Bool(true)),
+					sameID.AddStateValue(slurmControllerAddr, tfjsonpath.New("id")),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSlurmConf(l, "ClusterName=cluster", "SlurmctldHost=login01", "SlurmUser=slurm", "AuthType=auth/munge", "CredType=cred/munge",
+						"StateSaveLocation=/var/spool/slurmctld", "SlurmdSpoolDir=/var/spool/slurmd", "SlurmctldPort=6817", "SlurmdPort=6818",
+						"SrunPortRange=60001-61000", "SlurmctldParameters=enable_configless,reconfig_on_restart", "SchedulerType=sched/backfill",
+						"EnforcePartLimits=ANY", "ReturnToService=2", "GresTypes=gpu", "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core_Memory",
+						"ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "JobAcctGatherType=jobacct_gather/none"),
+					checkFileLines(l, slurm.ConfDir+"/cgroup.conf", "CgroupPlugin=autodetect", "ConstrainCores=yes", "ConstrainDevices=yes", "ConstrainRAMSpace=no"),
+					checkPing(l),
+				),
+			},
+			{
+				ResourceName:                         slurmControllerAddr,
+				ImportState:                          true,
+				ImportStateId:                        "login01",
+				ImportStateVerify:                    true,
+				ImportStateVerifyIdentifierAttribute: "node",
+				ImportStateVerifyIgnore:              []string{"change_class"},
+			},
+			{
+				// P2: the daemon itself refuses what the plan refuses.
+				PreConfig: func() { checkDaemonRefusesGPUTRES(t, l) },
+				Config:    slurmControllerConfig(l, `  extra = { AccountingStorageTRES = "gres/gpu" }`+"\n"),
+				PlanOnly:  true,
+				ExpectError: regexp.MustCompile(`(?s)GPU Accounting Needs Slurmdbd.*AccountingStorageType=accounting_storage/slurmdbd.*` +
+					`slurmdbd\s+is\s+required\s+to\s+run\s+with\s+TRES\s+gres/gpu`),
+			},
+			{
+				// A setting the installed Slurm does not know is refused at plan time.
+				Config:      slurmControllerConfig(l, `  extra = { TLSType = "tls/s2n" }`+"\n"),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Slurm Configuration Refused.*TLSType\s+was\s+added\s+in\s+Slurm\s+25\.05;\s+the\s+installed\s+Slurm\s+is\s+24\.11`),
+			},
+			{
+				// slurmctld stopped by hand: the refresh says so, apply starts it again.
+				PreConfig: func() { onHost(t, l, "login01", "systemctl stop slurmctld") },
+				Config:    slurmControllerConfig(l, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(slurmControllerAddr, plancheck.ResourceActionUpdate),
+						expectPriorString(slurmControllerAddr, "status", regexp.MustCompile(`^slurmctld is not running$`)),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: checkPing(l),
+			},
+			{
+				// A scheduler change is a reconfigure: slurmctld is not restarted.
+				PreConfig: func() { activeSince = slurmctldActiveSince(t, l) },
+				Config:    slurmControllerConfig(l, `  scheduler_type = "sched/builtin"`+"\n"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(slurmControllerAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.Reconfigure.String())),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{sameID.AddStateValue(slurmControllerAddr, tfjsonpath.New("id"))},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSlurmConf(l, "SchedulerType=sched/builtin"),
+					checkPing(l),
+					func(*terraform.State) error { return checkActiveSince(l, activeSince, false) },
+				),
+			},
+			{
+				// A port change needs a restart of slurmctld, and gets one.
+				PreConfig: func() { activeSince = slurmctldActiveSince(t, l) },
+				Config:    slurmControllerConfig(l, `  scheduler_type = "sched/builtin"`+"\n  slurmctld_port = 6820\n"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(slurmControllerAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.RestartController.String())),
+					},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSlurmConf(l, "SlurmctldPort=6820"),
+					checkPing(l),
+					func(*terraform.State) error { return checkActiveSince(l, activeSince, true) },
+				),
+			},
+			{
+				// slurm.conf edited by hand: the refresh names the setting, apply puts it back.
+				PreConfig: func() {
+					onHost(t, l, "login01", "sed -i 's|^SchedulerType=.*|SchedulerType=sched/backfill|' "+slurm.ConfDir+"/slurm.conf")
+				},
+				Config: slurmControllerConfig(l, `  scheduler_type = "sched/builtin"`+"\n  slurmctld_port = 6820\n"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(slurmControllerAddr, plancheck.ResourceActionUpdate),
+						expectPriorString(slurmControllerAddr, "status", regexp.MustCompile(`slurm\.conf was changed: SchedulerType changed`)),
+						plancheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("status"), knownvalue.StringExact(inSync)),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(checkSlurmConf(l, "SchedulerType=sched/builtin"), checkPing(l)),
+			},
+		},
+	})
+}
+
+// TestAccSlurmController_badInput refuses, at plan time and with no host changed, extra keys
+// a typed attribute owns and GPU TRES without slurmdbd (P2).
+func TestAccSlurmController_badInput(t *testing.T) {
+	l := lab.Require(t)
+	cases := map[string]struct{ extra, want string }{
+		"typed key in extra":   {`  extra = { selecttype = "select/linear" }`, `(?s)Invalid Slurm Setting.*"selecttype" is set by the typed attribute\s+SelectType`},
+		"node line in extra":   {`  extra = { NodeName = "gpu01" }`, `(?s)Invalid Slurm Setting.*NodeName`},
+		"P2":                   {`  extra = { AccountingStorageTRES = "cpu,mem,gres/gpu" }`, `(?s)GPU Accounting Needs Slurmdbd.*Do Not Enable GPU Accounting Yet`},
+		"space in value":       {`  scheduler_type = "sched/backfill x"`, `(?s)scheduler_type.*whitespace`},
+		"cgroup key in extra":  {`  cgroup = { extra = { ConstrainCores = "no" } }`, `(?s)typed attribute\s+ConstrainCores`},
+		"return_to_service 3":  {`  return_to_service = 3`, `(?s)return_to_service.*between 0 and 2`},
+		"slurmdbd allows TRES": {`  extra = { AccountingStorageTRES = "gres/gpu", AccountingStorageType = "accounting_storage/slurmdbd", SlurmctldDebug = "a b" }`, `(?s)whitespace`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      providerConfig(l, "") + "resource \"gpucluster_slurm_controller\" \"test\" {\n  node = \"login01\"\n" + tc.extra + "\n}\n",
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(tc.want),
+				}},
+			})
+		})
+	}
+}
+
+func checkSlurmConf(l *lab.Lab, lines ...string) resource.TestCheckFunc {
+	return checkFileLines(l, slurm.ConfDir+"/slurm.conf", lines...)
+}
+
+// checkFileLines wants each line, whole, in the file on login01.
+func checkFileLines(l *lab.Lab, file string, lines ...string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		content, err := onHostErr(l, "login01", "cat "+file)
+		if err != nil {
+			return err
+		}
+		have := map[string]bool{}
+		for _, line := range strings.Split(content, "\n") {
+			have[line] = true
+		}
+		for _, want := range lines {
+			if !have[want] {
+				return fmt.Errorf("%s on login01 lacks the line %q:\n%s", file, want, content)
+			}
+		}
+		return nil
+	}
+}
+
+func checkPing(l *lab.Lab) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		out, err := onHostErr(l, "login01", "scontrol ping")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(out, "is UP") {
+			return fmt.Errorf("scontrol ping: %s", out)
+		}
+		return nil
+	}
+}
+
+func slurmctldActiveSince(t *testing.T, l *lab.Lab) string {
+	t.Helper()
+	return onHost(t, l, "login01", "systemctl show slurmctld -p ActiveEnterTimestampMonotonic --value")
+}
+
+// checkActiveSince tells a restart of slurmctld (a new activation) from a reconfigure.
+func checkActiveSince(l *lab.Lab, before string, wantRestart bool) error {
+	after, err := onHostErr(l, "login01", "systemctl show slurmctld -p ActiveEnterTimestampMonotonic --value")
+	if err != nil {
+		return err
+	}
+	if restarted := after != before; restarted != wantRestart {
+		return fmt.Errorf("slurmctld active since %s, before %s: restarted=%v, want %v", after, before, restarted, wantRestart)
+	}
+	return nil
+}
+
+// checkDaemonRefusesGPUTRES runs a second slurmctld in the foreground on login01 with the
+// live slurm.conf plus AccountingStorageTRES=gres/gpu, in its own state directory and port,
+// and wants it to die with the message the guide quotes. timeout bounds it if it does not.
+func checkDaemonRefusesGPUTRES(t *testing.T, l *lab.Lab) {
+	t.Helper()
+	script := `set -u
+d=$(mktemp -d) && trap 'rm -rf -- "$d"' EXIT
+chmod 0755 "$d" && mkdir "$d/state" && chown slurm: "$d/state"
+sed -e "s|^StateSaveLocation=.*|StateSaveLocation=$d/state|" -e 's|^SlurmctldPort=.*|SlurmctldPort=6899|' /etc/slurm/slurm.conf > "$d/slurm.conf"
+printf 'SlurmctldPidFile=%s/pid\nAccountingStorageTRES=gres/gpu\n' "$d" >> "$d/slurm.conf"
+timeout 30 slurmctld -D -i -f "$d/slurm.conf" 2>&1
+echo "exit=$?"
+`
+	out, _, err := l.Exec(context.Background(), "login01", script)
+	if err != nil {
+		t.Fatalf("slurmctld with GPU TRES: %v: %s", err, out)
+	}
+	if !strings.Contains(out, "slurmdbd is required to run with TRES gres/gpu") || strings.Contains(out, "exit=0") || strings.Contains(out, "exit=124") {
+		t.Fatalf("slurmctld did not refuse GPU TRES without slurmdbd as the guide says:\n%s", out)
+	}
+}
+
+func checkControllerDestroyed(l *lab.Lab) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		out, err := onHostErr(l, "login01", fmt.Sprintf("ls %s/%s %s/slurm.conf 2>/dev/null; systemctl is-active slurmctld || true",
+			slurm.FragmentDir, slurm.ControllerFile, slurm.ConfDir))
+		if err != nil {
+			return err
+		}
+		if out != "inactive" && out != "failed" {
+			return fmt.Errorf("after destroy, on login01: %q, want no fragment, no slurm.conf and slurmctld inactive", out)
+		}
+		return checkMungeStillRunning(l, labNodeNames(l))(nil)
+	}
+}
+
+// expectPriorString checks a string attribute of the refreshed prior state of a plan.
+func expectPriorString(address, attr string, want *regexp.Regexp) plancheck.PlanCheck {
+	return priorStringCheck{address: address, attr: attr, want: want}
+}
+
+type priorStringCheck struct {
+	address, attr string
+	want          *regexp.Regexp
+}
+
+func (c priorStringCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Address != c.address {
+			continue
+		}
+		before, ok := rc.Change.Before.(map[string]any)
+		if !ok {
+			resp.Error = fmt.Errorf("%s: no prior state in the plan", c.address)
+			return
+		}
+		if got, _ := before[c.attr].(string); !c.want.MatchString(got) {
+			resp.Error = fmt.Errorf("%s: prior %s = %q, want a match for %s", c.address, c.attr, got, c.want)
+		}
+		return
+	}
+	resp.Error = fmt.Errorf("%s: not in the plan", c.address)
+}

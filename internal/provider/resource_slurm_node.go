@@ -1,0 +1,394 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodes"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*slurmNodeResource)(nil)
+	_ resource.ResourceWithImportState = (*slurmNodeResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*slurmNodeResource)(nil)
+)
+
+// NewSlurmNodeResource returns the gpucluster_slurm_node resource.
+func NewSlurmNodeResource() resource.Resource { return &slurmNodeResource{} }
+
+type slurmNodeResource struct{ cluster *cluster }
+
+type slurmNodeModel struct {
+	ID              types.String `tfsdk:"id"`
+	Controller      types.String `tfsdk:"controller"`
+	Name            types.String `tfsdk:"name"`
+	CPUs            types.Int64  `tfsdk:"cpus"`
+	Boards          types.Int64  `tfsdk:"boards"`
+	SocketsPerBoard types.Int64  `tfsdk:"sockets_per_board"`
+	CoresPerSocket  types.Int64  `tfsdk:"cores_per_socket"`
+	ThreadsPerCore  types.Int64  `tfsdk:"threads_per_core"`
+	RealMemory      types.Int64  `tfsdk:"real_memory"`
+	Gres            types.String `tfsdk:"gres"`
+	GPUFiles        types.String `tfsdk:"gpu_files"`
+	State           types.String `tfsdk:"state"`
+	Extra           types.Map    `tfsdk:"extra"`
+	FactsSource     types.String `tfsdk:"facts_source"`
+}
+
+// hardwareAttr ties a hardware attribute to its NodeName key and its fact.
+type hardwareAttr struct {
+	attr, key string
+	value     func(*slurmNodeModel) *types.Int64
+	fact      func(nodes.Hardware) int64
+}
+
+var nodeHardware = []hardwareAttr{
+	{"cpus", "CPUs", func(m *slurmNodeModel) *types.Int64 { return &m.CPUs }, func(h nodes.Hardware) int64 { return int64(h.CPUs) }},
+	{"boards", "Boards", func(m *slurmNodeModel) *types.Int64 { return &m.Boards }, func(h nodes.Hardware) int64 { return int64(h.Boards) }},
+	{"sockets_per_board", "SocketsPerBoard", func(m *slurmNodeModel) *types.Int64 { return &m.SocketsPerBoard }, func(h nodes.Hardware) int64 { return int64(h.SocketsPerBoard) }},
+	{"cores_per_socket", "CoresPerSocket", func(m *slurmNodeModel) *types.Int64 { return &m.CoresPerSocket }, func(h nodes.Hardware) int64 { return int64(h.CoresPerSocket) }},
+	{"threads_per_core", "ThreadsPerCore", func(m *slurmNodeModel) *types.Int64 { return &m.ThreadsPerCore }, func(h nodes.Hardware) int64 { return int64(h.ThreadsPerCore) }},
+	{"real_memory", "RealMemory", func(m *slurmNodeModel) *types.Int64 { return &m.RealMemory }, func(h nodes.Hardware) int64 { return h.RealMemoryMiB }},
+}
+
+func (r *slurmNodeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_slurm_node"
+}
+
+func (r *slurmNodeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	lineClass := classDoc(slurm.NodeLineClass)
+	attrs := map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			MarkdownDescription: "The node name, known once the node is defined on the controller. Refer to nodes as `gpucluster_slurm_node.NAME.id` from `gpucluster_slurm_partition` and `gpucluster_slurm_compute`, so that Terraform defines them first and the partition's plan-time check (pitfall P14) waits for them.",
+			Computed:            true,
+		},
+		"controller": schema.StringAttribute{
+			MarkdownDescription: "The controller node, as `gpucluster_slurm_controller.NAME.id`: where the node's fragment is kept. Changing it replaces the resource.",
+			Required:            true,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+		},
+		"name": schema.StringAttribute{
+			MarkdownDescription: "The node's host name, its `NodeName`. The provider also reaches the node by this name (through the provider's node blocks) to read its hardware. Changing it replaces the resource.",
+			Required:            true,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			Validators:          []validator.String{stringvalidator.RegexMatches(slurmNamePattern, "must be a host name: letters, digits, '.', '_' and '-'")},
+		},
+		"gres": schema.StringAttribute{
+			MarkdownDescription: "`Gres`, for example `gpu:4`. Defaults to `gpu:N` when `nvidia-smi -L` on the node lists N GPUs, otherwise to none. The lab's stand-in GPUs are not seen by nvidia-smi: set `gpu:4` there." + lineClass,
+			Optional:            true,
+			Computed:            true,
+			Validators:          []validator.String{slurmValue},
+		},
+		"gpu_files": schema.StringAttribute{
+			MarkdownDescription: "GPU device files for an explicit gres.conf line, `Name=gpu File=<gpu_files>` (for example `/dev/nvidia[0-3]`, as the lab's stand-in GPUs need). " +
+				"Unset, the node's GPUs are found with `AutoDetect=nvml` as the guide does, which needs real NVIDIA GPUs and the NVML plugin (`gpucluster_slurm_compute` installs it where it finds them)." + classDoc(slurm.Reconfigure),
+			Optional:   true,
+			Validators: []validator.String{slurmValue},
+		},
+		"state": schema.StringAttribute{
+			MarkdownDescription: "`State` of the node line. Defaults to `" + slurm.DefaultNodeState + "`, as the guide writes it: the node's own report decides." + lineClass,
+			Optional:            true,
+			Computed:            true,
+			Default:             stringdefault.StaticString(slurm.DefaultNodeState),
+			Validators:          []validator.String{slurmValue},
+		},
+		"extra": schema.MapAttribute{
+			MarkdownDescription: "Any other setting of the node line, by its Slurm name (`Features = \"a100\"`). Keys of the typed attributes are refused." + lineClass,
+			Optional:            true,
+			ElementType:         types.StringType,
+		},
+		"facts_source": schema.StringAttribute{
+			MarkdownDescription: "Where the hardware defaults came from: `" + nodes.SourceSlurmd + "` when slurmd is installed on the node, `" + nodes.SourceLscpu + "` (lscpu and /proc/meminfo) before that.",
+			Computed:            true,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+	}
+	for _, h := range nodeHardware {
+		doc := fmt.Sprintf("`%s`. Defaults, when the node is first defined, to what `sudo slurmd -C` reports on the node, as the guide says; when slurmd is not installed there yet, to lscpu and /proc/meminfo (see `facts_source`). A default is kept afterwards.", h.key)
+		if h.attr == "real_memory" {
+			doc = "`RealMemory` in MB. Defaults, when the node is first defined, to what `sudo slurmd -C` reports (lscpu and /proc/meminfo before slurmd is installed). " +
+				"A value above what the node reports is a plan error (pitfall P3): Slurm would drain the node. Rounding down is fine."
+		}
+		attrs[h.attr] = schema.Int64Attribute{
+			MarkdownDescription: doc + lineClass,
+			Optional:            true,
+			Computed:            true,
+			Validators:          []validator.Int64{int64validator.AtLeast(1)},
+		}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "One compute node's definition, a `NodeName` line in the controller's slurm.conf. Nodes with identical hardware and settings share one line with a hostlist (`gpu[01-03]`), as the guide writes it.\n\n" +
+			"Adding or removing a node changes the node set: " + classText(slurm.OrderedRestart) + " slurmd restarts only where it runs; a node not set up yet fetches the configuration when its slurmd first starts. The plan warns about it.\n\n" +
+			"Give every node `lifecycle { create_before_destroy = true }`: Terraform otherwise removes a node before it updates the partition that lists it, " +
+			"and the removal is refused (a partition naming an undefined node is pitfall P14).\n\n" +
+			"Import with `NAME@CONTROLLER`, for example `gpu01@login01`.",
+		Attributes: attrs,
+	}
+}
+
+func (r *slurmNodeResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// def converts the model; known is false while some value is unknown.
+func (m slurmNodeModel) def(ctx context.Context, diags *diag.Diagnostics) (slurm.NodeDef, bool) {
+	if m.Name.IsUnknown() || m.Gres.IsUnknown() || m.GPUFiles.IsUnknown() || m.State.IsUnknown() || m.Extra.IsUnknown() {
+		return slurm.NodeDef{}, false
+	}
+	n := slurm.NodeDef{Name: m.Name.ValueString(), Gres: m.Gres.ValueString(), GPUFiles: m.GPUFiles.ValueString(), State: m.State.ValueString(), Extra: mapValue(ctx, m.Extra, diags)}
+	for _, v := range m.Extra.Elements() {
+		if v.IsUnknown() {
+			return n, false
+		}
+	}
+	values := map[string]int64{}
+	for _, h := range nodeHardware {
+		v := *h.value(&m)
+		if v.IsUnknown() {
+			return n, false
+		}
+		values[h.attr] = v.ValueInt64()
+	}
+	n.CPUs, n.Boards = int(values["cpus"]), int(values["boards"])
+	n.SocketsPerBoard, n.CoresPerSocket, n.ThreadsPerCore = int(values["sockets_per_board"]), int(values["cores_per_socket"]), int(values["threads_per_core"])
+	n.RealMemory = values["real_memory"]
+	return n, true
+}
+
+func (m *slurmNodeModel) setDef(n slurm.NodeDef) {
+	m.ID, m.Name = types.StringValue(n.Name), types.StringValue(n.Name)
+	m.CPUs, m.Boards = int64OrNull(int64(n.CPUs)), int64OrNull(int64(n.Boards))
+	m.SocketsPerBoard, m.CoresPerSocket = int64OrNull(int64(n.SocketsPerBoard)), int64OrNull(int64(n.CoresPerSocket))
+	m.ThreadsPerCore, m.RealMemory = int64OrNull(int64(n.ThreadsPerCore)), int64OrNull(n.RealMemory)
+	m.Gres, m.GPUFiles, m.State = stringOrNull(n.Gres), stringOrNull(n.GPUFiles), types.StringValue(n.State)
+	m.Extra = stringMapValue(n.Extra)
+}
+
+// ModifyPlan defaults the hardware from the node's facts, refuses a RealMemory above what
+// the node reports (P3), and asks the controller what the change would do.
+func (r *slurmNodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		r.planRemoval(ctx, req, resp)
+		return
+	}
+	var plan, state, config slurmNodeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	creating := req.State.Raw.IsNull()
+	if !creating {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !creating {
+		plan.ID, plan.FactsSource = state.ID, state.FactsSource
+		// A default taken from the facts once is kept, so a node whose memory reading moves
+		// by a few MB does not show a change at every plan.
+		for _, h := range nodeHardware {
+			if v := h.value(&plan); v.IsUnknown() && h.value(&config).IsNull() {
+				*v = *h.value(&state)
+			}
+		}
+		if plan.Gres.IsUnknown() && config.Gres.IsNull() {
+			plan.Gres = state.Gres
+		}
+	}
+	if r.cluster != nil && r.cluster.canReachHosts() && !plan.Name.IsUnknown() && (needsFacts(plan) || !config.RealMemory.IsNull()) {
+		resp.Diagnostics.Append(r.planFacts(ctx, &plan, config)...)
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || plan.Controller.IsUnknown() || (!creating && resp.Plan.Raw.Equal(req.State.Raw)) {
+		return
+	}
+	n, known := plan.def(ctx, &resp.Diagnostics)
+	if !known {
+		return
+	}
+	frag, err := slurm.NodeFragment(n)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("extra"), "Invalid Slurm Setting", err.Error())
+		return
+	}
+	_, _, diags := r.cluster.previewSlurm(ctx, path.Root("name"), plan.Controller.ValueString(), "node "+n.Name, frag)
+	resp.Diagnostics.Append(diags...)
+}
+
+func needsFacts(m slurmNodeModel) bool {
+	for _, h := range nodeHardware {
+		if h.value(&m).IsUnknown() {
+			return true
+		}
+	}
+	return m.Gres.IsUnknown()
+}
+
+// planFacts reads the node's hardware once: unknown hardware takes its values, and a
+// RealMemory above the reported one is refused.
+func (r *slurmNodeResource) planFacts(ctx context.Context, plan *slurmNodeModel, config slurmNodeModel) diag.Diagnostics {
+	name := plan.Name.ValueString()
+	_, facts, diags := r.cluster.gatherFacts(ctx, name, name)
+	if diags.HasError() {
+		var out diag.Diagnostics
+		for _, d := range diags {
+			out.Append(diag.NewAttributeErrorDiagnostic(path.Root("name"), d.Summary(), d.Detail()))
+		}
+		return out
+	}
+	for _, h := range nodeHardware {
+		if v := h.value(plan); v.IsUnknown() {
+			*v = types.Int64Value(h.fact(facts.Hardware))
+		}
+	}
+	if plan.Gres.IsUnknown() {
+		plan.Gres = types.StringNull()
+		if facts.GPUCount > 0 {
+			plan.Gres = types.StringValue(fmt.Sprintf("gpu:%d", facts.GPUCount))
+		}
+	}
+	if plan.FactsSource.IsUnknown() {
+		plan.FactsSource = types.StringValue(facts.FactsSource)
+	}
+	if !config.RealMemory.IsNull() && !config.RealMemory.IsUnknown() {
+		if err := slurm.CheckRealMemory(slurm.NodeDef{Name: name, RealMemory: config.RealMemory.ValueInt64()}, facts.RealMemoryMiB); err != nil {
+			diags.AddAttributeError(path.Root("real_memory"), "RealMemory Above What The Node Reports",
+				fmt.Sprintf("%v\n\n(The node's figure comes from %s.) Set real_memory to %d or less, or leave it unset to take the node's figure.", err, facts.FactsSource, facts.RealMemoryMiB))
+		}
+	}
+	return diags
+}
+
+// planRemoval warns that removing a node restarts the daemons.
+func (r *slurmNodeResource) planRemoval(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var state slurmNodeModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	_, _, diags := r.cluster.previewSlurm(ctx, path.Root("name"), state.Controller.ValueString(), "the removal of node "+state.Name.ValueString(),
+		slurm.RemoveFragment(slurm.NodeFile(state.Name.ValueString())))
+	for _, d := range diags {
+		// A partition still naming the node is removed in the same apply, before it: only the
+		// class of change is worth saying here.
+		if d.Severity() == diag.SeverityWarning {
+			resp.Diagnostics.Append(d)
+		}
+	}
+}
+
+func (r *slurmNodeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan slurmNodeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.write(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *slurmNodeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan slurmNodeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.write(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// write puts the node's fragment on the controller; hardware the plan could not default
+// (the provider's connection settings were unknown) is read from the node now.
+func (r *slurmNodeResource) write(ctx context.Context, m *slurmNodeModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if needsFacts(*m) || m.FactsSource.IsUnknown() {
+		diags.Append(r.planFacts(ctx, m, slurmNodeModel{RealMemory: types.Int64Null()})...)
+		if diags.HasError() {
+			return diags
+		}
+	}
+	n, known := m.def(ctx, &diags)
+	if !known || diags.HasError() {
+		diags.AddError("Unknown Node Setting", "A setting of gpucluster_slurm_node is still unknown at apply. This is a bug in the provider; please report it.")
+		return diags
+	}
+	frag, err := slurm.NodeFragment(n)
+	if err != nil {
+		diags.AddAttributeError(path.Root("extra"), "Invalid Slurm Setting", err.Error())
+		return diags
+	}
+	_, applyDiags := r.cluster.applySlurm(ctx, m.Controller.ValueString(), "", frag)
+	diags.Append(applyDiags...)
+	m.ID = m.Name
+	return diags
+}
+
+func (r *slurmNodeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state slurmNodeModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	st, diags := r.cluster.readSlurmStatus(ctx, state.Controller.ValueString())
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	for _, n := range st.Fragments.Nodes {
+		if n.Name == state.Name.ValueString() {
+			state.setDef(n)
+			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+			return
+		}
+	}
+	resp.State.RemoveResource(ctx)
+}
+
+// nodeRemovalTodo explains the usual refusal of a node's removal: Terraform destroys a
+// resource before it updates the resources that referred to it, so a partition still names
+// the node unless the node is create_before_destroy.
+const nodeRemovalTodo = "If a partition still names the node: Terraform removes a resource before it updates the resources that refer to it. " +
+	"Add `lifecycle { create_before_destroy = true }` to gpucluster_slurm_node, as the examples do, so the partition is updated first; " +
+	"or take the node out of the partition in an apply of its own. Nothing was changed."
+
+// Delete removes the node's fragment: an ordered restart of the remaining nodes.
+func (r *slurmNodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state slurmNodeModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	_, diags := r.cluster.applySlurm(ctx, state.Controller.ValueString(), nodeRemovalTodo, slurm.RemoveFragment(slurm.NodeFile(state.Name.ValueString())))
+	resp.Diagnostics.Append(diags...)
+}
+
+// ImportState takes NAME@CONTROLLER; the definition is read from the node's fragment.
+func (r *slurmNodeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	name, controller, diags := parseNameAtController(req.ID, "gpu01@login01")
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	m := slurmNodeModel{Controller: types.StringValue(controller), Name: types.StringValue(name), FactsSource: types.StringNull()}
+	m.setDef(slurm.NodeDef{Name: name})
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

@@ -1,0 +1,286 @@
+package provider
+
+import (
+	"context"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*slurmPartitionResource)(nil)
+	_ resource.ResourceWithImportState = (*slurmPartitionResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*slurmPartitionResource)(nil)
+)
+
+// NewSlurmPartitionResource returns the gpucluster_slurm_partition resource.
+func NewSlurmPartitionResource() resource.Resource { return &slurmPartitionResource{} }
+
+type slurmPartitionResource struct{ cluster *cluster }
+
+type slurmPartitionModel struct {
+	ID           types.String `tfsdk:"id"`
+	Controller   types.String `tfsdk:"controller"`
+	Name         types.String `tfsdk:"name"`
+	Nodes        types.Set    `tfsdk:"nodes"`
+	Default      types.Bool   `tfsdk:"default"`
+	MaxTime      types.String `tfsdk:"max_time"`
+	State        types.String `tfsdk:"state"`
+	AllowGroups  types.Set    `tfsdk:"allow_groups"`
+	DefMemPerGPU types.Int64  `tfsdk:"def_mem_per_gpu"`
+	Extra        types.Map    `tfsdk:"extra"`
+}
+
+// defaultPartitionState is the guide's State=UP.
+const defaultPartitionState = "UP"
+
+func (r *slurmPartitionResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_slurm_partition"
+}
+
+func (r *slurmPartitionResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	class := classDoc(slurm.PartitionLineClass)
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A partition, a `PartitionName` line in the controller's slurm.conf. Any change of it is a " + classText(slurm.PartitionLineClass) + " The guide's: `nodes` = all GPU servers, `default = true`, `max_time = \"3-00:00:00\"`, " +
+			"`allow_groups = [\"users\"]` and `def_mem_per_gpu = 120000`.\n\n" +
+			"Every node it lists needs a `gpucluster_slurm_node` (pitfall P14): a name no node fragment on the controller defines is a plan error. Refer to the nodes as " +
+			"`gpucluster_slurm_node.NAME.id`: those are unknown until the nodes exist, so nodes created in the same apply are checked at apply instead, where slurm.conf " +
+			"is never written with an undefined node. A literal name is checked against the controller's node fragments at plan time.\n\n" +
+			"With `AllowGroups` the partition is hidden from other accounts, admin included: use `sinfo -a` or `sudo scontrol show partition`. Import with `NAME@CONTROLLER`, for example `gpu@login01`.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The partition name.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"controller": schema.StringAttribute{
+				MarkdownDescription: "The controller node, as `gpucluster_slurm_controller.NAME.id`: where the partition's fragment is kept. Changing it replaces the resource.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "`PartitionName`. Changing it replaces the resource.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.RegexMatches(slurmNamePattern, "must be letters, digits, '.', '_' and '-'")},
+			},
+			"nodes": schema.SetAttribute{
+				MarkdownDescription: "Names of the nodes in the partition, written as one hostlist (`gpu[01-03]`). Each must be defined by a `gpucluster_slurm_node` (P14)." + class,
+				Required:            true,
+				ElementType:         types.StringType,
+				Validators: []validator.Set{setvalidator.SizeAtLeast(1),
+					setvalidator.ValueStringsAre(stringvalidator.RegexMatches(slurmNamePattern, "must be a node name"))},
+			},
+			"default": schema.BoolAttribute{
+				MarkdownDescription: "`Default=YES`: jobs that name no partition go here. Defaults to `false`." + class,
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(false),
+			},
+			"max_time": schema.StringAttribute{
+				MarkdownDescription: "`MaxTime`, for example `3-00:00:00` or `UNLIMITED`. Unset, Slurm's default (unlimited) applies." + class,
+				Optional:            true,
+				Validators:          []validator.String{slurmValue},
+			},
+			"state": schema.StringAttribute{
+				MarkdownDescription: "`State`. Defaults to `" + defaultPartitionState + "`." + class,
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(defaultPartitionState),
+				Validators:          []validator.String{stringvalidator.OneOf("UP", "DOWN", "DRAIN", "INACTIVE")},
+			},
+			"allow_groups": schema.SetAttribute{
+				MarkdownDescription: "`AllowGroups`: only members of these groups may use the partition (the guide: `users`, which keeps admin out of the job path). Unset, everyone may." + class,
+				Optional:            true,
+				ElementType:         types.StringType,
+				Validators:          []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(stringvalidator.RegexMatches(userNamePattern, "must be a group name"))},
+			},
+			"def_mem_per_gpu": schema.Int64Attribute{
+				MarkdownDescription: "`DefMemPerGPU` in MB: the memory a job gets per GPU when it omits `--mem` (the guide: 120000). On a GPU partition with memory scheduled (`CR_*_Memory`) " +
+					"and no default, the first job takes the whole node's memory and blocks the other GPUs: the plan warns (pitfall P4)." + class,
+				Optional:   true,
+				Validators: []validator.Int64{int64validator.AtLeast(1)},
+			},
+			"extra": schema.MapAttribute{
+				MarkdownDescription: "Any other setting of the partition line, by its Slurm name (`DefaultTime = \"1:00:00\"`). Keys of the typed attributes are refused." + class,
+				Optional:            true,
+				ElementType:         types.StringType,
+			},
+		},
+	}
+}
+
+func (r *slurmPartitionResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// def converts the model; known is false while some value is unknown.
+func (m slurmPartitionModel) def(ctx context.Context, diags *diag.Diagnostics) (slurm.PartitionDef, bool) {
+	if m.Name.IsUnknown() || !fullyKnown(m.Nodes) || m.Default.IsUnknown() || m.MaxTime.IsUnknown() || m.State.IsUnknown() ||
+		!fullyKnown(m.AllowGroups) || m.DefMemPerGPU.IsUnknown() || m.Extra.IsUnknown() {
+		return slurm.PartitionDef{}, false
+	}
+	for _, v := range m.Extra.Elements() {
+		if v.IsUnknown() {
+			return slurm.PartitionDef{}, false
+		}
+	}
+	return slurm.PartitionDef{
+		Name: m.Name.ValueString(), Nodes: setStrings(ctx, m.Nodes, diags), Default: m.Default.ValueBool(),
+		MaxTime: m.MaxTime.ValueString(), State: m.State.ValueString(), AllowGroups: setStrings(ctx, m.AllowGroups, diags),
+		DefMemPerGPU: m.DefMemPerGPU.ValueInt64(), Extra: mapValue(ctx, m.Extra, diags),
+	}, true
+}
+
+func (m *slurmPartitionModel) setDef(p slurm.PartitionDef) {
+	m.ID, m.Name = types.StringValue(p.Name), types.StringValue(p.Name)
+	m.Nodes = stringSet(p.Nodes)
+	m.Default, m.MaxTime, m.State = types.BoolValue(p.Default), stringOrNull(p.MaxTime), types.StringValue(p.State)
+	m.AllowGroups, m.DefMemPerGPU, m.Extra = stringSetOrNull(p.AllowGroups), int64OrNull(p.DefMemPerGPU), stringMapValue(p.Extra)
+}
+
+// ModifyPlan asks the controller what the partition would do: an undefined node (P14) is an
+// error, a GPU partition without a memory default (P4) a warning.
+func (r *slurmPartitionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan slurmPartitionModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || plan.Controller.IsUnknown() || (!req.State.Raw.IsNull() && req.Plan.Raw.Equal(req.State.Raw)) {
+		return
+	}
+	if plan.ID.IsUnknown() && !plan.Name.IsUnknown() {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), plan.Name)...)
+	}
+	p, known := plan.def(ctx, &resp.Diagnostics)
+	if !known || resp.Diagnostics.HasError() {
+		return
+	}
+	frag, err := slurm.PartitionFragment(p)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("extra"), "Invalid Slurm Setting", err.Error())
+		return
+	}
+	_, _, diags := r.cluster.previewSlurm(ctx, path.Root("nodes"), plan.Controller.ValueString(), "partition "+p.Name, frag)
+	resp.Diagnostics.Append(partitionPlanDiags(diags)...)
+}
+
+// partitionPlanDiags adds the partition's own advice to a preview's refusal of an undefined
+// node (P14): how to refer to nodes created in the same apply.
+func partitionPlanDiags(diags diag.Diagnostics) diag.Diagnostics {
+	var out diag.Diagnostics
+	for _, d := range diags {
+		if d.Severity() == diag.SeverityError && strings.Contains(d.Detail(), "which no node definition defines") {
+			out.AddAttributeError(path.Root("nodes"), "Partition Names An Undefined Node",
+				d.Detail()+"\n\nIf the node is defined in this configuration, refer to it as gpucluster_slurm_node.NAME.id instead of its name: "+
+					"the check then waits until the node exists.")
+			continue
+		}
+		out.Append(d)
+	}
+	return out
+}
+
+func (r *slurmPartitionResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan slurmPartitionModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.write(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *slurmPartitionResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan slurmPartitionModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.write(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *slurmPartitionResource) write(ctx context.Context, m *slurmPartitionModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	p, known := m.def(ctx, &diags)
+	if !known || diags.HasError() {
+		diags.AddError("Unknown Partition Setting", "A setting of gpucluster_slurm_partition is still unknown at apply. This is a bug in the provider; please report it.")
+		return diags
+	}
+	frag, err := slurm.PartitionFragment(p)
+	if err != nil {
+		diags.AddAttributeError(path.Root("extra"), "Invalid Slurm Setting", err.Error())
+		return diags
+	}
+	_, applyDiags := r.cluster.applySlurm(ctx, m.Controller.ValueString(), "", frag)
+	diags.Append(applyDiags...)
+	m.ID = m.Name
+	return diags
+}
+
+func (r *slurmPartitionResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state slurmPartitionModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	st, diags := r.cluster.readSlurmStatus(ctx, state.Controller.ValueString())
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	for _, p := range st.Fragments.Partitions {
+		if p.Name == state.Name.ValueString() {
+			state.setDef(p)
+			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+			return
+		}
+	}
+	resp.State.RemoveResource(ctx)
+}
+
+// Delete removes the partition's fragment: a reconfigure.
+func (r *slurmPartitionResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state slurmPartitionModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	_, diags := r.cluster.applySlurm(ctx, state.Controller.ValueString(), "", slurm.RemoveFragment(slurm.PartitionFile(state.Name.ValueString())))
+	resp.Diagnostics.Append(diags...)
+}
+
+// ImportState takes NAME@CONTROLLER; the definition is read from the partition's fragment.
+func (r *slurmPartitionResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	name, controller, diags := parseNameAtController(req.ID, "gpu@login01")
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	m := slurmPartitionModel{Controller: types.StringValue(controller)}
+	m.setDef(slurm.PartitionDef{Name: name, Nodes: []string{}})
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

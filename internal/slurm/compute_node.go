@@ -1,0 +1,166 @@
+package slurm
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/go-version"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// The packages of a configless compute node. The NVML plugin belongs only on nodes with
+// real NVIDIA GPUs (pitfall P11): without it slurmd fails there with "cannot create gpu
+// context for gpu/nvml", and where no NVIDIA driver runs it has nothing to load.
+const (
+	SlurmdPackage     = "slurmd"
+	NVMLPluginPackage = "slurm-wlm-nvml-plugin"
+)
+
+// NVIDIADriverMarker exists where the NVIDIA kernel driver is loaded: the sign of real GPUs,
+// which device files alone (the lab's stand-ins) are not.
+const NVIDIADriverMarker = "/proc/driver/nvidia/version"
+
+// ComputeState is a compute node as one round trip finds it.
+type ComputeState struct {
+	// Defaults is SlurmdDefaultsPath's content, nil when it does not exist.
+	Defaults []byte
+	Active   bool
+	Enabled  bool
+	// LocalSlurmConf: the node has its own ConfDir/slurm.conf, which a configless node
+	// must not keep.
+	LocalSlurmConf bool
+	RealGPUs       bool
+	// Version is nil when slurmd is not installed.
+	Version *version.Version
+}
+
+var computeStateScript = transport.ScriptEnv + transport.SectionFuncs +
+	"sec defaults\nif [ -e " + SlurmdDefaultsPath + " ]; then base64 -w0 -- " + SlurmdDefaultsPath + "; end $?; else end " + strconv.Itoa(missingFile) + "; fi\n" +
+	"sec active\nsystemctl is-active --quiet slurmd; end $?\n" +
+	"sec enabled\nsystemctl is-enabled --quiet slurmd 2>/dev/null; end $?\n" +
+	"sec localconf\ntest -e " + ConfDir + "/slurm.conf; end $?\n" +
+	"sec gpus\ntest -e " + NVIDIADriverMarker + "; end $?\n" +
+	"sec version\nif command -v slurmd >/dev/null; then slurmd -V; end $?; else end 127; fi\n"
+
+// ReadCompute reads a compute node's ComputeState.
+func ReadCompute(ctx context.Context, ex Executor) (ComputeState, error) {
+	res, err := ex.Sudo(ctx, computeStateScript, nil)
+	if err != nil {
+		return ComputeState{}, fmt.Errorf("read the compute node's state: %w", err)
+	}
+	sections, err := transport.ParseSections(res.Stdout)
+	if err != nil {
+		return ComputeState{}, fmt.Errorf("read the compute node's state: %w", err)
+	}
+	st := ComputeState{
+		Active:         sections["active"].Status == 0,
+		Enabled:        sections["enabled"].Status == 0,
+		LocalSlurmConf: sections["localconf"].Status == 0,
+		RealGPUs:       sections["gpus"].Status == 0,
+	}
+	if d, ok := sections["defaults"]; !ok {
+		return ComputeState{}, fmt.Errorf("read the compute node's state: no answer for %s", SlurmdDefaultsPath)
+	} else if d.Status != missingFile {
+		if st.Defaults, err = decodeSection(SlurmdDefaultsPath, d); err != nil {
+			return ComputeState{}, err
+		}
+	}
+	if v := sections["version"]; v.Status == 0 {
+		if st.Version, err = ParseVersion(strings.Join(v.Lines, "\n")); err != nil {
+			return ComputeState{}, fmt.Errorf("slurmd -V: %w", err)
+		}
+	}
+	return st, nil
+}
+
+// Packages are what the node needs: slurmd, and the NVML plugin where real GPUs are.
+func (s ComputeState) Packages() []string {
+	if s.RealGPUs {
+		return []string{SlurmdPackage, NVMLPluginPackage}
+	}
+	return []string{SlurmdPackage}
+}
+
+// Problems says in words what differs from a configless node running slurmd with the
+// defaults file want. keepsSlurmConf is true on the controller, whose slurm.conf is the
+// cluster's.
+func (s ComputeState) Problems(want []byte, keepsSlurmConf bool) []string {
+	var problems []string
+	switch {
+	case s.Version == nil:
+		problems = append(problems, "slurmd is not installed")
+	case s.Defaults == nil:
+		problems = append(problems, SlurmdDefaultsPath+" is missing")
+	case !bytes.Equal(s.Defaults, want):
+		problems = append(problems, SlurmdDefaultsPath+" differs")
+	}
+	if s.LocalSlurmConf && !keepsSlurmConf {
+		problems = append(problems, "a local "+ConfDir+"/slurm.conf exists")
+	}
+	if s.Version != nil && !s.Active {
+		problems = append(problems, "slurmd is not running")
+	}
+	if s.Version != nil && !s.Enabled {
+		problems = append(problems, "slurmd is not enabled")
+	}
+	return problems
+}
+
+var slurmdOptionsLine = regexp.MustCompile(`^SLURMD_OPTIONS="--conf-server ([^":\s]+):([0-9]+)"$`)
+
+// ParseSlurmdDefaults reads back what SlurmdDefaults wrote: the controller and its port.
+func ParseSlurmdDefaults(content []byte) (controller string, port int, err error) {
+	for _, line := range strings.Split(string(content), "\n") {
+		if m := slurmdOptionsLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			port, err := strconv.Atoi(m[2])
+			if err != nil {
+				return "", 0, fmt.Errorf("%s: port %q: %w", SlurmdDefaultsPath, m[2], err)
+			}
+			return m[1], port, nil
+		}
+	}
+	return "", 0, fmt.Errorf("%s has no SLURMD_OPTIONS=\"--conf-server HOST:PORT\" line", SlurmdDefaultsPath)
+}
+
+// StartSlurmd enables slurmd and (re)starts it when restart is set or it does not run;
+// on failure the error carries slurmd's last log lines.
+func StartSlurmd(ctx context.Context, ex Executor, restart bool) error {
+	cond := "! systemctl is-active --quiet slurmd"
+	if restart {
+		cond = "true"
+	}
+	script := transport.ScriptEnv + "systemctl enable --quiet slurmd || exit\nif " + cond + `; then
+	if ! systemctl restart slurmd; then
+		journalctl -u slurmd -n 20 --no-pager -o cat >&2
+		exit 1
+	fi
+fi
+`
+	if _, err := ex.Sudo(ctx, script, nil); err != nil {
+		return fmt.Errorf("start slurmd: %w", err)
+	}
+	return nil
+}
+
+// StopSlurmd stops and disables slurmd; a node without slurmd is fine.
+func StopSlurmd(ctx context.Context, ex Executor) error {
+	script := transport.ScriptEnv + "command -v slurmd >/dev/null || exit 0\nsystemctl disable --now --quiet slurmd\n"
+	if _, err := ex.Sudo(ctx, script, nil); err != nil {
+		return fmt.Errorf("stop slurmd: %w", err)
+	}
+	return nil
+}
+
+// RemoveLocalSlurmConf removes a node's own slurm.conf: a configless node fetches it from
+// the controller, and a stale local copy only misleads whoever reads it.
+func RemoveLocalSlurmConf(ctx context.Context, ex Executor) error {
+	if _, err := ex.Sudo(ctx, transport.ScriptEnv+"rm -f -- "+transport.Quote(ConfDir+"/slurm.conf"), nil); err != nil {
+		return fmt.Errorf("remove the local slurm.conf: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package slurm
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestSettingClass(t *testing.T) {
+	for key, want := range map[string]ChangeClass{
+		"SlurmctldPort": RestartController, "selecttype": RestartController, "SchedulerType": Reconfigure,
+		"SelectTypeParameters": Reconfigure, "ClusterName": RestartController,
+	} {
+		if got := SettingClass(key); got != want {
+			t.Errorf("SettingClass(%s) = %v, want %v", key, got, want)
+		}
+	}
+}
+
+func TestReadStatusDrift(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, true)
+	if _, err := Apply(ctx, s, guideFragments(t)...); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadStatus(ctx, s)
+	if err != nil || len(st.Drift) != 0 || !st.Active || st.Version == nil || st.Fragments.Controller == nil {
+		t.Fatalf("after apply: %+v %v", st, err)
+	}
+	conf := strings.Replace(s.read("/etc/slurm/slurm.conf"), "SchedulerType=sched/backfill", "SchedulerType=sched/builtin", 1)
+	if _, err := s.WriteFile(ctx, configFile("/etc/slurm/slurm.conf", []byte(conf))); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, s.root+"/etc/slurm/gres.conf")
+	st, err = ReadStatus(ctx, s)
+	want := "/etc/slurm/slurm.conf was changed: SchedulerType changed|/etc/slurm/gres.conf was changed"
+	if err != nil || strings.Join(st.Drift, "|") != want {
+		t.Errorf("drift %q %v, want %q", st.Drift, err, want)
+	}
+	// Apply repairs a hand edit, as a reconfigure.
+	out, err := Apply(ctx, s, guideFragments(t)...)
+	if err != nil || out.Class != Reconfigure {
+		t.Errorf("repair: %v %v", out.Class, err)
+	}
+}
+
+func TestPreviewChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, true)
+	frags := guideFragments(t)
+	if _, err := Apply(ctx, s, frags...); err != nil {
+		t.Fatal(err)
+	}
+	s.calls()
+	s.writes = nil
+	out, err := Preview(ctx, s, RemoveFragment(NodeFile("gpu03")), mustPartition(t, "gpu01", "gpu02"))
+	if err != nil || out.Class != OrderedRestart || strings.Join(out.RestartNodes, ",") != "gpu01,gpu02" {
+		t.Errorf("preview: %+v %v", out, err)
+	}
+	if _, err := Preview(ctx, s, mustPartition(t, "gpu01", "gpu09")); err == nil || !strings.Contains(err.Error(), "gpu09") {
+		t.Errorf("P14: %v", err)
+	}
+	if len(s.writes) > 0 || len(s.calls()) > 0 {
+		t.Errorf("preview changed something: %v", s.writes)
+	}
+}
