@@ -4,6 +4,7 @@
 //	gpucluster-lab image                build the cached Debian image (once per recipe)
 //	gpucluster-lab up [--gpus N]        start login01 + gpu01..gpuNN (default 2)
 //	gpucluster-lab add gpuNN            add one GPU server to the running lab
+//	gpucluster-lab remove gpuNN         stop one GPU server and remove everything it left
 //	gpucluster-lab exec HOST -- CMD...  run CMD as root inside HOST
 //	gpucluster-lab status               print the descriptor path and hosts
 //	gpucluster-lab hosts                print the host names, one per line
@@ -34,6 +35,7 @@ const usage = `usage:
   gpucluster-lab image
   gpucluster-lab up [--gpus N]
   gpucluster-lab add gpuNN
+  gpucluster-lab remove gpuNN
   gpucluster-lab exec HOST -- CMD...
   gpucluster-lab status
   gpucluster-lab hosts
@@ -77,6 +79,8 @@ func dispatch(ctx context.Context, command string, args []string) error {
 		return up(ctx, args)
 	case "add":
 		return add(ctx, args)
+	case "remove":
+		return remove(ctx, args)
 	case "exec":
 		return execCmd(ctx, args)
 	case "status":
@@ -153,6 +157,14 @@ func up(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Recorded so that tests inside the lab's netns can add and remove hosts
+	// through this command (see lab.Lab.Command).
+	if l.Command, err = os.Executable(); err != nil {
+		return fmt.Errorf("find the lab command: %w", err)
+	}
+	if err := l.Save(path); err != nil {
+		return err
+	}
 	printHosts(l)
 	return nil
 }
@@ -161,12 +173,26 @@ func add(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return errors.New("want exactly one host name, e.g. gpu03")
 	}
-	path, err := lab.DescriptorPath()
+	l, err := loadSelected()
 	if err != nil {
 		return err
 	}
-	l, err := lab.Add(ctx, path, args[0], os.Stdout)
+	if _, err := l.Add(ctx, args[0], os.Stdout); err != nil {
+		return err
+	}
+	printHosts(l)
+	return nil
+}
+
+func remove(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return errors.New("want exactly one host name, e.g. gpu03")
+	}
+	l, err := loadSelected()
 	if err != nil {
+		return err
+	}
+	if err := l.Remove(ctx, args[0], os.Stdout); err != nil {
 		return err
 	}
 	printHosts(l)

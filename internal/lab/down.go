@@ -60,7 +60,7 @@ func (l *Lab) teardown(log io.Writer) error {
 		errs = append(errs, requestHalt(h))
 	}
 	for _, h := range l.Hosts {
-		errs = append(errs, waitStopped(h))
+		errs = append(errs, waitStopped(context.Background(), h))
 	}
 	for _, h := range l.Hosts {
 		errs = append(errs, removeHostState(h))
@@ -106,7 +106,7 @@ func requestHalt(h Host) error {
 
 // waitStopped polls until the launcher exited; a container that ignores the
 // halt request past the timeout gets its PID 1 killed, which ends its whole PID namespace.
-func waitStopped(h Host) error {
+func waitStopped(ctx context.Context, h Host) error {
 	deadline := time.Now().Add(stopTimeout)
 	killed := false
 	for processAlive(h.LauncherPID) && isLauncherOf(h) {
@@ -119,7 +119,11 @@ func waitStopped(h Host) error {
 			}
 			killed, deadline = true, time.Now().Add(stopTimeout)
 		}
-		time.Sleep(pollInterval)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s to stop: %w", h.Name, ctx.Err())
+		case <-time.After(pollInterval):
+		}
 	}
 	return nil
 }

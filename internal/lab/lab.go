@@ -45,7 +45,14 @@ type Lab struct {
 	Image          string
 	// Instance is "" for the default lab (see EnvInstance).
 	Instance string `json:",omitempty"`
-	Hosts    []Host
+	// Command is the gpucluster-lab binary that started the lab; Add and
+	// Remove run it when called from another mount namespace (see delegate).
+	Command string `json:",omitempty"`
+	Hosts   []Host
+
+	// descriptor is the file this lab was loaded from or written to, which
+	// Add and Remove keep up to date.
+	descriptor string
 }
 
 func (l *Lab) instance() Instance { return Instance{name: l.Instance} }
@@ -75,16 +82,22 @@ func Load(path string) (*Lab, error) {
 	if err := json.Unmarshal(data, &l); err != nil {
 		return nil, fmt.Errorf("parse lab descriptor %s: %w", path, err)
 	}
+	l.descriptor = path
 	return &l, nil
 }
 
-// Save writes the descriptor atomically (readable by root only: it holds the sudo password).
+// Save writes the descriptor atomically (readable by root only: it holds the
+// sudo password); Add and Remove keep it up to date from then on.
 func (l *Lab) Save(path string) error {
 	data, err := json.MarshalIndent(l, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode lab descriptor: %w", err)
 	}
-	return writeFileAtomic(path, append(data, '\n'), 0o600)
+	if err := writeFileAtomic(path, append(data, '\n'), 0o600); err != nil {
+		return err
+	}
+	l.descriptor = path
+	return nil
 }
 
 // Require returns the running lab for an acceptance test. Without TF_ACC the

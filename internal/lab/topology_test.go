@@ -125,6 +125,7 @@ func TestDescriptorRoundTrip(t *testing.T) {
 	want := &Lab{
 		AdminUser: "admin", AdminKeyPath: "/k", AdminPassword: "pw", KnownHostsPath: "/kh",
 		Netns: NetnsName, Bridge: BridgeName, Subnet: Subnet, ClientAddress: ClientAddress, Image: "trixie-x",
+		Command: "/bin/gpucluster-lab",
 		Hosts: []Host{
 			{Name: "login01", Address: "10.0.0.10", Role: RoleLogin, PID: 42, LauncherPID: 41, Dir: "/d", Cgroups: []string{"/c"}},
 			{Name: "gpu01", Address: "10.0.0.11", Role: RoleGPU, PID: 52},

@@ -64,6 +64,7 @@ func Up(ctx context.Context, inst Instance, path string, gpuServers int, log io.
 		ClientAddress:  ClientAddress,
 		Image:          img.Name,
 		Instance:       inst.Name(),
+		descriptor:     path,
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("create descriptor directory: %w", err)
@@ -77,35 +78,57 @@ func Up(ctx context.Context, inst Instance, path string, gpuServers int, log io.
 	return l, nil
 }
 
-// Add starts one more GPU server in the running lab described at path.
-func Add(ctx context.Context, path, name string, log io.Writer) (*Lab, error) {
-	l, err := Load(path)
-	if err != nil {
-		return nil, err
+// Add starts GPU server name in the running lab and records it in the
+// descriptor the lab was loaded from, so that l, the descriptor, known_hosts
+// and every host's /etc/hosts all describe the grown lab. The new host
+// starts bare, like the hosts `up` starts.
+func (l *Lab) Add(ctx context.Context, name string, log io.Writer) (Host, error) {
+	if l.descriptor == "" {
+		return Host{}, errors.New("lab was not loaded from a descriptor")
 	}
 	h, err := PlanHost(name)
 	if err != nil {
-		return nil, err
+		return Host{}, err
 	}
 	if _, exists := l.lookup(name); exists {
-		return nil, fmt.Errorf("lab already has %s", name)
+		return Host{}, fmt.Errorf("lab already has %s", name)
+	}
+	mountNS, inside, err := l.labMountNamespace()
+	if err != nil {
+		return Host{}, err
+	}
+	if !inside {
+		if err := l.delegate(ctx, mountNS, "add", name, log); err != nil {
+			return Host{}, err
+		}
+		return l.Host(name), nil
 	}
 	img := CurrentImage()
 	if img.Name != l.Image {
-		return nil, fmt.Errorf("running lab uses image %s but the recipe now builds %s: restart the lab", l.Image, img.Name)
+		return Host{}, fmt.Errorf("running lab uses image %s but the recipe now builds %s: restart the lab", l.Image, img.Name)
 	}
 	all := append(l.planned(), h)
-	for _, existing := range l.Hosts {
+	if err := writeHostsFiles(l.Hosts, all); err != nil {
+		return Host{}, err
+	}
+	if err := l.startHosts(ctx, l.descriptor, img, all, []PlannedHost{h}, log); err != nil {
+		// Whatever was started must stay in the descriptor so that `down` removes it.
+		return Host{}, errors.Join(err, l.Save(l.descriptor))
+	}
+	return l.Host(name), nil
+}
+
+// writeHostsFiles rewrites /etc/hosts of the running hosts for the lab all.
+// It writes in place rather than renaming, through the host's overlay, as
+// an admin editing the file would.
+func writeHostsFiles(hosts []Host, all []PlannedHost) error {
+	for _, h := range hosts {
 		// /etc/hosts is world-readable on every system.
-		if err := os.WriteFile(filepath.Join(existing.Dir, "root", "etc", "hosts"), []byte(RenderHostsFile(all)), 0o644); err != nil { //nolint:gosec // G306: see above.
-			return nil, fmt.Errorf("update /etc/hosts of %s: %w", existing.Name, err)
+		if err := os.WriteFile(filepath.Join(h.root(), "etc", "hosts"), []byte(RenderHostsFile(all)), 0o644); err != nil { //nolint:gosec // G306: see above.
+			return fmt.Errorf("update /etc/hosts of %s: %w", h.Name, err)
 		}
 	}
-	if err := l.startHosts(ctx, path, img, all, []PlannedHost{h}, log); err != nil {
-		// Whatever was started must stay in the descriptor so that `down` removes it.
-		return nil, errors.Join(err, l.Save(path))
-	}
-	return l, nil
+	return nil
 }
 
 func (l *Lab) planned() []PlannedHost {

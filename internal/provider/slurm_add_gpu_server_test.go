@@ -1,0 +1,275 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+)
+
+// TestAccSlurm_addGPUServer is the guide's "Adding a GPU Server": with login01, gpu01 and
+// gpu02 applied and a job running on gpu01, a bare gpu03 joins the lab and the configuration
+// gains one node entry and its name in the partition. The apply installs and registers slurmd
+// on gpu03, slurm.conf names gpu[01-03] on one line, not one file under /etc of gpu01 or gpu02
+// changes, the job keeps running, and the guide's verification passes.
+func TestAccSlurm_addGPUServer(t *testing.T) {
+	l := lab.Require(t)
+	const newServer = "gpu03"
+	if l.Host(newServer).Name != "" {
+		t.Fatalf("the lab already has %s; this test adds it to a lab as `make lab-up` starts it", newServer)
+	}
+	existing := []string{"gpu01", "gpu02"}
+	all := append(slices.Clone(existing), newServer)
+	grown := labWith(t, l, newServer)
+	var jobID string
+	var etcBefore map[string]string
+	t.Cleanup(func() { _ = cancelJobs(l)(nil) })
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkClusterDestroyed(l, all),
+		Steps: []resource.TestStep{
+			{
+				Config: labCluster{computeNodes: existing}.config(l),
+				Check:  checkSinfo(l, "2:idle"),
+			},
+			{
+				// The lab adds gpu03 to every host's /etc/hosts, as DNS would learn a new
+				// server; that is not the provider's doing, so /etc is compared from then on.
+				PreConfig: func() {
+					jobID = startBatchJob(t, l, "gpu01")
+					addLabHost(t, l, newServer)
+					etcBefore = etcChecksums(t, l, existing)
+				},
+				Config: labCluster{computeNodes: all}.config(grown) + clusterCheckConfig(all),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction("gpucluster_slurm_node.gpu03", plancheck.ResourceActionCreate),
+						plancheck.ExpectResourceAction("gpucluster_slurm_compute.gpu03", plancheck.ResourceActionCreate),
+						plancheck.ExpectResourceAction("gpucluster_slurm_partition.gpu", plancheck.ResourceActionUpdate),
+						plancheck.ExpectResourceAction("gpucluster_slurm_node.gpu01", plancheck.ResourceActionNoop),
+						plancheck.ExpectResourceAction("gpucluster_slurm_node.gpu02", plancheck.ResourceActionNoop),
+						plancheck.ExpectResourceAction("gpucluster_slurm_compute.gpu01", plancheck.ResourceActionNoop),
+						plancheck.ExpectResourceAction("gpucluster_slurm_compute.gpu02", plancheck.ResourceActionNoop),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("ok"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("node_states"), knownvalue.MapExact(map[string]knownvalue.Check{
+						"gpu01": knownvalue.StringExact("mixed"),
+						"gpu02": knownvalue.StringExact("idle"),
+						"gpu03": knownvalue.StringExact("idle"),
+					})),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSlurmdInstalled(l, newServer),
+					checkConfigless(l, all),
+					checkNodeStates(l, "gpu01:mixed\ngpu02:idle\ngpu03:idle"),
+					checkSlurmConfRegexp(l, `(?m)^NodeName=gpu\[01-03\] CPUs=\d+ .*Gres=gpu:4 State=UNKNOWN$`),
+					checkOneNodeNameLine(l),
+					checkSlurmConfRegexp(l, `(?m)^PartitionName=gpu Nodes=gpu\[01-03\] `),
+					func(*terraform.State) error { return checkEtcUnchanged(l, etcBefore) },
+					func(*terraform.State) error { return checkJobRunning(l, jobID, "gpu01") },
+					checkPing(l),
+					cancelJobs(l),
+				),
+			},
+		},
+	})
+}
+
+// labWith is l as it will be once host has joined: the configuration of the grown cluster
+// is written before the host exists, which only needs its name and address.
+func labWith(t *testing.T, l *lab.Lab, host string) *lab.Lab {
+	t.Helper()
+	planned, err := lab.PlanHost(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grown := *l
+	grown.Hosts = append(slices.Clone(l.Hosts), lab.Host{Name: planned.Name, Address: planned.Address, Role: planned.Role})
+	return &grown
+}
+
+// addLabHost starts host in the lab, bare, and removes it again once the test, its destroy
+// included, is over.
+func addLabHost(t *testing.T, l *lab.Lab, host string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := l.Add(ctx, host, testLogWriter{t}); err != nil {
+		t.Fatalf("add %s to the lab: %v", host, err)
+	}
+	t.Cleanup(func() {
+		if err := l.Remove(context.Background(), host, testLogWriter{t}); err != nil {
+			t.Errorf("remove %s from the lab: %v", host, err)
+		}
+	})
+}
+
+type testLogWriter struct{ t *testing.T }
+
+func (w testLogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// clusterCheckConfig is the guide's verification, read after every compute node is applied.
+func clusterCheckConfig(nodes []string) string {
+	deps := make([]string, len(nodes))
+	for i, n := range nodes {
+		deps[i] = "gpucluster_slurm_compute." + n
+	}
+	return fmt.Sprintf(`
+data "gpucluster_cluster_check" "test" {
+  controller = "login01"
+  nodes      = %s
+  depends_on = [%s]
+}
+`, hclList(append([]string{"login01"}, nodes...)), strings.Join(deps, ", "))
+}
+
+// startBatchJob submits a one-GPU job as the cluster user on node and returns its id once it
+// runs. The job sleeps inside, within its own time limit, and outlives the test's steps; the
+// test cancels it.
+func startBatchJob(t *testing.T, l *lab.Lab, node string) string {
+	t.Helper()
+	id := onHost(t, l, "login01", fmt.Sprintf("cd /tmp && runuser -u %s -- sbatch --parsable -w %s --gres=gpu:1 -J grow-survivor -t 5 -o /dev/null --wrap 'exec sleep 290'",
+		slurmTestUser, node))
+	if !regexp.MustCompile(`^[0-9]+$`).MatchString(id) {
+		t.Fatalf("sbatch --parsable printed %q, want a job id", id)
+	}
+	if err := checkJobRunning(l, id, node); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func checkJobRunning(l *lab.Lab, id, node string) error {
+	return pollLab(30*time.Second, func() error {
+		out, err := onHostErr(l, "login01", "squeue -h -j "+id+" -o %T:%N")
+		if err != nil {
+			return err
+		}
+		if out != "RUNNING:"+node {
+			return fmt.Errorf("job %s: %q, want RUNNING:%s", id, out, node)
+		}
+		return nil
+	})
+}
+
+func checkSlurmdInstalled(l *lab.Lab, node string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		out, err := onHostErr(l, node, "dpkg-query -W -f='${db:Status-Status}' slurmd; echo; systemctl is-active slurmd")
+		if err != nil {
+			return err
+		}
+		if out != "installed\nactive" {
+			return fmt.Errorf("slurmd on %s: %q, want installed and active", node, out)
+		}
+		return nil
+	}
+}
+
+// checkNodeStates polls `sinfo -a` per node until it shows want: after the ordered restart
+// the nodes show unk for a few seconds.
+func checkNodeStates(l *lab.Lab, want string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		return pollLab(time.Minute, func() error {
+			out, err := onHostErr(l, "login01", "sinfo -a -h -N -o %N:%T | sort -u")
+			if err != nil {
+				return err
+			}
+			if out != want {
+				return fmt.Errorf("sinfo -a per node = %q, want %q", out, want)
+			}
+			return nil
+		})
+	}
+}
+
+// checkOneNodeNameLine wants the guide's single hostlist line, not one line per node.
+func checkOneNodeNameLine(l *lab.Lab) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		out, err := onHostErr(l, "login01", "grep -c '^NodeName=' /etc/slurm/slurm.conf")
+		if err != nil {
+			return err
+		}
+		if out != "1" {
+			return fmt.Errorf("slurm.conf has %s NodeName lines, want 1", out)
+		}
+		return nil
+	}
+}
+
+// etcChecksums is the SHA-256 of every regular file under /etc of each node, by "node:path".
+// Nothing is left out: adding a server must not touch the existing ones.
+func etcChecksums(t *testing.T, l *lab.Lab, nodes []string) map[string]string {
+	t.Helper()
+	sums, err := etcChecksumsErr(l, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sums
+}
+
+func etcChecksumsErr(l *lab.Lab, nodes []string) (map[string]string, error) {
+	sums := map[string]string{}
+	for _, n := range nodes {
+		out, err := onHostErr(l, n, "find /etc -xdev -type f -exec sha256sum {} +")
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(out, "\n") {
+			sum, path, ok := strings.Cut(line, "  ")
+			if !ok {
+				return nil, fmt.Errorf("%s: unexpected sha256sum line %q", n, line)
+			}
+			sums[n+":"+path] = sum
+		}
+	}
+	return sums, nil
+}
+
+func checkEtcUnchanged(l *lab.Lab, before map[string]string) error {
+	var nodes []string
+	for key := range before {
+		node, _, _ := strings.Cut(key, ":")
+		if !slices.Contains(nodes, node) {
+			nodes = append(nodes, node)
+		}
+	}
+	after, err := etcChecksumsErr(l, nodes)
+	if err != nil {
+		return err
+	}
+	var changed []string
+	for key, sum := range before {
+		if after[key] != sum {
+			changed = append(changed, key)
+		}
+	}
+	for key := range after {
+		if _, ok := before[key]; !ok {
+			changed = append(changed, key+" (new)")
+		}
+	}
+	if len(before) == 0 || len(changed) > 0 {
+		slices.Sort(changed)
+		return fmt.Errorf("adding a GPU server changed files under /etc of the existing nodes (%d checked): %s", len(before), strings.Join(changed, ", "))
+	}
+	return nil
+}
