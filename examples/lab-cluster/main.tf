@@ -1,5 +1,7 @@
-# The example cluster that `make demo` applies to the local lab: login01 plus the GPU servers,
-# the guide's "users" group and two cluster users with the same UIDs on every node.
+# The example cluster that `make demo` applies to the local lab: the guide's whole setup
+# (users, MUNGE, Slurm controller, GPU nodes, partition, configless compute nodes) on login01
+# plus the GPU servers, with the few settings the lab's containers need. examples/cluster is
+# the same setup for real servers.
 terraform {
   required_version = ">= 1.11"
   required_providers {
@@ -32,7 +34,7 @@ variable "login_address" {
 }
 
 variable "gpu_servers" {
-  description = "Names of the GPU servers."
+  description = "Names of the GPU servers. Adding a GPU server is adding its name here."
   type        = list(string)
   default     = ["gpu01", "gpu02"]
 }
@@ -58,6 +60,8 @@ locals {
     bob   = 1002
   }
 }
+
+## Nodes and users --------------------------------------------------------------
 
 resource "gpucluster_node" "login01" {
   name  = "login01"
@@ -89,6 +93,77 @@ resource "gpucluster_user" "cluster" {
   home_on = "login01"
 }
 
+## MUNGE and Slurm --------------------------------------------------------------
+
+resource "gpucluster_munge_key" "cluster" {
+  controller = "login01"
+  nodes      = local.all_nodes
+
+  depends_on = [gpucluster_node.login01, gpucluster_node.gpu]
+}
+
+resource "gpucluster_slurm_controller" "cluster" {
+  node = "login01"
+
+  # The lab's containers cannot use Slurm's cgroup plugins (their cgroups are read-only).
+  # A real cluster keeps the guide's defaults (examples/cluster).
+  proctrack_type       = "proctrack/linuxproc"
+  task_plugin          = "task/none"
+  job_acct_gather_type = "jobacct_gather/none"
+
+  # munged runs with the cluster's key before slurmctld starts (pitfall P10).
+  depends_on = [gpucluster_munge_key.cluster]
+}
+
+# Hardware defaults to what the node itself reports, so it never exceeds the container.
+# The stand-in GPUs are invisible to NVML: name them and their device files.
+resource "gpucluster_slurm_node" "gpu" {
+  for_each = toset(var.gpu_servers)
+
+  controller = gpucluster_slurm_controller.cluster.id
+  name       = each.key
+  gres       = "gpu:4"
+  gpu_files  = "/dev/nvidia[0-3]"
+
+  # A removed server leaves the partition before its node definition goes.
+  lifecycle {
+    create_before_destroy = true
+  }
+}
+
+resource "gpucluster_slurm_partition" "gpu" {
+  controller   = gpucluster_slurm_controller.cluster.id
+  name         = "gpu"
+  nodes        = [for n in gpucluster_slurm_node.gpu : n.id]
+  default      = true
+  max_time     = "3-00:00:00"
+  allow_groups = [gpucluster_group.users.name]
+
+  # The guide's 120000 MB per GPU is more than a lab host has: a quarter of the smallest
+  # node's memory keeps the guide's point, four one-GPU jobs fit on a node.
+  def_mem_per_gpu = floor(min([for n in gpucluster_slurm_node.gpu : n.real_memory]...) / 4)
+}
+
+resource "gpucluster_slurm_compute" "gpu" {
+  for_each = gpucluster_slurm_node.gpu
+
+  node       = each.value.id
+  controller = gpucluster_slurm_controller.cluster.slurmctld_host
+
+  # The node is in the partition when it registers.
+  depends_on = [gpucluster_munge_key.cluster, gpucluster_slurm_partition.gpu]
+}
+
+# The guide's verification: MUNGE across nodes, scontrol ping, sinfo -a.
+data "gpucluster_cluster_check" "guide" {
+  controller = "login01"
+  nodes      = local.all_nodes
+
+  depends_on = [gpucluster_slurm_compute.gpu]
+}
+
+## Outputs ----------------------------------------------------------------------
+
 output "users" {
   description = "UID of each cluster user and its state on every node."
   value = {
@@ -102,4 +177,15 @@ output "users" {
 output "gpus" {
   description = "GPUs each GPU server reports."
   value       = { for name, n in gpucluster_node.gpu : name => n.gpu_count }
+}
+
+output "cluster_check" {
+  description = "The guide's verification, read after the compute nodes are up."
+  value = {
+    ok              = data.gpucluster_cluster_check.guide.ok
+    problems        = data.gpucluster_cluster_check.guide.problems
+    controller_ping = data.gpucluster_cluster_check.guide.controller_ping
+    munge           = data.gpucluster_cluster_check.guide.munge
+    node_states     = data.gpucluster_cluster_check.guide.node_states
+  }
 }
