@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -117,6 +118,35 @@ func Decode(ctx context.Context, ex Executor, cred []byte) error {
 		return fmt.Errorf("unmunge: %w", err)
 	}
 	return errors.New("unmunge printed no STATUS")
+}
+
+// VerifyAcross is the guide's `munge -n | unmunge` for a whole cluster: one credential made on
+// the controller, decoded by every node at once. One credential serves all of them because each
+// munged keeps its own replay cache: a credential decodes once on each node, and only a second
+// decode on the same node is refused as replayed. So the nodes must be distinct hosts; the same
+// host under two names would refuse the credential the second time. It returns each node's
+// failure (nil when the credential decoded there), and an error alone when the controller
+// could not make the credential.
+func VerifyAcross(ctx context.Context, controller Executor, nodes map[string]Executor) (map[string]error, error) {
+	cred, err := Credential(ctx, controller)
+	if err != nil {
+		return nil, err
+	}
+	results := make(map[string]error, len(nodes))
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for name, ex := range nodes {
+		wg.Go(func() {
+			err := Decode(ctx, ex, cred)
+			mu.Lock()
+			results[name] = err
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return results, nil
 }
 
 func statusLine(out []byte) string {

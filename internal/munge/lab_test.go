@@ -49,11 +49,24 @@ func TestLabReadGenerateDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Replay detection is per munged: one credential decodes once on each host, and only a
+	// second decode on the same host is refused. VerifyAcross rests on this.
 	if err := Decode(ctx, gpu, cred); err != nil {
 		t.Fatalf("a credential made on login01 does not decode on gpu02: %v", err)
 	}
+	if err := Decode(ctx, login, cred); err != nil {
+		t.Fatalf("the credential gpu02 decoded does not decode on login01: %v", err)
+	}
 	if err := Decode(ctx, gpu, cred); err == nil || !strings.Contains(err.Error(), "Replayed credential") {
-		t.Errorf("decoding the same credential twice: got %v, want munged's replay refusal", err)
+		t.Errorf("decoding the same credential twice on gpu02: got %v, want munged's replay refusal", err)
+	}
+
+	results, err := VerifyAcross(ctx, login, map[string]Executor{"login01": login, "gpu02": gpu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 2 || results["login01"] != nil || results["gpu02"] != nil {
+		t.Errorf("VerifyAcross = %v, want success on login01 and gpu02", results)
 	}
 }
 

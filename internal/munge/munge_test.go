@@ -324,3 +324,45 @@ func TestFingerprint(t *testing.T) {
 		t.Error("fingerprints must be 64 hex digits and differ for different keys")
 	}
 }
+
+func TestVerifyAcross(t *testing.T) {
+	cred := "MUNGE:AwQFAAD...:"
+	ctl := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: cred + "\n"}}}
+	nodes := map[string]*transporttest.Fake{
+		"login01": {T: t, Replies: []transporttest.Reply{{Stdout: "STATUS:          Success (0)\n"}}},
+		"gpu01":   {T: t, Replies: []transporttest.Reply{{Stdout: "STATUS:          Success (0)\n"}}},
+		"gpu02":   {T: t, Replies: []transporttest.Reply{{Stdout: "STATUS:          Invalid credential (6)\n", Err: &transport.ExitError{Status: 6}}}},
+	}
+	executors := map[string]Executor{}
+	for n, f := range nodes {
+		executors[n] = f
+	}
+	results, err := VerifyAcross(context.Background(), ctl, executors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ctl.Calls) != 1 {
+		t.Errorf("the controller made %d credentials, want one for every node", len(ctl.Calls))
+	}
+	for n, f := range nodes {
+		if len(f.Calls) != 1 || string(f.Calls[0].Stdin) != cred {
+			t.Errorf("%s: decoded %d times with stdin %q, want the controller's credential once", n, len(f.Calls), f.Calls)
+		}
+	}
+	if len(results) != 3 || results["login01"] != nil || results["gpu01"] != nil ||
+		results["gpu02"] == nil || !strings.Contains(results["gpu02"].Error(), "Invalid credential") {
+		t.Errorf("results %v, want success on login01 and gpu01 and unmunge's STATUS on gpu02", results)
+	}
+}
+
+func TestVerifyAcrossWithoutCredential(t *testing.T) {
+	ctl := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Err: &transport.ExitError{Host: "login01", Status: 1, Stderr: "munge: Error: Failed to access socket"}}}}
+	gpu := &transporttest.Fake{T: t}
+	results, err := VerifyAcross(context.Background(), ctl, map[string]Executor{"gpu01": gpu})
+	if err == nil || !strings.Contains(err.Error(), "Failed to access socket") || results != nil {
+		t.Fatalf("got %v, %v; want munge -n's failure and no results", results, err)
+	}
+	if len(gpu.Calls) != 0 {
+		t.Error("a node was asked to decode without a credential")
+	}
+}

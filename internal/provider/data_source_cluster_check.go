@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -14,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/munge"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
@@ -132,24 +130,20 @@ func (d *clusterCheckDataSource) Read(ctx context.Context, req datasource.ReadRe
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// mungeAcross decodes on every node its own fresh credential from the controller: munged
-// refuses a credential it has already decoded, so one cannot serve two nodes.
+// mungeAcross is verifyMunge as a result per node: "Success", or why the credential did not
+// decode there.
 func (d *clusterCheckDataSource) mungeAcross(ctx context.Context, ctl *transport.Host, controller string, nodeNames []string) map[string]string {
-	var mu sync.Mutex
 	decoded := make(map[string]string, len(nodeNames))
-	failures := d.cluster.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
-		cred, err := munge.Credential(ctx, ctl)
-		if err != nil {
-			return fmt.Errorf("on %s: %w", controller, err)
+	for _, n := range nodeNames {
+		decoded[n] = "Success"
+	}
+	failures, err := verifyMunge(ctx, d.cluster, ctl, nodeNames)
+	if err != nil {
+		for _, n := range nodeNames {
+			decoded[n] = fmt.Sprintf("on %s: %v", controller, err)
 		}
-		if err := munge.Decode(ctx, h, cred); err != nil {
-			return err
-		}
-		mu.Lock()
-		decoded[node] = "Success"
-		mu.Unlock()
-		return nil
-	})
+		return decoded
+	}
 	for _, f := range failures {
 		decoded[f.node] = f.err.Error()
 	}

@@ -90,7 +90,9 @@ func (r *mungeKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"rotation": schema.StringAttribute{
 				MarkdownDescription: "Any value; changing it (setting, changing or removing it) means \"new key\": a new key is generated on the " +
 					"controller and installed on every node, munged restarts everywhere, and the credential check runs again. Credentials " +
-					"made with the old key stop decoding, so jobs being launched at that moment may fail. The value at creation does not rotate.",
+					"made with the old key stop decoding, so jobs being launched at that moment may fail. The value at creation does not rotate. " +
+					"If a rotating apply fails on some node after the controller got the new key, the rotation counts as done: " +
+					"the next apply copies that key to the remaining nodes instead of generating another.",
 				Optional: true,
 			},
 			"stop_on_destroy": schema.BoolAttribute{
@@ -217,7 +219,8 @@ func (r *mungeKeyResource) Create(ctx context.Context, req resource.CreateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(r.converge(ctx, &plan, false)...)
+	_, diags := r.converge(ctx, &plan, keyInputs{})
+	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -231,22 +234,32 @@ func (r *mungeKeyResource) Update(ctx context.Context, req resource.UpdateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(r.converge(ctx, &plan, !plan.Rotation.Equal(state.Rotation))...)
+	rotated, diags := r.converge(ctx, &plan, keyInputs{
+		rotationChanged: !plan.Rotation.Equal(state.Rotation),
+		inState:         state.Fingerprint.ValueString(),
+		planned:         plan.Fingerprint.ValueString(),
+	})
+	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
+		// Once the controller holds the new key the rotation has happened, even if a node
+		// failed: the state says so, or the next apply would rotate once more.
+		if rotated {
+			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		}
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// converge installs munge where missing, takes the controller's key (a new one when rotating
-// or when it has none), installs it on every node with munged restarted where it changed,
-// and proves a credential made on the controller decodes everywhere.
-func (r *mungeKeyResource) converge(ctx context.Context, m *mungeKeyModel, rotate bool) diagList {
-	var diags diagList
+// converge installs munge where missing, takes the controller's key (see chooseKey),
+// installs it on every node with munged restarted where it changed, and proves a credential
+// made on the controller decodes everywhere. It reports rotated when it generated a key the
+// controller now holds; m then describes that state even when a later step failed.
+func (r *mungeKeyResource) converge(ctx context.Context, m *mungeKeyModel, in keyInputs) (rotated bool, diags diagList) {
 	nodeNames := setStrings(ctx, m.Nodes, &diags)
 	controller := m.Controller.ValueString()
 	if diags.HasError() {
-		return diags
+		return false, diags
 	}
 	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
 		_, err := packages.Ensure(ctx, h, munge.Package)
@@ -255,79 +268,162 @@ func (r *mungeKeyResource) converge(ctx context.Context, m *mungeKeyModel, rotat
 	diags.Append(failureDiags(failures, "Cannot Install MUNGE", "Installing the munge package with apt failed",
 		"Check the node's apt sources (apt-get install munge must work there), then apply again.")...)
 	if diags.HasError() {
-		return diags
+		return false, diags
 	}
-	key, keyDiags := r.controllerKey(ctx, controller, rotate)
+	key, generated, keyDiags := r.controllerKey(ctx, controller, in)
 	diags.Append(keyDiags...)
 	if diags.HasError() {
-		return diags
+		return false, diags
 	}
 	defer clear(key)
+	m.ID = m.Controller
+	m.Fingerprint = types.StringValue(munge.Fingerprint(key))
+	status := make(map[string]string, len(nodeNames))
+	for _, n := range nodeNames {
+		status[n] = inSync
+	}
 	failures = r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
 		_, err := munge.Install(ctx, h, key)
 		return err
 	})
+	for _, f := range failures {
+		status[f.node] = "key not installed on " + f.node + " (apply failed)"
+	}
+	m.NodeStatus = statusMap(status)
+	rotated = generated && status[controller] == inSync
 	diags.Append(failureDiags(failures, "Cannot Install MUNGE Key", "Installing "+munge.KeyPath+" or restarting munged with it failed",
 		"Nodes that got the key already use it; apply again once the cause is fixed, so every node ends with the same key.")...)
 	if diags.HasError() {
-		return diags
+		return rotated, diags
 	}
-	diags.Append(r.verify(ctx, controller, nodeNames)...)
-	if diags.HasError() {
-		return diags
+	failures, verifyDiags := r.verify(ctx, controller, nodeNames)
+	diags.Append(verifyDiags...)
+	for _, f := range failures {
+		status[f.node] = "credential from " + controller + " does not decode on " + f.node
 	}
-	m.ID = m.Controller
-	m.Fingerprint = types.StringValue(munge.Fingerprint(key))
-	m.NodeStatus = allInSync(nodeNames)
-	return diags
+	m.NodeStatus = statusMap(status)
+	return rotated, diags
 }
 
-// controllerKey reads the key in use on the controller, or generates a new one there when
-// rotating or when there is none. It stays in memory and is never written to local disk.
-func (r *mungeKeyResource) controllerKey(ctx context.Context, controller string, rotate bool) ([]byte, diagList) {
+// keyInputs are what chooseKey weighs besides the controller's key: whether rotation changed,
+// the fingerprint in state before this apply, and the one the plan shows ("" when unknown).
+type keyInputs struct {
+	rotationChanged  bool
+	inState, planned string
+}
+
+// keySource is where converge takes the cluster's key from.
+type keySource int
+
+const (
+	useControllerKey keySource = iota
+	generateNewKey
+)
+
+// chooseKey decides from the fingerprint of the controller's key now (current, "" when it has
+// none). A changed rotation asks for a new key only while the controller still holds the key
+// the state knows: another key there means the rotation already happened, in an apply that then
+// failed on some node, and a retry spreads that key instead of generating yet another and
+// restarting munged everywhere again. Without a rotation, a key other than the one the plan
+// shows was put there after the refresh the plan came from; spreading it would install a key
+// no plan showed (and break Terraform's promise that the applied value matches the plan), so
+// converge stops before changing anything and asks for a refresh.
+func chooseKey(current string, in keyInputs) (keySource, error) {
+	switch {
+	case !in.rotationChanged && in.planned != "" && current != in.planned:
+		holds := "no key"
+		if current != "" {
+			holds = "the key with sha256 " + current
+		}
+		return useControllerKey, fmt.Errorf("the controller holds %s; the plan was made for the key with sha256 %s", holds, in.planned)
+	case current == "", in.rotationChanged && current == in.inState:
+		return generateNewKey, nil
+	}
+	return useControllerKey, nil
+}
+
+// controllerKey takes the controller's key or generates a new one there, as chooseKey decides;
+// generated says which. The key stays in memory and is never written to local disk.
+func (r *mungeKeyResource) controllerKey(ctx context.Context, controller string, in keyInputs) (key []byte, generated bool, diags diagList) {
+	h, err := r.cluster.host(ctx, controller)
+	if err != nil {
+		diags.Append(connectError(controller, err))
+		return nil, false, diags
+	}
+	// The fingerprint alone decides, so a key munged would refuse can still be rotated away.
+	st, err := munge.ReadState(ctx, h)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read MUNGE State", controller, "Reading the MUNGE key's fingerprint failed", "", err))
+		return nil, false, diags
+	}
+	source, err := chooseKey(st.Fingerprint, in)
+	if err != nil {
+		diags.Append(nodeError("MUNGE Key Changed Since Plan", controller,
+			"The key on the controller was replaced after the refresh this plan was made from, so nothing was changed",
+			"Apply again with a refresh (without -refresh=false): the refresh reports the new key and the plan shows which nodes get it.", err))
+		return nil, false, diags
+	}
+	if source == generateNewKey {
+		key, err := munge.GenerateKey(ctx, h)
+		if err != nil {
+			diags.Append(nodeError("Cannot Generate MUNGE Key", controller, "Generating a key with mungekey failed", "", err))
+		}
+		return key, err == nil, diags
+	}
+	key, exists, err := munge.ReadKey(ctx, h)
+	if err == nil && !exists {
+		err = fmt.Errorf("%s disappeared while the apply read it", munge.KeyPath)
+	}
+	if err != nil {
+		diags.Append(nodeError("Cannot Read MUNGE Key", controller, "Reading "+munge.KeyPath+" failed",
+			"Replace the key with a valid one (mungekey --create --force), or change rotation to generate a new one.", err))
+		return nil, false, diags
+	}
+	return key, false, diags
+}
+
+// verify is the guide's `munge -n | unmunge`: a credential made on the controller must decode
+// on every node, the controller included. It also returns the nodes where it did not.
+func (r *mungeKeyResource) verify(ctx context.Context, controller string, nodeNames []string) ([]nodeFailure, diagList) {
 	var diags diagList
 	h, err := r.cluster.host(ctx, controller)
 	if err != nil {
 		diags.Append(connectError(controller, err))
 		return nil, diags
 	}
-	if !rotate {
-		key, exists, err := munge.ReadKey(ctx, h)
-		if err != nil {
-			diags.Append(nodeError("Cannot Read MUNGE Key", controller, "Reading "+munge.KeyPath+" failed",
-				"Replace the key with a valid one (mungekey --create --force), or change rotation to generate a new one.", err))
-			return nil, diags
-		}
-		if exists {
-			return key, diags
-		}
-	}
-	key, err := munge.GenerateKey(ctx, h)
-	if err != nil {
-		diags.Append(nodeError("Cannot Generate MUNGE Key", controller, "Generating a key with mungekey failed", "", err))
-	}
-	return key, diags
-}
-
-// verify is the guide's `munge -n | unmunge`: a credential made on the controller must decode
-// on every node, the controller included.
-func (r *mungeKeyResource) verify(ctx context.Context, controller string, nodeNames []string) diagList {
-	var diags diagList
-	h, err := r.cluster.host(ctx, controller)
-	if err != nil {
-		diags.Append(connectError(controller, err))
-		return diags
-	}
-	cred, err := munge.Credential(ctx, h)
+	failures, err := verifyMunge(ctx, r.cluster, h, nodeNames)
 	if err != nil {
 		diags.Append(nodeError("Cannot Make MUNGE Credential", controller, "munge -n failed", "Check munged on the controller: journalctl -u munge.", err))
-		return diags
+		return nil, diags
 	}
-	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
-		return munge.Decode(ctx, h, cred)
-	})
-	return failureDiags(failures, "MUNGE Credential Does Not Decode", "A credential made on "+controller+" did not decode with unmunge",
+	return failures, failureDiags(failures, "MUNGE Credential Does Not Decode", "A credential made on "+controller+" did not decode with unmunge",
 		"The node's munged may still run with another key, or its clock may be far off the controller's: check journalctl -u munge and timedatectl there, then apply again.")
+}
+
+// verifyMunge connects to the nodes and runs munge.VerifyAcross from the controller: nodes it
+// cannot reach and nodes where the credential does not decode come back as failures, sorted by
+// node; err is set alone when the controller made no credential. The resource and the
+// gpucluster_cluster_check data source share it, so both check MUNGE the same way.
+func verifyMunge(ctx context.Context, c *cluster, ctl *transport.Host, nodeNames []string) ([]nodeFailure, error) {
+	var mu sync.Mutex
+	hosts := make(map[string]munge.Executor, len(nodeNames))
+	failures := c.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
+		mu.Lock()
+		hosts[node] = h
+		mu.Unlock()
+		return nil
+	})
+	results, err := munge.VerifyAcross(ctx, ctl, hosts)
+	if err != nil {
+		return nil, err
+	}
+	for node, err := range results {
+		if err != nil {
+			failures = append(failures, nodeFailure{node: node, err: err})
+		}
+	}
+	slices.SortFunc(failures, func(a, b nodeFailure) int { return strings.Compare(a.node, b.node) })
+	return failures, nil
 }
 
 func (r *mungeKeyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {

@@ -172,6 +172,91 @@ func TestAccMungeKey_lifecycle(t *testing.T) {
 	keys.checkLog(t, logFile)
 }
 
+func TestChooseKey(t *testing.T) {
+	const old, rotated, byHand = "aaaa", "bbbb", "cccc"
+	tests := []struct {
+		name    string
+		current string
+		in      keyInputs
+		want    keySource
+		wantErr string
+	}{
+		{"create adopts the controller's key", old, keyInputs{}, useControllerKey, ""},
+		{"create on a bare controller generates", "", keyInputs{}, generateNewKey, ""},
+		{"update spreads the planned key", old, keyInputs{inState: old, planned: old}, useControllerKey, ""},
+		{"rotation generates while the controller holds the state's key", old, keyInputs{rotationChanged: true, inState: old}, generateNewKey, ""},
+		{"retried rotation spreads the key the failed apply left", rotated, keyInputs{rotationChanged: true, inState: old}, useControllerKey, ""},
+		{"rotation on a controller without key generates", "", keyInputs{rotationChanged: true, inState: old}, generateNewKey, ""},
+		{"key replaced after the refresh stops the apply", byHand, keyInputs{inState: old, planned: old}, useControllerKey, "holds the key with sha256 cccc; the plan was made for the key with sha256 aaaa"},
+		{"key removed after the refresh stops the apply", "", keyInputs{inState: old, planned: old}, useControllerKey, "holds no key; the plan was made for the key with sha256 aaaa"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := chooseKey(tt.current, tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("got %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestAccMungeKey_failedRotationRetry makes a rotation fail on gpu02 (munged there refuses to
+// start) and proves the retry copies the key the controller got instead of generating another.
+func TestAccMungeKey_failedRotationRetry(t *testing.T) {
+	l := lab.Require(t)
+	all := labNodeNames(l)
+	const dropIn = "/etc/systemd/system/munge.service.d/zz-gpucluster-test-fail.conf"
+	unbreak := "rm -f " + dropIn + " && systemctl daemon-reload"
+	// Should the test stop half-way, munged on gpu02 is started again for the tests after it.
+	t.Cleanup(func() { onHost(t, l, "gpu02", unbreak+" && systemctl restart munge") })
+	var afterFailure string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkMungeStillRunning(l, all),
+		Steps: []resource.TestStep{
+			{Config: mungeKeyConfig(l, "login01", all, `  rotation = "a"`+"\n")},
+			{
+				PreConfig: func() {
+					onHost(t, l, "gpu02", "mkdir -p "+filepath.Dir(dropIn)+" && printf '[Service]\\nExecStartPre=/bin/false\\n' > "+dropIn+" && systemctl daemon-reload")
+				},
+				Config:      mungeKeyConfig(l, "login01", all, `  rotation = "b"`+"\n"),
+				ExpectError: regexp.MustCompile(`(?s)Cannot Install MUNGE Key.*gpu02`),
+			},
+			{
+				PreConfig: func() {
+					afterFailure = onHost(t, l, "login01", "sha256sum < "+munge.KeyPath+" | cut -d' ' -f1")
+					onHost(t, l, "gpu02", unbreak)
+				},
+				Config: mungeKeyConfig(l, "login01", all, `  rotation = "b"`+"\n"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(mungeKeyAddr, plancheck.ResourceActionUpdate),
+						expectBefore(mungeKeyAddr, "node_status", "gpu02", "munge not running on gpu02"),
+						plancheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("fingerprint"), knownvalue.NotNull()),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					func(s *terraform.State) error {
+						if fp := s.RootModule().Resources[mungeKeyAddr].Primary.Attributes["fingerprint"]; fp != afterFailure {
+							return fmt.Errorf("the retry installed key %s; want %s, the one the failed rotation left on login01", fp, afterFailure)
+						}
+						return nil
+					},
+					checkKeyOnNodes(l, all),
+					checkDecodes(l, "login01", "gpu02"),
+				),
+			},
+		},
+	})
+}
+
 func TestAccMungeKey_badInput(t *testing.T) {
 	l := lab.Require(t)
 	before := mungeSnapshot(t, l)
