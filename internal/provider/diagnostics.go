@@ -64,3 +64,26 @@ func connectError(node string, err error) diag.Diagnostic {
 		"The provider could not open an SSH session",
 		"Check that the node is up, that its address resolves from the jump host, and the provider's user, key and sudo settings.", err)
 }
+
+// nodeWarning is nodeError's warning form: what was found on which node, what to do, and the
+// original error when there is one.
+func nodeWarning(summary, node, happened, todo string, err error) diag.Diagnostic {
+	return diag.NewWarningDiagnostic(summary, nodeDetail(node, happened, todo, err))
+}
+
+func nodeAttributeWarning(p path.Path, summary, node, happened, todo string, err error) diag.Diagnostic {
+	return diag.NewAttributeWarningDiagnostic(p, summary, nodeDetail(node, happened, todo, err))
+}
+
+// settingError is the house diagnostic for a value refused before any node is asked: what was
+// refused, what to do, then the original error.
+func settingError(p path.Path, summary, happened, todo string, err error) diag.Diagnostic {
+	detail := happened + "."
+	if todo != "" {
+		detail += "\n\n" + todo
+	}
+	if err != nil {
+		detail += "\n\nOriginal Error: " + err.Error()
+	}
+	return diag.NewAttributeErrorDiagnostic(p, summary, detail)
+}

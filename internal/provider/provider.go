@@ -214,6 +214,8 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		NewSlurmNodeResource,
 		NewSlurmPartitionResource,
 		NewSlurmComputeResource,
+		NewFirewallRuleResource,
+		NewFirewallResource,
 	}
 }
 

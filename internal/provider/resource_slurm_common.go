@@ -2,8 +2,8 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -16,14 +16,34 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// slurmNamePattern is what slurm accepts as a node or partition name: safe as a file name and
-// in a hostlist.
-var slurmNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
-
-// slurmApplyTodo is the advice for a failed slurm.Apply: its error already says whether the
-// previous files were restored and quotes slurmctld's log.
-const slurmApplyTodo = "Nothing was left half-written: either the new files were refused before any change, or the previous " +
-	"files were restored. Fix the setting the message or slurmctld's log names, then apply again."
+// slurmApplyAdvice is what to do after a failed slurm.Apply, chosen by what the error says
+// happened on the controller: refused before any write, rolled back, or neither.
+func slurmApplyAdvice(err error) string {
+	var (
+		undefined  *slurm.UndefinedNodesError
+		refused    *slurm.RefusedError
+		activation *slurm.ActivationError
+	)
+	switch {
+	case errors.As(err, &undefined):
+		return "Nothing was changed. Every node a partition lists needs its gpucluster_slurm_node; refer to nodes as gpucluster_slurm_node.NAME.id " +
+			"so Terraform creates them first. When a node is removed, Terraform removes it before it updates the partitions that list it: " +
+			"add `lifecycle { create_before_destroy = true }` to gpucluster_slurm_node, as the examples do, or take the node out of the partition in an apply of its own."
+	case errors.As(err, &refused):
+		return "Nothing was changed: the new files were refused before any write. Fix the setting the message names, then apply again."
+	case errors.As(err, &activation) && activation.RestoreErr == nil:
+		restored := "The previous files were restored"
+		if activation.WasActive {
+			restored += " and slurmctld runs with them again"
+		}
+		return restored + ". Fix the setting slurmctld's log names, then apply again."
+	case errors.As(err, &activation):
+		return "Restoring the previous files failed too, so slurmctld may be down or running with a half-applied configuration. Check " +
+			slurm.ConfDir + " and journalctl -u slurmctld on the controller and repair them by hand; the next apply reassembles the files from the fragments in " +
+			slurm.FragmentDir + "."
+	}
+	return "The files may be partly written. Fix the cause, then apply again: each apply reassembles " + slurm.ConfDir + " from the fragments in " + slurm.FragmentDir + "."
+}
 
 // classText is a change class as the plan and the documentation write it.
 func classText(c slurm.ChangeClass) string {
@@ -42,6 +62,33 @@ func settingClassDoc(doc, slurmKey string) string {
 	return doc + classDoc(slurm.SettingClass(slurmKey))
 }
 
+// invalidSetting is the diagnostic for a value slurm.conf's syntax cannot hold, on the
+// attribute the error names; attr maps a slurm.FieldError's field to the resource's attribute.
+func invalidSetting(resource string, attr func(field string) path.Path, err error) diag.Diagnostic {
+	p := path.Empty()
+	var fe *slurm.FieldError
+	if errors.As(err, &fe) {
+		p = attr(fe.Field)
+	}
+	return settingError(p, "Invalid Slurm Setting", "A setting of "+resource+" cannot be written to slurm.conf",
+		"Change the value the message names: values cannot hold whitespace or '#', and extra cannot set what a typed attribute sets. No host was asked or changed.", err)
+}
+
+// unknownAtApply is the diagnostic for a value still unknown when Create or Update runs,
+// which the framework should never hand over.
+func unknownAtApply(resource string) diag.Diagnostic {
+	return settingError(path.Empty(), "Unknown Slurm Setting", "A setting of "+resource+" is still unknown at apply",
+		"This is a bug in the provider; please report it. Nothing was changed.", nil)
+}
+
+// mungeError is pitfall P10's diagnostic: slurmctld or slurmd must not start on a host where
+// munged does not run.
+func mungeError(node, daemon string, err error) diag.Diagnostic {
+	return nodeError("MUNGE Does Not Run", node, "Before starting "+daemon+", a credential made with munge -n did not decode with unmunge",
+		"munged must run with the cluster key before Slurm starts (pitfall P10): add depends_on = [gpucluster_munge_key.NAME] to this resource, "+
+			"so the key is installed and munged restarted first. Nothing was changed.", err)
+}
+
 // slurmController connects to the node that holds the fragments and runs slurmctld.
 func (c *cluster) slurmController(ctx context.Context, node string) (*transport.Host, diag.Diagnostics) {
 	var diags diag.Diagnostics
@@ -54,8 +101,7 @@ func (c *cluster) slurmController(ctx context.Context, node string) (*transport.
 
 // applySlurm writes fragment changes on the controller through slurm.Apply, restarts slurmd
 // where an ordered restart asks for it, and turns the pitfall warnings into diagnostics.
-// todo replaces the general advice when not empty.
-func (c *cluster) applySlurm(ctx context.Context, controller, todo string, changes ...slurm.Fragment) (slurm.Outcome, diag.Diagnostics) {
+func (c *cluster) applySlurm(ctx context.Context, controller string, changes ...slurm.Fragment) (slurm.Outcome, diag.Diagnostics) {
 	h, diags := c.slurmController(ctx, controller)
 	if diags.HasError() {
 		return slurm.Outcome{}, diags
@@ -63,14 +109,20 @@ func (c *cluster) applySlurm(ctx context.Context, controller, todo string, chang
 	out, err := slurm.Apply(ctx, h, changes...)
 	if err != nil {
 		diags.Append(nodeError("Cannot Apply Slurm Configuration", controller,
-			"Assembling, validating or activating "+slurm.ConfDir+"/slurm.conf failed", firstNonEmpty(todo, slurmApplyTodo), err))
+			"Assembling, validating or activating "+slurm.ConfDir+"/slurm.conf failed", slurmApplyAdvice(err), err))
 		return out, diags
 	}
 	for _, w := range out.Warnings {
-		diags.AddWarning("Slurm Configuration Warning", w)
+		diags.Append(pitfallWarning(controller, w))
 	}
 	diags.Append(c.restartSlurmd(ctx, h, out.RestartNodes)...)
 	return out, diags
+}
+
+// pitfallWarning is a pitfall check's finding that does not stop the change (P4, a setting the
+// version table does not know); the finding itself says what to do.
+func pitfallWarning(controller, finding string) diag.Diagnostic {
+	return nodeWarning("Slurm Configuration Warning", controller, "Checking the Slurm configuration found a problem that does not stop the change", finding, nil)
 }
 
 // restartSlurmdScript restarts slurmd only where it runs: a node that is not set up yet
@@ -79,7 +131,9 @@ const restartSlurmdScript = transport.ScriptEnv + `if systemctl is-active --quie
 
 // restartSlurmd is the second half of an ordered restart: slurmd restarts on every node that
 // runs it, and the apply waits until the controller sees those nodes ready again. Running
-// jobs survive: slurmstepd is not slurmd's child.
+// jobs survive: slurmstepd is not slurmd's child. Each node done is taken off the controller's
+// list of pending restarts; a node that could not be reached or failed stays on it, so the
+// next refresh reports it and the next apply retries.
 func (c *cluster) restartSlurmd(ctx context.Context, controller *transport.Host, nodeNames []string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if len(nodeNames) == 0 {
@@ -94,21 +148,31 @@ func (c *cluster) restartSlurmd(ctx context.Context, controller *transport.Host,
 		return err
 	})
 	close(restarted)
+	failed := map[string]bool{}
 	for _, f := range failures {
+		failed[f.node] = true
 		if f.connect {
-			diags.AddWarning("Slurmd Not Restarted",
-				fmt.Sprintf("The node set changed, but node %s could not be reached to restart slurmd. It fetches the new configuration "+
-					"when slurmd next starts there: restart it by hand (systemctl restart slurmd) once the node is up.\n\nOriginal Error: %v", f.node, f.err))
+			diags.Append(nodeWarning("Slurmd Not Restarted", f.node, "The node set or a setting every daemon reads at start changed, but the node could not be reached to restart slurmd",
+				"The restart stays pending on the controller: the next plan shows it and the next apply retries once the node is up.", f.err))
 			continue
 		}
-		diags.Append(nodeError("Cannot Restart Slurmd", f.node, "Restarting slurmd after the node set changed failed",
-			"Check journalctl -u slurmd there, then restart it by hand or apply again.", f.err))
+		diags.Append(nodeError("Cannot Restart Slurmd", f.node, "Restarting slurmd after an ordered restart failed",
+			"Check journalctl -u slurmd there, then apply again: the restart stays pending on the controller.", f.err))
+	}
+	var done []string
+	for _, node := range nodeNames {
+		if !failed[node] {
+			done = append(done, node)
+		}
+	}
+	if err := slurm.ClearPendingRestart(ctx, controller, done); err != nil {
+		diags.Append(nodeWarning("Pending Slurmd Restarts Not Cleared", controller.Name(), "Taking the restarted nodes off the list of pending slurmd restarts failed",
+			"The next apply restarts slurmd there once more, which running jobs survive.", err))
 	}
 	for node := range restarted {
 		if state, err := slurm.WaitNodeReady(ctx, controller, node, slurm.NodeWaitTimeout); err != nil {
-			diags.AddWarning("Node Not Ready After Restart",
-				fmt.Sprintf("slurmd restarted on %s, but the controller does not see it ready (last state %q). "+
-					"Check sinfo -a -N and journalctl -u slurmd there.\n\nOriginal Error: %v", node, state, err))
+			diags.Append(nodeWarning("Node Not Ready After Restart", node, fmt.Sprintf("slurmd restarted, but the controller does not see the node ready (last state %q)", state),
+				"Check sudo scontrol show node "+node+" on the controller and journalctl -u slurmd there.", err))
 		}
 	}
 	return diags
@@ -133,13 +197,13 @@ func (c *cluster) previewSlurm(ctx context.Context, attr path.Path, controller, 
 }
 
 // classWarning tells, in the plan, that a change restarts daemons: a restart of slurmctld or
-// an ordered restart, naming what restarts.
+// an ordered restart, naming what restarts, or slurmd restarts still pending from before.
 func classWarning(diags *diag.Diagnostics, what string, out slurm.Outcome) {
-	switch out.Class {
-	case slurm.RestartController:
+	switch {
+	case out.Class == slurm.RestartController:
 		diags.AddWarning("Slurmctld Will Restart",
 			fmt.Sprintf("Applying %s restarts slurmctld (%s). %s", what, strings.Join(out.Reasons, ", "), slurm.RestartController.Description()))
-	case slurm.OrderedRestart:
+	case out.Class == slurm.OrderedRestart:
 		restarts := "slurmd on every compute node that runs it"
 		if len(out.RestartNodes) > 0 {
 			restarts = "slurmd on " + slurm.CompressHostlist(out.RestartNodes) + " (where it runs)"
@@ -147,6 +211,10 @@ func classWarning(diags *diag.Diagnostics, what string, out slurm.Outcome) {
 		diags.AddWarning("Ordered Restart Of Slurm",
 			fmt.Sprintf("Applying %s is an ordered restart (%s): slurmctld stops, the files are written, slurmctld starts, then %s restarts. %s",
 				what, strings.Join(out.Reasons, ", "), restarts, slurm.OrderedRestart.Description()))
+	case len(out.RestartNodes) > 0:
+		diags.AddWarning("Slurmd Will Restart",
+			fmt.Sprintf("Applying %s restarts slurmd on %s (where it runs): %s. Running jobs survive the restart.",
+				what, slurm.CompressHostlist(out.RestartNodes), strings.Join(out.Reasons, ", ")))
 	}
 }
 
@@ -154,16 +222,36 @@ func classWarning(diags *diag.Diagnostics, what string, out slurm.Outcome) {
 // pitfall warnings as warnings, and the class of a disruptive change as a warning.
 func previewDiags(attr path.Path, controller, what string, out slurm.Outcome, err error) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if err != nil {
-		diags.AddAttributeError(attr, "Slurm Configuration Refused",
-			fmt.Sprintf("With this change the controller %s would refuse the Slurm configuration, so the plan stops here and no host is changed.\n\n%v", controller, err))
+	var undefined *slurm.UndefinedNodesError
+	switch {
+	case errors.As(err, &undefined):
+		diags.Append(nodeAttributeError(attr, "Partition Names An Undefined Node", controller,
+			"Checking "+what+" against the node definitions on the controller found a node no gpucluster_slurm_node defines (pitfall P14)",
+			"The plan stops here and no host is changed. If the node is defined in this configuration, refer to it as gpucluster_slurm_node.NAME.id instead of its name: "+
+				"the check then waits until the node exists.", err))
+		return diags
+	case err != nil:
+		diags.Append(nodeAttributeError(attr, "Slurm Configuration Refused", controller,
+			"Checking "+what+" against the controller's fragments and its Slurm version found a configuration the controller would refuse",
+			"The plan stops here and no host is changed. Fix the setting the message names.", err))
 		return diags
 	}
 	for _, w := range out.Warnings {
-		diags.AddAttributeWarning(attr, "Slurm Configuration Warning", w)
+		diags.Append(nodeAttributeWarning(attr, "Slurm Configuration Warning", controller,
+			"Checking the Slurm configuration found a problem that does not stop the change", w, nil))
 	}
 	classWarning(&diags, what, out)
 	return diags
+}
+
+// extraValue is the state value of an extra map read back from a fragment, which does not
+// tell "extra = {}" from no extra at all: without entries it keeps the form prior has, so
+// neither the one nor the other shows a change at every plan.
+func extraValue(prior types.Map, m map[string]string) types.Map {
+	if len(m) == 0 && !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
+		return prior
+	}
+	return stringMapValue(m)
 }
 
 // mapValue reads a map of strings; null and unknown give nil.
@@ -219,7 +307,7 @@ func int64OrNull(n int64) types.Int64 {
 // parseNameAtController splits an import ID NAME@CONTROLLER.
 func parseNameAtController(id, example string) (name, controller string, diags diag.Diagnostics) {
 	name, controller, ok := strings.Cut(id, "@")
-	if !ok || name == "" || !nodeRefPattern.MatchString(controller) || !slurmNamePattern.MatchString(name) {
+	if !ok || name == "" || !nodeRefPattern.MatchString(controller) || !slurm.NamePattern.MatchString(name) {
 		diags.AddError("Invalid Import ID",
 			fmt.Sprintf("Expected NAME@CONTROLLER, the name and the controller node that holds its fragment (for example %q); got %q.", example, id))
 	}

@@ -53,9 +53,9 @@ func (r *slurmComputeResource) Schema(_ context.Context, _ resource.SchemaReques
 			"` where the node has real NVIDIA GPUs (the driver's `" + slurm.NVIDIADriverMarker + "` exists; pitfall P11), writes the node's whole Slurm configuration, one line in `" +
 			slurm.SlurmdDefaultsPath + "`: `SLURMD_OPTIONS=\"--conf-server <controller>:<port>\"`, and keeps no slurm.conf on the node (one found there is removed). " +
 			"slurmd is enabled and started (restarted only when that file changed or it was not running), and the apply waits, polling the controller, until the node is " +
-			"registered and idle, mixed or allocated.\n\n" +
+			"registered and usable (idle, mixed, allocated or completing; asked with `scontrol show node`, so a node that is in no partition yet registers too).\n\n" +
 			"Create it after the node's `gpucluster_slurm_node` (refer to it as `node = gpucluster_slurm_node.NAME.id`) and after `gpucluster_munge_key` (pitfall P10: slurmd " +
-			"authenticates with MUNGE). Destroy stops and disables slurmd; the packages and `" + slurm.SlurmdDefaultsPath + "` stay. Import with the node's name.",
+			"authenticates with MUNGE; the apply refuses to start slurmd where `munge -n | unmunge` fails). Destroy stops and disables slurmd; the packages and `" + slurm.SlurmdDefaultsPath + "` stay. Import with the node's name.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				MarkdownDescription: "The node name.",
@@ -66,7 +66,7 @@ func (r *slurmComputeResource) Schema(_ context.Context, _ resource.SchemaReques
 				MarkdownDescription: "The compute node: its Slurm `NodeName`, which is also how the provider reaches it (through the provider's node blocks). Changing it replaces the resource.",
 				Required:            true,
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(slurmNamePattern, "must be a host name: letters, digits, '.', '_' and '-'")},
+				Validators:          []validator.String{stringvalidator.RegexMatches(slurm.NamePattern, "must be a host name: letters, digits, '.', '_' and '-'")},
 			},
 			"controller": schema.StringAttribute{
 				MarkdownDescription: "The controller's host name, which slurmd fetches its configuration from (`--conf-server`); the provider also asks the controller there whether the node registered. " +
@@ -146,12 +146,16 @@ func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeMode
 	node, controller := m.Node.ValueString(), m.Controller.ValueString()
 	content, err := slurm.SlurmdDefaults(controller, int(m.ConfServerPort.ValueInt64()))
 	if err != nil {
-		diags.AddAttributeError(path.Root("controller"), "Invalid Conf Server", err.Error())
+		diags.Append(invalidConfServer(err))
 		return diags
 	}
 	h, err := r.cluster.host(ctx, node)
 	if err != nil {
 		diags.Append(connectError(node, err))
+		return diags
+	}
+	if err := slurm.CheckMunge(ctx, h); err != nil {
+		diags.Append(mungeError(node, "slurmd", err))
 		return diags
 	}
 	st, err := slurm.ReadCompute(ctx, h)
@@ -171,7 +175,7 @@ func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeMode
 			"Check the node's apt sources, then apply again.", err))
 		return diags
 	}
-	if st.LocalSlurmConf && !r.cluster.sameNode(node, controller) {
+	if st.LocalSlurmConf && !st.Controller {
 		if err := slurm.RemoveLocalSlurmConf(ctx, h); err != nil {
 			diags.Append(nodeError("Cannot Remove Local slurm.conf", node, "Removing "+slurm.ConfDir+"/slurm.conf failed", "", err))
 			return diags
@@ -198,7 +202,13 @@ func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeMode
 	return diags
 }
 
-// waitReady polls the controller until it sees the node idle, mixed or allocated.
+// invalidConfServer refuses a controller or port that cannot go into --conf-server.
+func invalidConfServer(err error) diag.Diagnostic {
+	return settingError(path.Root("controller"), "Invalid Conf Server", "The controller and conf_server_port cannot form slurmd's --conf-server HOST:PORT",
+		"Use the controller's host name (gpucluster_slurm_controller.NAME.slurmctld_host) and a port from 1 to 65535.", err)
+}
+
+// waitReady polls the controller until it sees the node usable.
 func (r *slurmComputeResource) waitReady(ctx context.Context, node, controller string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	ch, err := r.cluster.host(ctx, controller)
@@ -233,10 +243,10 @@ func (r *slurmComputeResource) Read(ctx context.Context, req resource.ReadReques
 	}
 	want, err := slurm.SlurmdDefaults(state.Controller.ValueString(), int(state.ConfServerPort.ValueInt64()))
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("controller"), "Invalid Conf Server", err.Error())
+		resp.Diagnostics.Append(invalidConfServer(err))
 		return
 	}
-	status := describeDrift(st.Problems(want, r.cluster.sameNode(node, state.Controller.ValueString())))
+	status := describeDrift(st.Problems(want))
 	warnDrift(&resp.Diagnostics, "configless compute node", map[string]string{node: status})
 	state.Status = types.StringValue(status)
 	state.NVMLPlugin = types.BoolValue(st.RealGPUs)
@@ -282,7 +292,7 @@ func (r *slurmComputeResource) Delete(ctx context.Context, req resource.DeleteRe
 
 // ImportState takes the node name; controller and port are read from its defaults file.
 func (r *slurmComputeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !slurmNamePattern.MatchString(req.ID) {
+	if !slurm.NamePattern.MatchString(req.ID) {
 		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Expected the compute node's name (for example \"gpu01\"); got %q.", req.ID))
 		return
 	}

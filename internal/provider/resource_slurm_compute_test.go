@@ -36,11 +36,13 @@ type labCluster struct {
 	partitionNodes string
 	// extra is appended to the configuration.
 	extra string
+	// controllerExtra is added to the controller's resource.
+	controllerExtra string
 }
 
 func (c labCluster) config(l *lab.Lab) string {
 	var b strings.Builder
-	b.WriteString(slurmControllerConfig(l, ""))
+	b.WriteString(slurmControllerConfig(l, c.controllerExtra))
 	var ids []string
 	for _, n := range c.computeNodes {
 		fmt.Fprintf(&b, `
@@ -173,7 +175,7 @@ resource "gpucluster_slurm_partition" "nomem" {
 				// P14: a partition naming a node no gpucluster_slurm_node defines.
 				Config:      labCluster{computeNodes: gpus, partitionNodes: `["gpu01", "gpu09"]`}.config(l),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Partition Names An Undefined Node.*gpu09, which no node definition defines.*gpucluster_slurm_node\.NAME\.id`),
+				ExpectError: regexp.MustCompile(`(?s)Partition Names An Undefined Node.*gpucluster_slurm_node\.NAME\.id.*gpu09, which no node definition defines`),
 			},
 			{
 				// P4: a GPU partition without a memory default is applied, with a warning.
@@ -218,8 +220,41 @@ resource "gpucluster_slurm_partition" "nomem" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check:            resource.ComposeAggregateTestCheckFunc(checkLongJobRunning(l, "gpu01"), cancelJobs(l), checkSinfo(l, "2:idle")),
 			},
+			{
+				// slurmd's port is read by every daemon at start only: an ordered restart, after
+				// which slurmd listens on the new port and the controller reaches both nodes there.
+				Config: labCluster{computeNodes: gpus, controllerExtra: "  slurmd_port = 6819\n"}.config(l),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.OrderedRestart.String())),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSlurmConf(l, "SlurmdPort=6819"),
+					checkListening(l, gpus, 6819),
+					checkSinfo(l, "2:idle"),
+					checkMultiNode(l),
+				),
+			},
 		},
 	})
+}
+
+// checkListening wants slurmd listening on port on every node.
+func checkListening(l *lab.Lab, nodes []string, port int) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		for _, n := range nodes {
+			out, err := onHostErr(l, n, fmt.Sprintf("ss -Hltnp 'sport = :%d'", port))
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(out, "slurmd") {
+				return fmt.Errorf("%s: slurmd does not listen on %d: %q", n, port, out)
+			}
+		}
+		return nil
+	}
 }
 
 func positive(v int64) error {
@@ -406,4 +441,47 @@ func checkClusterDestroyed(l *lab.Lab, nodes []string) resource.TestCheckFunc {
 		}
 		return checkControllerDestroyed(l)(s)
 	}
+}
+
+// TestAccSlurmCompute_beforePartition sets up a compute node that no partition lists yet:
+// sinfo does not show such a node, scontrol show node does, so the apply sees it register
+// instead of timing out.
+func TestAccSlurmCompute_beforePartition(t *testing.T) {
+	l := lab.Require(t)
+	config := slurmControllerConfig(l, "") + `
+resource "gpucluster_slurm_node" "gpu01" {
+  controller = gpucluster_slurm_controller.test.id
+  name       = "gpu01"
+  gres       = "gpu:4"
+  gpu_files  = "/dev/nvidia[0-3]"
+}
+
+resource "gpucluster_slurm_compute" "gpu01" {
+  node       = gpucluster_slurm_node.gpu01.id
+  controller = gpucluster_slurm_controller.test.slurmctld_host
+  depends_on = [gpucluster_munge_key.test]
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkClusterDestroyed(l, []string{"gpu01"}),
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("gpucluster_slurm_compute.gpu01", tfjsonpath.New("status"), knownvalue.StringExact(inSync)),
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				func(*terraform.State) error {
+					out, err := onHostErr(l, "login01", "sinfo -a -h -N -n gpu01 -o %T; scontrol show node -o gpu01")
+					if err != nil {
+						return err
+					}
+					if !strings.HasPrefix(out, "NodeName=gpu01 ") || !regexp.MustCompile(`State=IDLE `).MatchString(out) {
+						return fmt.Errorf("want gpu01 idle in scontrol and absent from sinfo (no partition), got:\n%s", out)
+					}
+					return nil
+				},
+			),
+		}},
+	})
 }

@@ -27,7 +27,6 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
@@ -111,13 +110,12 @@ var controllerStrings = []controllerString{
 	{"job_acct_gather_type", "JobAcctGatherType", "Job accounting gather plugin. Inside containers whose cgroups are read-only (the lab) use `jobacct_gather/none`.", func(s *slurm.ControllerSettings) *string { return &s.JobAcctGatherType }, func(m *slurmControllerModel) *types.String { return &m.JobAcctGatherType }},
 }
 
-var (
-	regexpNoSpace = regexp.MustCompile(`^[^\s#]+$`)
-	regexpNoComma = regexp.MustCompile(`^[^\s#,]+$`)
-)
+// regexpNoComma is a value inside a comma-separated list.
+var regexpNoComma = regexp.MustCompile(`^[^\s#,]+$`)
 
-// slurmValue refuses what would break a slurm.conf line before any host is asked.
-var slurmValue = stringvalidator.RegexMatches(regexpNoSpace, "must not contain whitespace or '#'")
+// slurmValue refuses what would break a slurm.conf line before any host is asked, with the
+// pattern the slurm package checks itself.
+var slurmValue = stringvalidator.RegexMatches(slurm.ValuePattern, "must not contain whitespace or '#'")
 
 func (r *slurmControllerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_slurm_controller"
@@ -163,8 +161,9 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 		"extra": schema.MapAttribute{
 			MarkdownDescription: "Any other slurm.conf setting, by its Slurm name (`SlurmctldDebug = \"info\"`). A key that a typed attribute owns is refused, in any case, as are `NodeName`, `PartitionName` and `Include`. " +
 				"`AccountingStorageTRES` with a `gres/` or `license/` entry needs `AccountingStorageType = \"accounting_storage/slurmdbd\"` (pitfall P2): without it the plan fails. " +
-				"Settings the installed Slurm does not know are refused at plan time. Change class: **" + slurm.Reconfigure.String() +
-				"**, except for these settings: **" + slurm.RestartController.String() + "**: " + restartKeysDoc() + ".",
+				"Settings the installed Slurm (or, before it is installed, the version apt would install) does not know are refused at plan time. Change class: **" + slurm.Reconfigure.String() +
+				"**, except for these settings: **" + slurm.RestartController.String() + "**: " + markdownList(slurm.SettingsOfClass(slurm.RestartController)) +
+				"; **" + slurm.OrderedRestart.String() + "**: " + markdownList(slurm.SettingsOfClass(slurm.OrderedRestart)) + ".",
 			Optional:    true,
 			ElementType: types.StringType,
 		},
@@ -233,7 +232,7 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 			"Each change is classified by comparing the files before and after: " + classText(slurm.Reconfigure) + " " + classText(slurm.RestartController) + " " + classText(slurm.OrderedRestart) +
 			" Each attribute says which class a change of it needs; the plan warns about restarts. Before a restart the new slurm.conf passes Slurm's own parser; if slurmctld does not come back, " +
 			"the previous files are restored, slurmctld restarted, and the error quotes its log.\n\n" +
-			"Make this resource depend on `gpucluster_munge_key` (pitfall P10): slurmctld authenticates with MUNGE. Destroy stops and disables slurmctld and removes the assembled files and its " +
+			"Make this resource depend on `gpucluster_munge_key` (pitfall P10): slurmctld authenticates with MUNGE, and the apply refuses to start it where `munge -n | unmunge` fails. Destroy stops and disables slurmctld and removes the assembled files and its " +
 			"fragment; the packages, the state in `state_save_location` and the other resources' fragments stay. One resource per cluster.",
 		Attributes: attrs,
 	}
@@ -249,24 +248,17 @@ func portSetting(key, doc string, def int64) schema.Int64Attribute {
 	}
 }
 
-// restartKeysDoc lists the settings of the table whose change restarts slurmctld.
-func restartKeysDoc() string {
-	var keys []string
-	for _, k := range []string{"SlurmctldHost", "SlurmctldPort", "SlurmdPort", "AuthType", "AuthAltTypes", "CredType", "SwitchType", "SelectType", "StateSaveLocation", "PluginDir", "ClusterName", "SlurmUser"} {
-		if slurm.SettingClass(k) == slurm.RestartController {
-			keys = append(keys, k)
-		}
-	}
-	return markdownList(keys)
+func cgroupObject(c slurm.CgroupSettings) basetypes.ObjectValue {
+	return cgroupObjectExtra(c, stringMapValue(c.Extra))
 }
 
-func cgroupObject(c slurm.CgroupSettings) basetypes.ObjectValue {
+func cgroupObjectExtra(c slurm.CgroupSettings, extra types.Map) basetypes.ObjectValue {
 	return types.ObjectValueMust(cgroupAttrTypes, map[string]attr.Value{
 		"plugin":              types.StringValue(c.CgroupPlugin),
 		"constrain_cores":     types.BoolValue(c.ConstrainCores),
 		"constrain_devices":   types.BoolValue(c.ConstrainDevices),
 		"constrain_ram_space": types.BoolValue(c.ConstrainRAMSpace),
-		"extra":               stringMapValue(c.Extra),
+		"extra":               extra,
 	})
 }
 
@@ -321,8 +313,15 @@ func (m slurmControllerModel) settings(ctx context.Context, diags *diag.Diagnost
 	return s, true
 }
 
-// setSettings writes what a controller fragment holds into the model.
+// setSettings writes what a controller fragment holds into the model; the extra maps keep the
+// model's empty-or-null form when the fragment has none.
 func (m *slurmControllerModel) setSettings(s slurm.ControllerSettings) {
+	priorCgroupExtra := types.MapNull(types.StringType)
+	if !m.Cgroup.IsNull() && !m.Cgroup.IsUnknown() {
+		if v, ok := m.Cgroup.Attributes()["extra"].(types.Map); ok {
+			priorCgroupExtra = v
+		}
+	}
 	for _, cs := range controllerStrings {
 		*cs.value(m) = types.StringValue(*cs.field(&s))
 	}
@@ -330,8 +329,8 @@ func (m *slurmControllerModel) setSettings(s slurm.ControllerSettings) {
 	m.SlurmctldPort, m.SlurmdPort = types.Int64Value(int64(s.SlurmctldPort)), types.Int64Value(int64(s.SlurmdPort))
 	m.ReturnToService = types.Int64Value(int64(s.ReturnToService))
 	m.SlurmctldParameters = stringList(s.SlurmctldParameters)
-	m.Extra = stringMapValue(s.Extra)
-	m.Cgroup = cgroupObject(s.Cgroup)
+	m.Extra = extraValue(m.Extra, s.Extra)
+	m.Cgroup = cgroupObjectExtra(s.Cgroup, extraValue(priorCgroupExtra, s.Cgroup.Extra))
 }
 
 // ValidateConfig refuses at plan time, with no host asked, what slurm.conf's syntax cannot
@@ -347,7 +346,7 @@ func (r *slurmControllerResource) ValidateConfig(ctx context.Context, req resour
 		return
 	}
 	if err := s.Validate(); err != nil {
-		resp.Diagnostics.AddAttributeError(validationPath(err), "Invalid Slurm Setting", err.Error())
+		resp.Diagnostics.Append(invalidSetting(slurmControllerResourceName, controllerAttr, err))
 	}
 	if err := slurm.CheckGPUAccounting(s); err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("extra"), "GPU Accounting Needs Slurmdbd", err.Error())
@@ -394,14 +393,23 @@ func withCgroupDefaults(o types.Object) types.Object {
 	return types.ObjectValueMust(cgroupAttrTypes, filled)
 }
 
-func validationPath(err error) path.Path {
-	switch msg := err.Error(); {
-	case strings.HasPrefix(msg, "controller extra:"):
-		return path.Root("extra")
-	case strings.HasPrefix(msg, "cgroup extra:"):
-		return path.Root("cgroup").AtName("extra")
-	case strings.HasPrefix(msg, "cgroup"):
+const slurmControllerResourceName = "gpucluster_slurm_controller"
+
+// controllerAttr is the attribute that holds a slurm.FieldError's field.
+func controllerAttr(field string) path.Path {
+	if key, ok := (&slurm.FieldError{Field: field}).InCgroup(); ok {
+		if key == slurm.ExtraField {
+			return path.Root("cgroup").AtName("extra")
+		}
 		return path.Root("cgroup")
+	}
+	if field == slurm.ExtraField {
+		return path.Root("extra")
+	}
+	for _, cs := range controllerStrings {
+		if strings.EqualFold(cs.key, field) {
+			return path.Root(cs.attr)
+		}
 	}
 	return path.Empty()
 }
@@ -443,7 +451,7 @@ func (r *slurmControllerResource) ModifyPlan(ctx context.Context, req resource.M
 	}
 	frag, err := slurm.ControllerFragment(s)
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(validationPath(err), "Invalid Slurm Setting", err.Error())
+		resp.Diagnostics.Append(invalidSetting(slurmControllerResourceName, controllerAttr, err))
 		return
 	}
 	out, ran, diags := r.cluster.previewSlurm(ctx, path.Root("extra"), plan.Node.ValueString(), "this controller change", frag)
@@ -504,16 +512,20 @@ func (r *slurmControllerResource) converge(ctx context.Context, m *slurmControll
 		return diags
 	}
 	if !known {
-		diags.AddError("Unknown Slurm Setting", "A setting of gpucluster_slurm_controller is still unknown at apply. This is a bug in the provider; please report it.")
+		diags.Append(unknownAtApply(slurmControllerResourceName))
 		return diags
 	}
 	frag, err := slurm.ControllerFragment(s)
 	if err != nil {
-		diags.AddAttributeError(validationPath(err), "Invalid Slurm Setting", err.Error())
+		diags.Append(invalidSetting(slurmControllerResourceName, controllerAttr, err))
 		return diags
 	}
 	h, diags := r.cluster.slurmController(ctx, node)
 	if diags.HasError() {
+		return diags
+	}
+	if err := slurm.CheckMunge(ctx, h); err != nil {
+		diags.Append(mungeError(node, "slurmctld", err))
 		return diags
 	}
 	if _, err := packages.Ensure(ctx, h, controllerPackages...); err != nil {
@@ -526,12 +538,12 @@ func (r *slurmControllerResource) converge(ctx context.Context, m *slurmControll
 			"Creating state_save_location owned by slurm_user failed", "", err))
 		return diags
 	}
-	out, applyDiags := r.cluster.applySlurm(ctx, node, "", frag)
+	out, applyDiags := r.cluster.applySlurm(ctx, node, frag)
 	diags.Append(applyDiags...)
 	if diags.HasError() {
 		return diags
 	}
-	if _, err := slurm.EnsureController(ctx, h); err != nil {
+	if err := slurm.EnsureController(ctx, h); err != nil {
 		diags.Append(nodeError("Slurmctld Does Not Run", node, "slurmctld did not start or does not answer scontrol ping",
 			"Check journalctl -u slurmctld there; MUNGE must run with the cluster's key (gpucluster_munge_key).", err))
 		return diags
@@ -590,11 +602,6 @@ func (r *slurmControllerResource) Read(ctx context.Context, req resource.ReadReq
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
-// deleteControllerScript stops slurmctld and removes the files assembled for it; the node and
-// partition fragments stay, as their resources own them.
-var deleteControllerScript = transport.ScriptEnv + "systemctl disable --now --quiet slurmctld 2>/dev/null || systemctl stop slurmctld 2>/dev/null || true\n" +
-	"rm -f -- " + transport.Quote(slurm.ConfDir+"/slurm.conf") + " " + transport.Quote(slurm.ConfDir+"/cgroup.conf") + " " + transport.Quote(slurm.ConfDir+"/gres.conf") + "\n"
-
 // Delete removes the controller's fragment, stops and disables slurmctld and removes the
 // assembled files. Packages and slurmctld's state stay.
 func (r *slurmControllerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -604,7 +611,7 @@ func (r *slurmControllerResource) Delete(ctx context.Context, req resource.Delet
 		return
 	}
 	node := state.Node.ValueString()
-	_, diags := r.cluster.applySlurm(ctx, node, "", slurm.RemoveFragment(slurm.ControllerFile))
+	_, diags := r.cluster.applySlurm(ctx, node, slurm.RemoveFragment(slurm.ControllerFile))
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -620,7 +627,7 @@ func (r *slurmControllerResource) Delete(ctx context.Context, req resource.Delet
 		return
 	}
 	defer unlock()
-	if _, err := h.Sudo(ctx, deleteControllerScript, nil); err != nil {
+	if err := slurm.StopController(ctx, h); err != nil {
 		resp.Diagnostics.Append(nodeError("Cannot Stop Slurmctld", node, "Stopping slurmctld and removing the assembled files failed",
 			"Stop it by hand (systemctl disable --now slurmctld); the fragment is already removed.", err))
 	}

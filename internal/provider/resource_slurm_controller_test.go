@@ -166,8 +166,67 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(checkSlurmConf(l, "SchedulerType=sched/builtin"), checkPing(l)),
 			},
+			{
+				// The real slurmctld refuses to start: a state directory it cannot write passes
+				// every check before the restart. The apply restores the previous files, restarts
+				// slurmctld with them and quotes its own log.
+				PreConfig: func() { onHost(t, l, "login01", "install -d -m 0700 -o root -g root "+unwritableStateDir) },
+				Config:    slurmControllerConfig(l, `  scheduler_type = "sched/builtin"`+"\n  slurmctld_port = 6820\n  state_save_location = \""+unwritableStateDir+"\"\n"),
+				ExpectError: regexp.MustCompile(`(?s)Cannot Apply Slurm Configuration.*previous\s+files\s+were\s+restored\s+and\s+slurmctld\s+runs\s+with\s+them\s+again.*` +
+					`slurmctld's\s+log:.*fatal:\s+Incorrect\s+permissions\s+on\s+state\s+save\s+loc:\s+` + regexp.QuoteMeta(unwritableStateDir)),
+			},
+			{
+				// ... and it runs with them: the files are the previous ones, so nothing is planned.
+				Config: slurmControllerConfig(l, `  scheduler_type = "sched/builtin"`+"\n  slurmctld_port = 6820\n"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSlurmConf(l, "StateSaveLocation=/var/spool/slurmctld", "SlurmctldPort=6820"),
+					checkPing(l),
+					func(*terraform.State) error {
+						_, err := onHostErr(l, "login01", "systemctl is-active slurmctld && rm -rf "+unwritableStateDir)
+						return err
+					},
+				),
+			},
+			{
+				// extra = {} reads back as {}: no change at every plan.
+				Config: slurmControllerConfig(l, `  scheduler_type = "sched/builtin"`+"\n  slurmctld_port = 6820\n  extra = {}\n  cgroup = { extra = {} }\n"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: checkPing(l),
+			},
 		},
 	})
+}
+
+// unwritableStateDir is a state directory slurmctld, running as SlurmUser, cannot write.
+const unwritableStateDir = "/var/tmp/gpucluster-rootonly"
+
+// TestAccSlurmController_mungeRequired refuses to start slurmctld where munged does not run
+// (pitfall P10), before anything is installed or written.
+func TestAccSlurmController_mungeRequired(t *testing.T) {
+	l := lab.Require(t)
+	wasActive := onHost(t, l, "login01", "systemctl is-active munge 2>/dev/null || true") == "active"
+	onHost(t, l, "login01", "systemctl stop munge 2>/dev/null || true")
+	t.Cleanup(func() {
+		if wasActive {
+			onHost(t, l, "login01", "systemctl start munge")
+		}
+	})
+	before := onHost(t, l, "login01", "ls "+slurm.FragmentDir+" 2>/dev/null | wc -l; command -v slurmctld || true")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      providerConfig(l, "") + "resource \"gpucluster_slurm_controller\" \"test\" {\n  node = \"login01\"\n" + labControllerSettings + "}\n",
+			ExpectError: regexp.MustCompile(`(?s)MUNGE Does Not Run.*pitfall P10.*depends_on = \[gpucluster_munge_key\.NAME\].*munge -n \| unmunge failed`),
+		}},
+	})
+	if after := onHost(t, l, "login01", "ls "+slurm.FragmentDir+" 2>/dev/null | wc -l; command -v slurmctld || true"); after != before {
+		t.Errorf("login01 changed: %q, before %q", after, before)
+	}
 }
 
 // TestAccSlurmController_badInput refuses, at plan time and with no host changed, extra keys

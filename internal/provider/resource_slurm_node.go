@@ -85,7 +85,7 @@ func (r *slurmNodeResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			MarkdownDescription: "The node's host name, its `NodeName`. The provider also reaches the node by this name (through the provider's node blocks) to read its hardware. Changing it replaces the resource.",
 			Required:            true,
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			Validators:          []validator.String{stringvalidator.RegexMatches(slurmNamePattern, "must be a host name: letters, digits, '.', '_' and '-'")},
+			Validators:          []validator.String{stringvalidator.RegexMatches(slurm.NamePattern, "must be a host name: letters, digits, '.', '_' and '-'")},
 		},
 		"gres": schema.StringAttribute{
 			MarkdownDescription: "`Gres`, for example `gpu:4`. Defaults to `gpu:N` when `nvidia-smi -L` on the node lists N GPUs, otherwise to none. The lab's stand-in GPUs are not seen by nvidia-smi: set `gpu:4` there." + lineClass,
@@ -175,7 +175,31 @@ func (m *slurmNodeModel) setDef(n slurm.NodeDef) {
 	m.SocketsPerBoard, m.CoresPerSocket = int64OrNull(int64(n.SocketsPerBoard)), int64OrNull(int64(n.CoresPerSocket))
 	m.ThreadsPerCore, m.RealMemory = int64OrNull(int64(n.ThreadsPerCore)), int64OrNull(n.RealMemory)
 	m.Gres, m.GPUFiles, m.State = stringOrNull(n.Gres), stringOrNull(n.GPUFiles), types.StringValue(n.State)
-	m.Extra = stringMapValue(n.Extra)
+	m.Extra = extraValue(m.Extra, n.Extra)
+}
+
+const slurmNodeResourceName = "gpucluster_slurm_node"
+
+// nodeAttr is the attribute that holds a slurm.FieldError's field.
+func nodeAttr(field string) path.Path {
+	switch field {
+	case slurm.ExtraField:
+		return path.Root("extra")
+	case "NodeName":
+		return path.Root("name")
+	case "GPUFiles":
+		return path.Root("gpu_files")
+	case "Gres":
+		return path.Root("gres")
+	case "State":
+		return path.Root("state")
+	}
+	for _, h := range nodeHardware {
+		if h.key == field {
+			return path.Root(h.attr)
+		}
+	}
+	return path.Empty()
 }
 
 // ModifyPlan defaults the hardware from the node's facts, refuses a RealMemory above what
@@ -221,7 +245,7 @@ func (r *slurmNodeResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	}
 	frag, err := slurm.NodeFragment(n)
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("extra"), "Invalid Slurm Setting", err.Error())
+		resp.Diagnostics.Append(invalidSetting(slurmNodeResourceName, nodeAttr, err))
 		return
 	}
 	_, _, diags := r.cluster.previewSlurm(ctx, path.Root("name"), plan.Controller.ValueString(), "node "+n.Name, frag)
@@ -327,16 +351,19 @@ func (r *slurmNodeResource) write(ctx context.Context, m *slurmNodeModel) diag.D
 		}
 	}
 	n, known := m.def(ctx, &diags)
-	if !known || diags.HasError() {
-		diags.AddError("Unknown Node Setting", "A setting of gpucluster_slurm_node is still unknown at apply. This is a bug in the provider; please report it.")
+	if diags.HasError() {
+		return diags
+	}
+	if !known {
+		diags.Append(unknownAtApply(slurmNodeResourceName))
 		return diags
 	}
 	frag, err := slurm.NodeFragment(n)
 	if err != nil {
-		diags.AddAttributeError(path.Root("extra"), "Invalid Slurm Setting", err.Error())
+		diags.Append(invalidSetting(slurmNodeResourceName, nodeAttr, err))
 		return diags
 	}
-	_, applyDiags := r.cluster.applySlurm(ctx, m.Controller.ValueString(), "", frag)
+	_, applyDiags := r.cluster.applySlurm(ctx, m.Controller.ValueString(), frag)
 	diags.Append(applyDiags...)
 	m.ID = m.Name
 	return diags
@@ -363,13 +390,6 @@ func (r *slurmNodeResource) Read(ctx context.Context, req resource.ReadRequest, 
 	resp.State.RemoveResource(ctx)
 }
 
-// nodeRemovalTodo explains the usual refusal of a node's removal: Terraform destroys a
-// resource before it updates the resources that referred to it, so a partition still names
-// the node unless the node is create_before_destroy.
-const nodeRemovalTodo = "If a partition still names the node: Terraform removes a resource before it updates the resources that refer to it. " +
-	"Add `lifecycle { create_before_destroy = true }` to gpucluster_slurm_node, as the examples do, so the partition is updated first; " +
-	"or take the node out of the partition in an apply of its own. Nothing was changed."
-
 // Delete removes the node's fragment: an ordered restart of the remaining nodes.
 func (r *slurmNodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state slurmNodeModel
@@ -377,7 +397,7 @@ func (r *slurmNodeResource) Delete(ctx context.Context, req resource.DeleteReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	_, diags := r.cluster.applySlurm(ctx, state.Controller.ValueString(), nodeRemovalTodo, slurm.RemoveFragment(slurm.NodeFile(state.Name.ValueString())))
+	_, diags := r.cluster.applySlurm(ctx, state.Controller.ValueString(), slurm.RemoveFragment(slurm.NodeFile(state.Name.ValueString())))
 	resp.Diagnostics.Append(diags...)
 }
 

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
@@ -77,14 +76,14 @@ func (r *slurmPartitionResource) Schema(_ context.Context, _ resource.SchemaRequ
 				MarkdownDescription: "`PartitionName`. Changing it replaces the resource.",
 				Required:            true,
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(slurmNamePattern, "must be letters, digits, '.', '_' and '-'")},
+				Validators:          []validator.String{stringvalidator.RegexMatches(slurm.NamePattern, "must be letters, digits, '.', '_' and '-'")},
 			},
 			"nodes": schema.SetAttribute{
 				MarkdownDescription: "Names of the nodes in the partition, written as one hostlist (`gpu[01-03]`). Each must be defined by a `gpucluster_slurm_node` (P14)." + class,
 				Required:            true,
 				ElementType:         types.StringType,
 				Validators: []validator.Set{setvalidator.SizeAtLeast(1),
-					setvalidator.ValueStringsAre(stringvalidator.RegexMatches(slurmNamePattern, "must be a node name"))},
+					setvalidator.ValueStringsAre(stringvalidator.RegexMatches(slurm.NamePattern, "must be a node name"))},
 			},
 			"default": schema.BoolAttribute{
 				MarkdownDescription: "`Default=YES`: jobs that name no partition go here. Defaults to `false`." + class,
@@ -151,7 +150,21 @@ func (m *slurmPartitionModel) setDef(p slurm.PartitionDef) {
 	m.ID, m.Name = types.StringValue(p.Name), types.StringValue(p.Name)
 	m.Nodes = stringSet(p.Nodes)
 	m.Default, m.MaxTime, m.State = types.BoolValue(p.Default), stringOrNull(p.MaxTime), types.StringValue(p.State)
-	m.AllowGroups, m.DefMemPerGPU, m.Extra = stringSetOrNull(p.AllowGroups), int64OrNull(p.DefMemPerGPU), stringMapValue(p.Extra)
+	m.AllowGroups, m.DefMemPerGPU, m.Extra = stringSetOrNull(p.AllowGroups), int64OrNull(p.DefMemPerGPU), extraValue(m.Extra, p.Extra)
+}
+
+const slurmPartitionResourceName = "gpucluster_slurm_partition"
+
+// partitionAttr is the attribute that holds a slurm.FieldError's field.
+func partitionAttr(field string) path.Path {
+	attrs := map[string]string{
+		slurm.ExtraField: "extra", "PartitionName": "name", "Nodes": "nodes", "Default": "default", "MaxTime": "max_time",
+		"State": "state", "AllowGroups": "allow_groups", "DefMemPerGPU": "def_mem_per_gpu",
+	}
+	if a, ok := attrs[field]; ok {
+		return path.Root(a)
+	}
+	return path.Empty()
 }
 
 // ModifyPlan asks the controller what the partition would do: an undefined node (P14) is an
@@ -174,27 +187,11 @@ func (r *slurmPartitionResource) ModifyPlan(ctx context.Context, req resource.Mo
 	}
 	frag, err := slurm.PartitionFragment(p)
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("extra"), "Invalid Slurm Setting", err.Error())
+		resp.Diagnostics.Append(invalidSetting(slurmPartitionResourceName, partitionAttr, err))
 		return
 	}
 	_, _, diags := r.cluster.previewSlurm(ctx, path.Root("nodes"), plan.Controller.ValueString(), "partition "+p.Name, frag)
-	resp.Diagnostics.Append(partitionPlanDiags(diags)...)
-}
-
-// partitionPlanDiags adds the partition's own advice to a preview's refusal of an undefined
-// node (P14): how to refer to nodes created in the same apply.
-func partitionPlanDiags(diags diag.Diagnostics) diag.Diagnostics {
-	var out diag.Diagnostics
-	for _, d := range diags {
-		if d.Severity() == diag.SeverityError && strings.Contains(d.Detail(), "which no node definition defines") {
-			out.AddAttributeError(path.Root("nodes"), "Partition Names An Undefined Node",
-				d.Detail()+"\n\nIf the node is defined in this configuration, refer to it as gpucluster_slurm_node.NAME.id instead of its name: "+
-					"the check then waits until the node exists.")
-			continue
-		}
-		out.Append(d)
-	}
-	return out
+	resp.Diagnostics.Append(diags...)
 }
 
 func (r *slurmPartitionResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -226,16 +223,19 @@ func (r *slurmPartitionResource) Update(ctx context.Context, req resource.Update
 func (r *slurmPartitionResource) write(ctx context.Context, m *slurmPartitionModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	p, known := m.def(ctx, &diags)
-	if !known || diags.HasError() {
-		diags.AddError("Unknown Partition Setting", "A setting of gpucluster_slurm_partition is still unknown at apply. This is a bug in the provider; please report it.")
+	if diags.HasError() {
+		return diags
+	}
+	if !known {
+		diags.Append(unknownAtApply(slurmPartitionResourceName))
 		return diags
 	}
 	frag, err := slurm.PartitionFragment(p)
 	if err != nil {
-		diags.AddAttributeError(path.Root("extra"), "Invalid Slurm Setting", err.Error())
+		diags.Append(invalidSetting(slurmPartitionResourceName, partitionAttr, err))
 		return diags
 	}
-	_, applyDiags := r.cluster.applySlurm(ctx, m.Controller.ValueString(), "", frag)
+	_, applyDiags := r.cluster.applySlurm(ctx, m.Controller.ValueString(), frag)
 	diags.Append(applyDiags...)
 	m.ID = m.Name
 	return diags
@@ -269,7 +269,7 @@ func (r *slurmPartitionResource) Delete(ctx context.Context, req resource.Delete
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	_, diags := r.cluster.applySlurm(ctx, state.Controller.ValueString(), "", slurm.RemoveFragment(slurm.PartitionFile(state.Name.ValueString())))
+	_, diags := r.cluster.applySlurm(ctx, state.Controller.ValueString(), slurm.RemoveFragment(slurm.PartitionFile(state.Name.ValueString())))
 	resp.Diagnostics.Append(diags...)
 }
 

@@ -3,10 +3,13 @@ package slurm
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -34,6 +37,14 @@ const ConfDir = "/etc/slurm"
 // reconfigure; it loads its state first, which takes seconds, not minutes.
 const PingTimeout = 90 * time.Second
 
+// settleTimeout bounds the part of an apply that must not stop half-way: the
+// writes, slurmctld's stop and start and its first answer, or a rollback.
+const settleTimeout = PingTimeout + time.Minute
+
+// writeAttempts bounds the retries of an Apply whose conditional write found
+// that another process (another Terraform run) changed the files first.
+const writeAttempts = 3
+
 // Outcome is what an Apply did.
 type Outcome struct {
 	Classification
@@ -51,7 +62,12 @@ type state struct {
 	fragments map[string][]byte
 	files     Files
 	version   *version.Version // nil: slurmctld not installed
+	// candidate is the slurmctld apt would install, while none is installed.
+	candidate *version.Version
 	active    bool
+	// pending are the nodes whose slurmd restart, due after an ordered
+	// restart, has not been done yet.
+	pending []string
 }
 
 // Apply puts or removes fragments on the controller and brings slurm.conf,
@@ -59,39 +75,79 @@ type state struct {
 // fragments, under the host's lock. Nothing is written when nothing
 // changes. The new slurm.conf is validated before it is written; if
 // slurmctld does not come back, the previous files are restored and it is
-// restarted again. An ordered restart leaves the restart of slurmd on
-// Outcome.RestartNodes to the caller.
+// restarted again. Writes are conditional on the content read, so a second
+// process changing the files at the same time makes Apply start over
+// rather than lose that change. An ordered restart leaves the restart of slurmd
+// on Outcome.RestartNodes to the caller, and records them as pending on the
+// controller until ClearPendingRestart says they are done.
+//
+// A refusal before any write is a *RefusedError; a failed activation a
+// *ActivationError.
 func Apply(ctx context.Context, h ControllerHost, changes ...Fragment) (Outcome, error) {
 	if err := checkFragmentNames(changes); err != nil {
-		return Outcome{}, err
+		return Outcome{}, &RefusedError{Err: err}
 	}
 	unlock, err := h.Lock(ctx)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("slurm configuration: %w", err)
 	}
 	defer unlock()
+	for attempt := 1; ; attempt++ {
+		out, err := applyOnce(ctx, h, changes)
+		if !errors.Is(err, transport.ErrWriteConflict) || attempt == writeAttempts {
+			return out, err
+		}
+	}
+}
+
+func applyOnce(ctx context.Context, h ControllerHost, changes []Fragment) (Outcome, error) {
 	st, err := readState(ctx, h)
 	if err != nil {
 		return Outcome{}, err
 	}
 	c, err := prepare(st, changes)
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, &RefusedError{Err: err}
 	}
 	if c.files == nil || filesEqual(st.files, *c.files) {
 		// No controller fragment yet (node and partition fragments wait
 		// for it), or a fragment changed without changing the files (a
 		// node's extra setting written in another case): the daemons
-		// need nothing.
-		return c.out, writeFragments(ctx, h, st.fragments, c.next)
+		// need nothing, apart from a slurmd restart still pending.
+		return c.out, writeFragments(ctx, h, st.fragments, c.next, true)
 	}
 	if err := ValidateSlurmConf(ctx, h, c.files.SlurmConf); err != nil {
-		return Outcome{}, err
+		return Outcome{}, &RefusedError{Err: err}
 	}
-	if err := activate(ctx, h, st, c.next, *c.files, c.out.Class); err != nil {
-		return Outcome{}, rollback(ctx, h, st, c.next, c.fragments.Controller, err)
+	// From the first write on, a cancelled apply (Ctrl-C) must not leave
+	// slurmctld stopped or the files half-written: this part runs to its
+	// end, bounded by its own timeout.
+	settle, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	err = activate(settle, h, st, c.next, *c.files, c.out.Class)
+	if errors.Is(err, transport.ErrWriteConflict) {
+		return Outcome{}, resume(settle, h, st, c.out.Class, err)
+	}
+	if err != nil {
+		return Outcome{}, rollback(settle, h, st, c.next, c.fragments.Controller, err)
+	}
+	if err := addPendingRestart(settle, h, c.out.RestartNodes); err != nil {
+		return c.out, err
 	}
 	return c.out, nil
+}
+
+// resume follows a conditional write that lost to another process: that
+// process's files stand, and slurmctld, if this apply stopped it, runs again
+// before Apply starts over from a fresh read.
+func resume(ctx context.Context, h ControllerHost, st state, class ChangeClass, conflict error) error {
+	if class != OrderedRestart || !st.active {
+		return conflict
+	}
+	if _, err := h.Sudo(ctx, transport.ScriptEnv+"systemctl start slurmctld", nil); err != nil {
+		return errors.Join(conflict, fmt.Errorf("start slurmctld again: %w", err))
+	}
+	return conflict
 }
 
 // Preview is what Apply would do with changes, without changing anything:
@@ -147,22 +203,55 @@ func prepare(st state, changes []Fragment) (change, error) {
 	if err != nil {
 		return change{}, err
 	}
-	if c.out.Warnings, err = checkBeforeWrite(st.version, c.fragments); err != nil {
+	if c.out.Warnings, err = checkBeforeWrite(st, c.fragments); err != nil {
 		return change{}, err
 	}
 	c.files = &Files{SlurmConf: slurmConf, CgroupConf: cgroupConf, GresConf: gresConf}
-	if filesEqual(st.files, *c.files) {
-		return c, nil
+	if !filesEqual(st.files, *c.files) {
+		if c.out.Classification, err = Classify(st.files, *c.files); err != nil {
+			return change{}, err
+		}
 	}
-	if c.out.Classification, err = Classify(st.files, *c.files); err != nil {
-		return change{}, err
+	if due := definedNodes(st.pending, c.fragments.Nodes); len(due) > 0 {
+		c.out.Reasons = append(c.out.Reasons, "slurmd restart still due on "+CompressHostlist(due)+" since an earlier ordered restart")
+		c.out.RestartNodes = union(c.out.RestartNodes, due)
 	}
 	return c, nil
 }
 
+// definedNodes are the names that a node definition still defines.
+func definedNodes(names []string, nodes []NodeDef) []string {
+	defined := map[string]bool{}
+	for _, n := range nodes {
+		defined[n.Name] = true
+	}
+	var out []string
+	for _, name := range names {
+		if defined[name] {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func union(a, b []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range append(append([]string(nil), a...), b...) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // checkBeforeWrite runs the pitfall checks that need no node facts: P2,
-// P4 (a warning) and the version gate. P14 is Assemble's.
-func checkBeforeWrite(v *version.Version, f Fragments) ([]string, error) {
+// P4 (a warning) and the version gate. P14 is Assemble's. Before slurmctld is
+// installed, the gate uses the version apt would install, so the first plan
+// already refuses what the first apply would install and then fail on.
+func checkBeforeWrite(st state, f Fragments) ([]string, error) {
 	if err := CheckGPUAccounting(*f.Controller); err != nil {
 		return nil, err
 	}
@@ -172,10 +261,17 @@ func checkBeforeWrite(v *version.Version, f Fragments) ([]string, error) {
 			warnings = append(warnings, w)
 		}
 	}
+	v := st.version
+	if v == nil {
+		v = st.candidate
+	}
 	if v == nil {
 		return warnings, nil
 	}
 	vw, err := CheckVersion(v, f)
+	if err != nil && st.version == nil {
+		err = fmt.Errorf("slurmctld is not installed yet; apt would install Slurm %s: %w", v, err)
+	}
 	return append(warnings, vw...), err
 }
 
@@ -216,8 +312,10 @@ func readStateScript() string {
 		p := transport.Quote(ConfDir + "/" + f)
 		fmt.Fprintf(&b, "sec 'file %s'\nif [ -e %s ]; then base64 -w0 -- %s; end $?; else end %d; fi\n", f, p, p, missingFile)
 	}
-	b.WriteString("sec version\nif command -v slurmctld >/dev/null; then slurmctld -V; end $?; else end 127; fi\n")
+	b.WriteString(versionSection("version", "slurmctld"))
+	b.WriteString("sec candidate\ncommand -v slurmctld >/dev/null || apt-cache policy slurmctld 2>/dev/null | sed -n 's/^ *Candidate: *//p'; end 0\n")
 	b.WriteString("sec active\nsystemctl is-active --quiet slurmctld; end $?\n")
+	fmt.Fprintf(&b, "sec pending\nif [ -e %[1]s ]; then cat -- %[1]s; end $?; else end 0; fi\n", transport.Quote(pendingFile))
 	return b.String()
 }
 
@@ -254,13 +352,38 @@ func readState(ctx context.Context, ex Executor) (state, error) {
 		}
 	}
 	st.files = Files{SlurmConf: contents[0], CgroupConf: contents[1], GresConf: contents[2]}
-	if v := sections["version"]; v.Status == 0 {
-		if st.version, err = ParseVersion(strings.Join(v.Lines, "\n")); err != nil {
-			return state{}, fmt.Errorf("slurmctld -V: %w", err)
-		}
+	if st.version, err = parseVersionSection("slurmctld", sections["version"]); err != nil {
+		return state{}, err
+	}
+	if st.version == nil {
+		st.candidate = parseCandidate(sections["candidate"].Lines)
 	}
 	st.active = sections["active"].Status == 0 && len(sections["active"].Lines) == 0
+	if st.pending, err = parsePending(sections["pending"]); err != nil {
+		return state{}, err
+	}
 	return st, nil
+}
+
+// parseCandidate reads apt-cache policy's candidate, "24.11.5-4+deb13u1": the
+// upstream version between an epoch and the Debian revision. None, or one it
+// cannot read, is nil: the version gate then waits for the installed one.
+func parseCandidate(lines []string) *version.Version {
+	if len(lines) == 0 {
+		return nil
+	}
+	upstream := strings.TrimSpace(lines[0])
+	if _, rest, ok := strings.Cut(upstream, ":"); ok {
+		upstream = rest
+	}
+	if i := strings.LastIndex(upstream, "-"); i > 0 {
+		upstream = upstream[:i]
+	}
+	v, err := version.NewVersion(upstream)
+	if err != nil {
+		return nil
+	}
+	return v
 }
 
 func decodeSection(what string, sec transport.Section) ([]byte, error) {
@@ -274,8 +397,10 @@ func decodeSection(what string, sec transport.Section) ([]byte, error) {
 	return b, nil
 }
 
-// writeFragments makes FragmentDir hold next, given it held current.
-func writeFragments(ctx context.Context, h ControllerHost, current, next map[string][]byte) error {
+// writeFragments makes FragmentDir hold next, given it held current. With
+// conditional set, each write expects the fragment as current has it, so a
+// fragment another process changed since the read ends in ErrWriteConflict.
+func writeFragments(ctx context.Context, h ControllerHost, current, next map[string][]byte, conditional bool) error {
 	if sameFragments(current, next) {
 		return nil
 	}
@@ -293,14 +418,29 @@ func writeFragments(ctx context.Context, h ControllerHost, current, next map[str
 		return fmt.Errorf("update %s: %w", FragmentDir, err)
 	}
 	for name, content := range next {
-		if old, ok := current[name]; ok && bytes.Equal(old, content) {
+		old, ok := current[name]
+		if ok && bytes.Equal(old, content) {
 			continue
 		}
-		if _, err := h.WriteFile(ctx, configFile(FragmentDir+"/"+name, content)); err != nil {
+		f := configFile(FragmentDir+"/"+name, content)
+		if conditional {
+			f.ExpectSHA256 = expectedSHA256(old, ok)
+		}
+		if _, err := h.WriteFile(ctx, f); err != nil {
 			return fmt.Errorf("write fragment: %w", err)
 		}
 	}
 	return nil
+}
+
+// expectedSHA256 is the ExpectSHA256 of a file read as content, or found
+// missing.
+func expectedSHA256(content []byte, exists bool) string {
+	if !exists {
+		return transport.Absent
+	}
+	sum := sha256.Sum256(content)
+	return hex.EncodeToString(sum[:])
 }
 
 func sameFragments(a, b map[string][]byte) bool {
@@ -322,9 +462,14 @@ func configFile(path string, content []byte) transport.File {
 }
 
 // writeFiles writes the three files, or removes one whose content is nil
-// (a rollback to a controller that had none).
-func writeFiles(ctx context.Context, h ControllerHost, f Files) error {
+// (a rollback to a controller that had none). With expect set, each write is
+// conditional on the file still holding what expect has.
+func writeFiles(ctx context.Context, h ControllerHost, f Files, expect *Files) error {
 	contents := [][]byte{f.SlurmConf, f.CgroupConf, f.GresConf}
+	var expected [][]byte
+	if expect != nil {
+		expected = [][]byte{expect.SlurmConf, expect.CgroupConf, expect.GresConf}
+	}
 	for i, name := range confFiles {
 		p := ConfDir + "/" + name
 		if contents[i] == nil {
@@ -333,7 +478,11 @@ func writeFiles(ctx context.Context, h ControllerHost, f Files) error {
 			}
 			continue
 		}
-		if _, err := h.WriteFile(ctx, configFile(p, contents[i])); err != nil {
+		file := configFile(p, contents[i])
+		if expected != nil {
+			file.ExpectSHA256 = expectedSHA256(expected[i], expected[i] != nil)
+		}
+		if _, err := h.WriteFile(ctx, file); err != nil {
 			return fmt.Errorf("write %s: %w", p, err)
 		}
 	}
@@ -350,10 +499,10 @@ func activate(ctx context.Context, h ControllerHost, st state, next map[string][
 			return fmt.Errorf("stop slurmctld: %w", err)
 		}
 	}
-	if err := writeFragments(ctx, h, st.fragments, next); err != nil {
+	if err := writeFragments(ctx, h, st.fragments, next, true); err != nil {
 		return err
 	}
-	if err := writeFiles(ctx, h, files); err != nil {
+	if err := writeFiles(ctx, h, files, &st.files); err != nil {
 		return err
 	}
 	var command string
@@ -374,28 +523,23 @@ func activate(ctx context.Context, h ControllerHost, st state, next map[string][
 }
 
 // rollback restores the files slurmctld ran with, restarts it if it ran,
-// and reports cause together with the daemon's own log lines.
+// and reports cause together with the daemon's own log lines. It writes
+// unconditionally: the host's lock is held, and what this apply wrote, in
+// whole or in part, is what it replaces.
 func rollback(ctx context.Context, h ControllerHost, st state, next map[string][]byte, c *ControllerSettings, cause error) error {
-	logs := controllerLog(ctx, h, c)
-	restore := writeFragments(ctx, h, next, st.fragments)
-	if restore == nil {
-		restore = writeFiles(ctx, h, st.files)
+	e := &ActivationError{Cause: cause, WasActive: st.active, Log: controllerLog(ctx, h, c)}
+	e.RestoreErr = writeFragments(ctx, h, next, st.fragments, false)
+	if e.RestoreErr == nil {
+		e.RestoreErr = writeFiles(ctx, h, st.files, nil)
 	}
-	if restore == nil && st.active {
+	if e.RestoreErr == nil && st.active {
 		if _, err := h.Sudo(ctx, transport.ScriptEnv+"systemctl restart slurmctld", nil); err != nil {
-			restore = fmt.Errorf("restart slurmctld: %w", err)
+			e.RestoreErr = fmt.Errorf("restart slurmctld: %w", err)
 		} else {
-			restore = WaitController(ctx, h)
+			e.RestoreErr = WaitController(ctx, h)
 		}
 	}
-	outcome := "the previous files were restored"
-	if st.active {
-		outcome += " and slurmctld runs with them again"
-	}
-	if restore != nil {
-		outcome = fmt.Sprintf("restoring the previous files failed too: %v", restore)
-	}
-	return fmt.Errorf("slurmctld did not come back with the new configuration (%s): %w\nslurmctld's log:\n%s", outcome, cause, logs)
+	return e
 }
 
 // controllerLog is slurmctld's last log lines: the journal, and its log

@@ -2,6 +2,10 @@ package slurm
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +23,8 @@ type sandbox struct {
 	root   string
 	shell  transporttest.Shell
 	writes []string
+	// beforeWrite, when set, runs before each WriteFile: another process at work.
+	beforeWrite func(path string)
 }
 
 const stubs = `#!/bin/sh
@@ -28,6 +34,8 @@ case "$(basename "$0") $1" in
 "systemctl is-active") [ -e "$SANDBOX/active" ] ;;
 "systemctl restart"|"systemctl start") [ -e "$SANDBOX/broken" ] && grep -q Broken "$SANDBOX/etc/slurm/slurm.conf" && exit 1; touch "$SANDBOX/active" ;;
 "systemctl stop") rm -f "$SANDBOX/active" ;;
+"systemctl disable") [ -e "$SANDBOX/stopfails" ] && { echo "Failed to stop slurmctld.service" >&2; exit 1; }; rm -f "$SANDBOX/active" ;;
+"apt-cache policy") printf 'slurmctld:\n  Installed: (none)\n  Candidate: 24.11.5-4+deb13u1\n' ;;
 "scontrol ping") [ -e "$SANDBOX/active" ] && echo "Slurmctld(primary) at login01 is UP" || { echo "Slurmctld(primary) at login01 is DOWN"; exit 1; } ;;
 "scontrol show") grep -q '=invalid' "$SLURM_CONF" && { echo "scontrol: fatal: Invalid SlurmctldDebug invalid" >&2; exit 1; }; exit 0 ;;
 "journalctl -u") echo "slurmctld: fatal: the stub refuses this config" ;;
@@ -42,7 +50,7 @@ func newSandbox(t *testing.T, active bool) *sandbox {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{"systemctl", "scontrol", "slurmctld", "journalctl"} {
+	for _, name := range []string{"systemctl", "scontrol", "slurmctld", "journalctl", "apt-cache"} {
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(stubs), 0o755); err != nil { //nolint:gosec // G306: the stubs must be executable.
 			t.Fatal(err)
 		}
@@ -68,8 +76,23 @@ func (s *sandbox) Sudo(ctx context.Context, script string, stdin []byte) (transp
 	return s.shell.Sudo(ctx, script, stdin)
 }
 
+// WriteFile writes as transport.Host does, conditional writes included.
 func (s *sandbox) WriteFile(_ context.Context, f transport.File) (bool, error) {
+	if s.beforeWrite != nil {
+		s.beforeWrite(f.Path)
+	}
 	s.writes = append(s.writes, f.Path)
+	if f.ExpectSHA256 != "" {
+		cur, err := os.ReadFile(s.root + f.Path)
+		found := transport.Absent
+		if err == nil {
+			sum := sha256.Sum256(cur)
+			found = hex.EncodeToString(sum[:])
+		}
+		if found != f.ExpectSHA256 {
+			return false, fmt.Errorf("write %s: %w", f.Path, transport.ErrWriteConflict)
+		}
+	}
 	return true, os.WriteFile(s.root+f.Path, f.Content, 0o600)
 }
 
@@ -215,6 +238,10 @@ func TestApplyRefusals(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
+			var refused *RefusedError
+			if !errors.As(err, &refused) {
+				t.Errorf("err = %T, want a *RefusedError: nothing was written", err)
+			}
 			if s.read("/etc/slurm/slurm.conf") != before {
 				t.Error("slurm.conf changed")
 			}
@@ -249,11 +276,230 @@ func TestApplyRollback(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the stub refuses this config") || !strings.Contains(err.Error(), "previous files were restored") {
 		t.Fatalf("err = %v", err)
 	}
+	var activation *ActivationError
+	if !errors.As(err, &activation) || activation.RestoreErr != nil || !activation.WasActive {
+		t.Errorf("err = %#v, want an *ActivationError with the files restored", err)
+	}
 	if s.read("/etc/slurm/slurm.conf") != before || s.read(FragmentDir+"/controller.conf") != controllerBefore {
 		t.Error("the previous files were not restored")
 	}
 	want := "scontrol show hostnames localhost|systemctl restart slurmctld|journalctl -u slurmctld -n 30 --no-pager -o short-iso|systemctl restart slurmctld|scontrol ping"
 	if got := strings.Join(s.calls(), "|"); got != want {
 		t.Errorf("calls %q\nwant  %q", got, want)
+	}
+}
+
+// A partition naming an undefined node is refused with a typed error the provider can tell
+// from the others (P14).
+func TestApplyUndefinedNode(t *testing.T) {
+	s := newSandbox(t, true)
+	if _, err := Apply(context.Background(), s, guideFragments(t)...); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Apply(context.Background(), s, mustPartition(t, "gpu01", "gpu09"))
+	var undefined *UndefinedNodesError
+	var refused *RefusedError
+	if !errors.As(err, &undefined) || !errors.As(err, &refused) || strings.Join(undefined.Nodes, ",") != "gpu09" {
+		t.Errorf("err = %#v", err)
+	}
+}
+
+// cancelOnStop is a controller whose apply is cancelled (Ctrl-C) right after slurmctld
+// was stopped for an ordered restart.
+type cancelOnStop struct {
+	*sandbox
+	cancel context.CancelFunc
+}
+
+func (c cancelOnStop) Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error) {
+	res, err := c.sandbox.Sudo(ctx, script, stdin)
+	if strings.Contains(script, "systemctl stop slurmctld") {
+		c.cancel()
+	}
+	return res, err
+}
+
+func TestApplyCancelledAfterStop(t *testing.T) {
+	s := newSandbox(t, true)
+	if _, err := Apply(context.Background(), s, guideFragments(t)...); err != nil {
+		t.Fatal(err)
+	}
+	s.calls()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, err := Apply(ctx, cancelOnStop{s, cancel}, RemoveFragment(NodeFile("gpu03")), mustPartition(t, "gpu01", "gpu02"))
+	if err != nil || out.Class != OrderedRestart {
+		t.Fatalf("cancelled ordered restart: %v %v", out.Class, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.root, "active")); err != nil {
+		t.Error("slurmctld was left stopped")
+	}
+	if !strings.Contains(s.read("/etc/slurm/slurm.conf"), "NodeName=gpu[01-02] ") {
+		t.Error("the new slurm.conf was not written to the end")
+	}
+	want := "scontrol show hostnames localhost|systemctl stop slurmctld|systemctl start slurmctld|scontrol ping"
+	if got := strings.Join(s.calls(), "|"); got != want {
+		t.Errorf("calls %q\nwant  %q", got, want)
+	}
+}
+
+// Another Terraform run changes a partition between this apply's read and its write of
+// slurm.conf: the conditional write notices, and the apply starts over from the files as
+// they are, so slurm.conf ends with both changes.
+func TestApplyConcurrentWriter(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, true)
+	if _, err := Apply(ctx, s, guideFragments(t)...); err != nil {
+		t.Fatal(err)
+	}
+	theirs := mustPartitionTime(t, "1-00:00:00")
+	s.beforeWrite = func(path string) {
+		if path != FragmentDir+"/"+ControllerFile {
+			return
+		}
+		s.beforeWrite = nil
+		if err := os.WriteFile(s.root+FragmentDir+"/"+theirs.File, theirs.Content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		conf := strings.Replace(s.read("/etc/slurm/slurm.conf"), "MaxTime=3-00:00:00", "MaxTime=1-00:00:00", 1)
+		if err := os.WriteFile(s.root+"/etc/slurm/slurm.conf", []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _, _ := guideExample()
+	c.SchedulerType = "sched/builtin"
+	mine, err := ControllerFragment(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Apply(ctx, s, mine); err != nil {
+		t.Fatal(err)
+	}
+	conf := s.read("/etc/slurm/slurm.conf")
+	if !strings.Contains(conf, "SchedulerType=sched/builtin") || !strings.Contains(conf, "MaxTime=1-00:00:00") {
+		t.Errorf("a change was lost:\n%s", conf)
+	}
+	if st, err := ReadStatus(ctx, s); err != nil || len(st.Drift) > 0 {
+		t.Errorf("after the retry: %v %v", st.Drift, err)
+	}
+}
+
+func mustPartitionTime(t *testing.T, maxTime string) Fragment {
+	_, _, parts := guideExample()
+	parts[0].MaxTime = maxTime
+	f, err := PartitionFragment(parts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// An ordered restart records the slurmd restarts it asks for until they are cleared: a
+// restart that failed is reported as drift and asked for again by the next apply.
+func TestApplyPendingRestart(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, true)
+	if _, err := Apply(ctx, s, guideFragments(t)...); err != nil {
+		t.Fatal(err)
+	}
+	changes := []Fragment{RemoveFragment(NodeFile("gpu03")), mustPartition(t, "gpu01", "gpu02")}
+	if out, err := Apply(ctx, s, changes...); err != nil || strings.Join(out.RestartNodes, ",") != "gpu01,gpu02" {
+		t.Fatalf("ordered restart: %+v %v", out, err)
+	}
+	// The restart of slurmd failed: nothing cleared it.
+	st, err := ReadStatus(ctx, s)
+	if err != nil || strings.Join(st.PendingRestart, ",") != "gpu01,gpu02" || strings.Join(st.Drift, "|") != "slurmd restart still due on gpu[01-02] since an ordered restart" {
+		t.Fatalf("status %+v %v", st, err)
+	}
+	out, err := Apply(ctx, s, changes...)
+	if err != nil || out.Class != NoChange || strings.Join(out.RestartNodes, ",") != "gpu01,gpu02" {
+		t.Fatalf("retry: %+v %v", out, err)
+	}
+	if err := ClearPendingRestart(ctx, s, []string{"gpu01"}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := Preview(ctx, s, changes...); err != nil || strings.Join(out.RestartNodes, ",") != "gpu02" {
+		t.Fatalf("after gpu01 restarted: %+v %v", out, err)
+	}
+	if err := ClearPendingRestart(ctx, s, []string{"gpu02"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.root + pendingFile); !os.IsNotExist(err) {
+		t.Errorf("the list of pending restarts is still there: %v", err)
+	}
+	if st, err := ReadStatus(ctx, s); err != nil || len(st.Drift) > 0 {
+		t.Errorf("after both restarted: %v %v", st.Drift, err)
+	}
+}
+
+// Before slurmctld is installed, the plan checks settings against the version apt would
+// install, so the first apply does not install packages only to fail then.
+func TestPreviewGatesOnCandidateVersion(t *testing.T) {
+	s := newSandbox(t, false)
+	if err := os.Remove(filepath.Join(s.root, "bin", "slurmctld")); err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultControllerSettings("login01")
+	c.Extra = map[string]string{"TLSType": "tls/s2n"}
+	f, err := ControllerFragment(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Preview(context.Background(), s, f)
+	if err == nil || !strings.Contains(err.Error(), "apt would install Slurm 24.11.5") || !strings.Contains(err.Error(), "added in Slurm 25.05") {
+		t.Errorf("err = %v", err)
+	}
+	c.Extra = nil
+	f, _ = ControllerFragment(c)
+	if _, err := Preview(context.Background(), s, f); err != nil {
+		t.Errorf("the guide's settings: %v", err)
+	}
+}
+
+func TestParseCandidate(t *testing.T) {
+	for in, want := range map[string]string{"24.11.5-4+deb13u1": "24.11.5", "1:25.11.0-1": "25.11.0", "(none)": "", "": ""} {
+		var lines []string
+		if in != "" {
+			lines = []string{in}
+		}
+		got := ""
+		if v := parseCandidate(lines); v != nil {
+			got = v.String()
+		}
+		if got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestStopController(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, true)
+	if _, err := Apply(ctx, s, guideFragments(t)...); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, filepath.Join(s.root, "stopfails"))
+	if err := StopController(ctx, s); err == nil || !strings.Contains(err.Error(), "Failed to stop") {
+		t.Errorf("a failed stop: %v", err)
+	}
+	if err := os.Remove(filepath.Join(s.root, "stopfails")); err != nil {
+		t.Fatal(err)
+	}
+	if err := StopController(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(s.root, "active")); err == nil {
+		t.Error("slurmctld still runs")
+	}
+	if _, err := os.Stat(s.root + "/etc/slurm/slurm.conf"); !os.IsNotExist(err) {
+		t.Errorf("slurm.conf is still there: %v", err)
+	}
+	// Without slurmctld there is nothing to stop.
+	touch(t, filepath.Join(s.root, "stopfails"))
+	if err := os.Remove(filepath.Join(s.root, "bin", "slurmctld")); err != nil {
+		t.Fatal(err)
+	}
+	if err := StopController(ctx, s); err != nil {
+		t.Errorf("no slurmctld: %v", err)
 	}
 }

@@ -117,7 +117,7 @@ func CheckPartitionNodes(p PartitionDef, nodes []NodeDef) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("partition %s names %s, which no node definition defines. %s", p.Name, CompressHostlist(missing), guideP14)
+		return &UndefinedNodesError{Partition: p.Name, Nodes: missing}
 	}
 	return nil
 }

@@ -43,36 +43,55 @@ func (c ChangeClass) Description() string {
 	case Reconfigure:
 		return "Applied with `scontrol reconfigure`: slurmctld and every slurmd re-read the files; running jobs continue."
 	case RestartController:
-		return "Needs a restart of slurmctld (`scontrol reconfigure` cannot change listening ports, authentication or the " +
-			"state the controller loads at start). Running jobs continue, but the controller does not answer for a few " +
-			"seconds. Changing SelectType loses all job information, running and pending."
+		return "Needs a restart of slurmctld (`scontrol reconfigure` cannot change its listening settings or the state it " +
+			"loads at start). Running jobs continue, but the controller does not answer for a few seconds. Changing " +
+			"SelectType loses all job information, running and pending."
 	case OrderedRestart:
-		return "The node set changes: slurmctld is stopped, the files are written, slurmctld is started, and then slurmd " +
-			"restarts on every compute node. Running jobs survive the restarts."
+		return "The node set changes, or a setting every daemon reads only at start (slurmd's port, authentication): " +
+			"slurmctld is stopped, the files are written, slurmctld is started, and then slurmd restarts on every compute " +
+			"node. Running jobs survive the restarts."
 	}
 	return c.String()
 }
 
-// restartKeys need slurmctld restarted. slurm.conf(5): "Changes to TCP
-// listening settings will require a daemon restart"; AuthType: "All Slurm
-// daemons and commands must be terminated prior to changing the value";
-// SwitchType must be restarted; SelectType changes the state format.
-// scontrol(1) reconfigure: it cannot change "the daemons' listening TCP port
-// settings or authentication mechanism". Older scontrol(1) pages also name
-// PluginDir and StateSaveLocation, which slurmctld only reads at start;
+// controllerRestartKeys need slurmctld restarted: scontrol(1) reconfigure
+// cannot change "the daemons' listening TCP port settings", SwitchType must be
+// restarted, SelectType changes the state format. Older scontrol(1) pages also
+// name PluginDir and StateSaveLocation, which slurmctld only reads at start;
 // ClusterName is tied to the state in StateSaveLocation.
-var restartKeys = keySet(`
-	SlurmctldHost SlurmctldAddr ControlMachine ControlAddr BackupController BackupAddr SlurmctldPort SlurmdPort
-	AuthType AuthAltTypes AuthAltParameters AuthInfo CredType CryptoType TLSType
+var controllerRestartKeys = keySet(`
+	SlurmctldHost SlurmctldAddr ControlMachine ControlAddr BackupController BackupAddr SlurmctldPort
 	SwitchType SelectType StateSaveLocation PluginDir ClusterName SlurmUser SlurmctldPidFile
 `)
 
-func keySet(s string) map[string]bool {
-	set := map[string]bool{}
+// allDaemonsRestartKeys are read by slurmctld and every slurmd at start only,
+// so a change needs both restarted, in order: slurm.conf(5) on AuthType, "All
+// Slurm daemons and commands must be terminated prior to changing the value";
+// on SlurmdPort, slurmctld contacts the nodes there, so a slurmd still listening
+// on the old port is unreachable until it restarts. CredType signs the job
+// credentials slurmd verifies.
+var allDaemonsRestartKeys = keySet(`
+	SlurmdPort AuthType AuthAltTypes AuthAltParameters AuthInfo CredType CryptoType TLSType
+`)
+
+// keySet maps each key's lower-case form, the way Slurm compares keys, to its spelling.
+func keySet(s string) map[string]string {
+	set := map[string]string{}
 	for _, k := range strings.Fields(s) {
-		set[strings.ToLower(k)] = true
+		set[strings.ToLower(k)] = k
 	}
 	return set
+}
+
+// settingClass is the class of change that changing one slurm.conf setting needs.
+func settingClass(lowerKey string) ChangeClass {
+	switch {
+	case allDaemonsRestartKeys[lowerKey] != "":
+		return OrderedRestart
+	case controllerRestartKeys[lowerKey] != "":
+		return RestartController
+	}
+	return Reconfigure
 }
 
 // Files are the three files the controller serves to configless nodes.
@@ -117,11 +136,7 @@ func Classify(old, new Files) (Classification, error) {
 		if name == "" {
 			name = before.names[key]
 		}
-		if restartKeys[key] {
-			raise(RestartController, name+" changed")
-		} else {
-			raise(Reconfigure, name+" changed")
-		}
+		raise(settingClass(key), name+" changed")
 	}
 	for _, name := range changedKeys(before.nodes, after.nodes) {
 		raise(OrderedRestart, "node "+name+" added, removed or changed")

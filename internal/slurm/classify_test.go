@@ -34,9 +34,13 @@ func TestClassify(t *testing.T) {
 		{"cgroup", func(c *ControllerSettings, _ *[]NodeDef, _ []PartitionDef) { c.Cgroup.ConstrainRAMSpace = true }, Reconfigure, nil},
 		{"port", func(c *ControllerSettings, _ *[]NodeDef, _ []PartitionDef) { c.SlurmctldPort = 7817 }, RestartController, nil},
 		{"select type", func(c *ControllerSettings, _ *[]NodeDef, _ []PartitionDef) { c.SelectType = "select/linear" }, RestartController, nil},
+		// Every daemon reads these only at start: slurmctld and every slurmd restart, in order.
 		{"auth in other case", func(c *ControllerSettings, _ *[]NodeDef, _ []PartitionDef) {
 			c.Extra = map[string]string{"AUTHALTTYPES": "auth/jwt"}
-		}, RestartController, nil},
+		}, OrderedRestart, []string{"gpu01", "gpu02", "gpu03"}},
+		{"slurmd port", func(c *ControllerSettings, _ *[]NodeDef, _ []PartitionDef) { c.SlurmdPort = 6819 }, OrderedRestart, []string{"gpu01", "gpu02", "gpu03"}},
+		{"cred type", func(c *ControllerSettings, _ *[]NodeDef, _ []PartitionDef) { c.CredType = "cred/none" }, OrderedRestart, []string{"gpu01", "gpu02", "gpu03"}},
+		{"cluster name", func(c *ControllerSettings, _ *[]NodeDef, _ []PartitionDef) { c.ClusterName = "other" }, RestartController, nil},
 		{"node added", func(_ *ControllerSettings, n *[]NodeDef, p []PartitionDef) {
 			*n = append(*n, gpu04)
 			p[0].Nodes = append(p[0].Nodes, "gpu04")

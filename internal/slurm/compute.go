@@ -34,34 +34,50 @@ func SlurmdDefaults(controller string, port int) ([]byte, error) {
 // network work.
 const NodeWaitTimeout = 2 * time.Minute
 
-// readyStates are the states of a registered node that can run jobs.
-var readyStates = map[string]bool{"idle": true, "allocated": true, "mixed": true}
-
 // WaitNodeReady polls the controller until node has registered and is
-// idle, allocated or mixed, with backoff, for at most timeout. It returns
-// the state it saw. A node that stays down or drained (RealMemory too
-// high, a bad gres.conf) ends in an error that names the state.
+// Usable, with backoff, for at most timeout. It returns the state it saw. A
+// node that stays down or drained (RealMemory too high, a bad gres.conf) ends
+// in an error that names the state. It asks `scontrol show node`, which knows
+// every defined node; sinfo lists only the nodes of some partition, so a node
+// set up before its partition would never show there.
 func WaitNodeReady(ctx context.Context, controller Executor, node string, timeout time.Duration) (string, error) {
-	if !objectName.MatchString(node) {
+	if !NamePattern.MatchString(node) {
 		return "", fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", node)
 	}
-	// -a: partitions with AllowGroups are hidden from everyone else.
-	script := transport.ScriptEnv + "sinfo -a -h -N -n " + transport.Quote(node) + " -o %T"
+	script := transport.ScriptEnv + "scontrol show node -o " + transport.Quote(node)
 	var state string
 	err := poll(ctx, timeout, "wait for node "+node+" to register", func(ctx context.Context) error {
 		res, err := controller.Sudo(ctx, script, nil)
 		if err != nil {
-			return fmt.Errorf("sinfo: %w", err)
+			return fmt.Errorf("scontrol show node: %w", err)
 		}
-		fields := strings.Fields(string(res.Stdout))
-		if len(fields) == 0 {
-			return fmt.Errorf("sinfo does not list %s: %w", node, errNotYet)
+		raw, ok := scontrolNodeState(string(res.Stdout))
+		if !ok {
+			return fmt.Errorf("scontrol show node does not show %s's state: %w", node, errNotYet)
 		}
-		state = fields[0]
-		if !readyStates[state] {
+		state = raw
+		if !Usable(state) {
 			return fmt.Errorf("node %s is %s: %w", node, state, errNotYet)
 		}
 		return nil
 	})
 	return state, err
+}
+
+// scontrolNodeState reads State= from `scontrol show node -o` ("State=IDLE+DRAIN") in the
+// form sinfo -o %T prints, so one Usable judges both: IDLE is idle, MIXED+COMPLETING
+// completing; any other flag stays visible ("idle+drain", "down*"), which Usable refuses.
+func scontrolNodeState(out string) (string, bool) {
+	for _, field := range strings.Fields(out) {
+		value, ok := strings.CutPrefix(field, "State=")
+		if !ok {
+			continue
+		}
+		state := strings.ToLower(value)
+		if base, flags, ok := strings.Cut(state, "+"); ok && flags == "completing" && !strings.HasSuffix(base, "*") {
+			return "completing", true
+		}
+		return state, true
+	}
+	return "", false
 }

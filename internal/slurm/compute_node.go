@@ -35,6 +35,10 @@ type ComputeState struct {
 	// must not keep.
 	LocalSlurmConf bool
 	RealGPUs       bool
+	// Controller: the node holds the controller fragment, so its ConfDir/slurm.conf is the
+	// cluster's, not a stale local copy. Decided on the host, not by comparing names: a
+	// node block "login01" and slurmctld_host "login01.example.org" are the same machine.
+	Controller bool
 	// Version is nil when slurmd is not installed.
 	Version *version.Version
 }
@@ -45,7 +49,8 @@ var computeStateScript = transport.ScriptEnv + transport.SectionFuncs +
 	"sec enabled\nsystemctl is-enabled --quiet slurmd 2>/dev/null; end $?\n" +
 	"sec localconf\ntest -e " + ConfDir + "/slurm.conf; end $?\n" +
 	"sec gpus\ntest -e " + NVIDIADriverMarker + "; end $?\n" +
-	"sec version\nif command -v slurmd >/dev/null; then slurmd -V; end $?; else end 127; fi\n"
+	"sec controller\ntest -e " + FragmentDir + "/" + ControllerFile + "; end $?\n" +
+	versionSection("version", "slurmd")
 
 // ReadCompute reads a compute node's ComputeState.
 func ReadCompute(ctx context.Context, ex Executor) (ComputeState, error) {
@@ -62,6 +67,7 @@ func ReadCompute(ctx context.Context, ex Executor) (ComputeState, error) {
 		Enabled:        sections["enabled"].Status == 0,
 		LocalSlurmConf: sections["localconf"].Status == 0,
 		RealGPUs:       sections["gpus"].Status == 0,
+		Controller:     sections["controller"].Status == 0,
 	}
 	if d, ok := sections["defaults"]; !ok {
 		return ComputeState{}, fmt.Errorf("read the compute node's state: no answer for %s", SlurmdDefaultsPath)
@@ -70,10 +76,8 @@ func ReadCompute(ctx context.Context, ex Executor) (ComputeState, error) {
 			return ComputeState{}, err
 		}
 	}
-	if v := sections["version"]; v.Status == 0 {
-		if st.Version, err = ParseVersion(strings.Join(v.Lines, "\n")); err != nil {
-			return ComputeState{}, fmt.Errorf("slurmd -V: %w", err)
-		}
+	if st.Version, err = parseVersionSection("slurmd", sections["version"]); err != nil {
+		return ComputeState{}, err
 	}
 	return st, nil
 }
@@ -87,9 +91,8 @@ func (s ComputeState) Packages() []string {
 }
 
 // Problems says in words what differs from a configless node running slurmd with the
-// defaults file want. keepsSlurmConf is true on the controller, whose slurm.conf is the
-// cluster's.
-func (s ComputeState) Problems(want []byte, keepsSlurmConf bool) []string {
+// defaults file want.
+func (s ComputeState) Problems(want []byte) []string {
 	var problems []string
 	switch {
 	case s.Version == nil:
@@ -99,7 +102,7 @@ func (s ComputeState) Problems(want []byte, keepsSlurmConf bool) []string {
 	case !bytes.Equal(s.Defaults, want):
 		problems = append(problems, SlurmdDefaultsPath+" differs")
 	}
-	if s.LocalSlurmConf && !keepsSlurmConf {
+	if s.LocalSlurmConf && !s.Controller {
 		problems = append(problems, "a local "+ConfDir+"/slurm.conf exists")
 	}
 	if s.Version != nil && !s.Active {
@@ -157,9 +160,12 @@ func StopSlurmd(ctx context.Context, ex Executor) error {
 }
 
 // RemoveLocalSlurmConf removes a node's own slurm.conf: a configless node fetches it from
-// the controller, and a stale local copy only misleads whoever reads it.
+// the controller, and a stale local copy only misleads whoever reads it. The check for the
+// controller fragment runs in the same script, so the cluster's slurm.conf on the
+// controller is never removed, whatever name the node was reached by.
 func RemoveLocalSlurmConf(ctx context.Context, ex Executor) error {
-	if _, err := ex.Sudo(ctx, transport.ScriptEnv+"rm -f -- "+transport.Quote(ConfDir+"/slurm.conf"), nil); err != nil {
+	script := transport.ScriptEnv + "[ -e " + transport.Quote(FragmentDir+"/"+ControllerFile) + " ] || rm -f -- " + transport.Quote(ConfDir+"/slurm.conf")
+	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("remove the local slurm.conf: %w", err)
 	}
 	return nil

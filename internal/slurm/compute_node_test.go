@@ -1,8 +1,11 @@
 package slurm
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 
 	"github.com/hashicorp/go-version"
 )
@@ -26,21 +29,20 @@ func TestComputeProblems(t *testing.T) {
 	v := version.Must(version.NewVersion("24.11.5"))
 	good := ComputeState{Defaults: want, Active: true, Enabled: true, Version: v}
 	tests := []struct {
-		name  string
-		st    ComputeState
-		keeps bool
-		want  string
+		name string
+		st   ComputeState
+		want string
 	}{
-		{"in order", good, false, ""},
-		{"not installed", ComputeState{}, false, "slurmd is not installed"},
-		{"defaults missing", ComputeState{Active: true, Enabled: true, Version: v}, false, "/etc/default/slurmd is missing"},
-		{"defaults differ", ComputeState{Defaults: []byte("x"), Active: true, Enabled: true, Version: v}, false, "/etc/default/slurmd differs"},
-		{"stopped", ComputeState{Defaults: want, Enabled: true, Version: v}, false, "slurmd is not running"},
-		{"local conf", ComputeState{Defaults: want, Active: true, Enabled: true, Version: v, LocalSlurmConf: true}, false, "a local /etc/slurm/slurm.conf exists"},
-		{"controller keeps its conf", ComputeState{Defaults: want, Active: true, Enabled: true, Version: v, LocalSlurmConf: true}, true, ""},
+		{"in order", good, ""},
+		{"not installed", ComputeState{}, "slurmd is not installed"},
+		{"defaults missing", ComputeState{Active: true, Enabled: true, Version: v}, "/etc/default/slurmd is missing"},
+		{"defaults differ", ComputeState{Defaults: []byte("x"), Active: true, Enabled: true, Version: v}, "/etc/default/slurmd differs"},
+		{"stopped", ComputeState{Defaults: want, Enabled: true, Version: v}, "slurmd is not running"},
+		{"local conf", ComputeState{Defaults: want, Active: true, Enabled: true, Version: v, LocalSlurmConf: true}, "a local /etc/slurm/slurm.conf exists"},
+		{"controller keeps its conf", ComputeState{Defaults: want, Active: true, Enabled: true, Version: v, LocalSlurmConf: true, Controller: true}, ""},
 	}
 	for _, tt := range tests {
-		if got := strings.Join(tt.st.Problems(want, tt.keeps), "; "); got != tt.want {
+		if got := strings.Join(tt.st.Problems(want), "; "); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
 	}
@@ -49,5 +51,31 @@ func TestComputeProblems(t *testing.T) {
 	}
 	if p := (ComputeState{}).Packages(); len(p) != 1 {
 		t.Errorf("no GPUs: %v", p)
+	}
+}
+
+// The controller is recognised on the host, by its fragment, whatever name reached it: a
+// compute resource on login01 reached as "login01" with slurmctld_host "login01.example.org"
+// keeps the cluster's slurm.conf, and the removal script itself refuses to delete it there.
+func TestReadComputeRecognisesController(t *testing.T) {
+	out := "@@gpucluster defaults\n@@rc 200\n@@gpucluster active\n@@rc 0\n@@gpucluster enabled\n@@rc 0\n" +
+		"@@gpucluster localconf\n@@rc 0\n@@gpucluster gpus\n@@rc 1\n@@gpucluster controller\n@@rc 0\n" +
+		"@@gpucluster version\nslurm-wlm 24.11.5\n@@rc 0\n"
+	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}, {}}}
+	st, err := ReadCompute(context.Background(), fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Controller || !st.LocalSlurmConf || st.Version == nil || st.Version.String() != "24.11.5" {
+		t.Errorf("state %+v", st)
+	}
+	if !strings.Contains(fake.Calls[0].Script, "test -e "+FragmentDir+"/"+ControllerFile) {
+		t.Errorf("the read does not look for the controller fragment:\n%s", fake.Calls[0].Script)
+	}
+	if err := RemoveLocalSlurmConf(context.Background(), fake); err != nil {
+		t.Fatal(err)
+	}
+	if script := fake.Calls[1].Script; !strings.Contains(script, "[ -e "+FragmentDir+"/"+ControllerFile+" ] || rm -f") {
+		t.Errorf("the removal does not spare the controller:\n%s", script)
 	}
 }

@@ -27,29 +27,48 @@ func TestSlurmdDefaults(t *testing.T) {
 }
 
 func TestWaitNodeReady(t *testing.T) {
+	// scontrol knows every defined node, in a partition or not (sinfo lists only those in one).
 	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{
-		{Err: &transport.ExitError{Host: "login01", Status: 1, Stderr: "slurm_load_partitions: Unable to contact slurm controller"}},
-		{Stdout: ""},
-		{Stdout: "unknown*\n"},
-		{Stdout: "idle\nidle\n"},
+		{Err: &transport.ExitError{Host: "login01", Status: 1, Stderr: "slurm_load_node error: Unable to contact slurm controller"}},
+		{Err: &transport.ExitError{Host: "login01", Status: 1, Stderr: "Node gpu03 not found"}},
+		{Stdout: "NodeName=gpu03 CoresPerSocket=1 CPUAlloc=0 State=UNKNOWN+NOT_RESPONDING ThreadsPerCore=1\n"},
+		{Stdout: "NodeName=gpu03 CoresPerSocket=1 State=IDLE+DRAIN ThreadsPerCore=1 Reason=Low_RealMemory\n"},
+		{Stdout: "NodeName=gpu03 Arch=x86_64 CoresPerSocket=1 CPUAlloc=0 State=IDLE ThreadsPerCore=1 TmpDisk=0\n"},
 	}}
 	state, err := WaitNodeReady(context.Background(), fake, "gpu03", time.Minute)
 	if err != nil || state != "idle" {
 		t.Fatalf("got %q, %v", state, err)
 	}
-	if len(fake.Calls) != 4 || !strings.Contains(fake.Calls[0].Script, "sinfo -a -h -N -n gpu03 -o %T") {
+	if len(fake.Calls) != 5 || !strings.Contains(fake.Calls[0].Script, "scontrol show node -o gpu03") {
 		t.Errorf("scripts: %q", fake.Scripts())
+	}
+}
+
+// One definition of a usable state for sinfo's and scontrol's forms.
+func TestScontrolNodeState(t *testing.T) {
+	for out, want := range map[string]string{
+		"NodeName=a State=IDLE X=1": "idle", "NodeName=a State=MIXED": "mixed", "NodeName=a State=ALLOCATED+COMPLETING": "completing",
+		"NodeName=a State=IDLE+DRAIN": "idle+drain", "NodeName=a State=DOWN*+NOT_RESPONDING": "down*+not_responding",
+		"NodeName=a State=IDLE*+COMPLETING": "idle*+completing",
+	} {
+		got, ok := scontrolNodeState(out)
+		if !ok || got != want {
+			t.Errorf("%q: %q, want %q", out, got, want)
+		}
+		if Usable(got) != (want == "idle" || want == "mixed" || want == "completing") {
+			t.Errorf("Usable(%q) = %v", got, Usable(got))
+		}
 	}
 }
 
 func TestWaitNodeReadyGivesUp(t *testing.T) {
 	replies := make([]transporttest.Reply, 50)
 	for i := range replies {
-		replies[i] = transporttest.Reply{Stdout: "drained\n"}
+		replies[i] = transporttest.Reply{Stdout: "NodeName=gpu03 State=IDLE+DRAIN Reason=x\n"}
 	}
 	fake := &transporttest.Fake{T: t, Replies: replies}
 	_, err := WaitNodeReady(context.Background(), fake, "gpu03", 500*time.Millisecond)
-	if err == nil || !strings.Contains(err.Error(), "node gpu03 is drained") || !errors.Is(err, errNotYet) {
+	if err == nil || !strings.Contains(err.Error(), "node gpu03 is idle+drain") || !errors.Is(err, errNotYet) {
 		t.Errorf("err = %v", err)
 	}
 	if _, err := WaitNodeReady(context.Background(), fake, "gpu03;x", time.Second); err == nil {

@@ -213,15 +213,18 @@ func extraSettings(extra map[string]string) []setting {
 var (
 	// slurmKey matches a setting name; Slurm's are CamelCase words.
 	slurmKey = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*$`)
-	// objectName matches node and partition names that are safe as file
+	// NamePattern matches node and partition names that are safe as file
 	// names and in hostlists.
-	objectName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	NamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	// ValuePattern matches a value that fits a key=value line: whitespace
+	// ends a value in slurm.conf, "#" starts a comment.
+	ValuePattern = regexp.MustCompile(`^[^\s#]+$`)
 )
 
-// checkValue refuses what would break a key=value line or a fragment:
-// whitespace ends a value in slurm.conf, "#" starts a comment.
+// checkValue refuses what would break a key=value line or a fragment; an
+// empty value leaves the line out.
 func checkValue(key, value string) error {
-	if strings.ContainsAny(value, " \t\r\n#") {
+	if value != "" && !ValuePattern.MatchString(value) {
 		return fmt.Errorf("%s=%q: a value cannot contain whitespace or '#'", key, value)
 	}
 	return nil
@@ -229,8 +232,8 @@ func checkValue(key, value string) error {
 
 // checkExtra refuses Extra keys that a typed field (or the line's own
 // name) owns. Slurm reads keys case-insensitively, so AUTHTYPE would
-// override AuthType just the same.
-func checkExtra(where string, extra map[string]string, owned []setting, reserved ...string) error {
+// override AuthType just the same. field is the FieldError's Field.
+func checkExtra(where, field string, extra map[string]string, owned []setting, reserved ...string) error {
 	taken := map[string]string{}
 	for _, s := range owned {
 		taken[strings.ToLower(s.key)] = s.key
@@ -239,26 +242,32 @@ func checkExtra(where string, extra map[string]string, owned []setting, reserved
 		taken[strings.ToLower(r)] = r
 	}
 	for _, s := range extraSettings(extra) {
-		if !slurmKey.MatchString(s.key) {
-			return fmt.Errorf("%s extra: %q is not a Slurm setting name", where, s.key)
+		var err error
+		switch owner, ok := taken[strings.ToLower(s.key)]; {
+		case !slurmKey.MatchString(s.key):
+			err = fmt.Errorf("%s extra: %q is not a Slurm setting name", where, s.key)
+		case ok:
+			err = fmt.Errorf("%s extra: %q is set by the typed attribute %s; set it there instead", where, s.key, owner)
+		case s.value == "":
+			err = fmt.Errorf("%s extra: %s has an empty value", where, s.key)
+		default:
+			if e := checkValue(s.key, s.value); e != nil {
+				err = fmt.Errorf("%s extra: %w", where, e)
+			}
 		}
-		if owner, ok := taken[strings.ToLower(s.key)]; ok {
-			return fmt.Errorf("%s extra: %q is set by the typed attribute %s; set it there instead", where, s.key, owner)
-		}
-		if s.value == "" {
-			return fmt.Errorf("%s extra: %s has an empty value", where, s.key)
-		}
-		if err := checkValue(s.key, s.value); err != nil {
-			return fmt.Errorf("%s extra: %w", where, err)
+		if err != nil {
+			return &FieldError{Field: field, Err: err}
 		}
 	}
 	return nil
 }
 
-func checkSettings(where string, settings []setting) error {
+// checkSettings refuses a typed value that does not fit its line; the
+// FieldError names the setting with prefix before its key.
+func checkSettings(where, prefix string, settings []setting) error {
 	for _, s := range settings {
 		if err := checkValue(s.key, s.value); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
+			return &FieldError{Field: prefix + s.key, Err: fmt.Errorf("%s: %w", where, err)}
 		}
 	}
 	return nil
@@ -271,50 +280,50 @@ func (s ControllerSettings) Validate() error {
 	for _, g := range s.groups() {
 		owned = append(owned, g...)
 	}
-	if err := checkSettings("controller", owned); err != nil {
+	if err := checkSettings("controller", "", owned); err != nil {
 		return err
 	}
 	// Node and partition lines belong to their own resources; Include
 	// would pull in files nobody manages.
-	if err := checkExtra("controller", s.Extra, owned, "NodeName", "PartitionName", "NodeSet", "DownNodes", "FrontendName", "Include"); err != nil {
+	if err := checkExtra("controller", ExtraField, s.Extra, owned, "NodeName", "PartitionName", "NodeSet", "DownNodes", "FrontendName", "Include"); err != nil {
 		return err
 	}
-	if err := checkSettings("cgroup", s.Cgroup.settings()); err != nil {
+	if err := checkSettings("cgroup", cgroupField, s.Cgroup.settings()); err != nil {
 		return err
 	}
-	return checkExtra("cgroup", s.Cgroup.Extra, s.Cgroup.settings())
+	return checkExtra("cgroup", cgroupField+ExtraField, s.Cgroup.Extra, s.Cgroup.settings())
 }
 
 // Validate checks the node's name and values.
 func (n NodeDef) Validate() error {
-	if !objectName.MatchString(n.Name) {
-		return fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", n.Name)
+	if !NamePattern.MatchString(n.Name) {
+		return &FieldError{Field: "NodeName", Err: fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", n.Name)}
 	}
 	where := "node " + n.Name
-	if err := checkSettings(where, append(n.hardware(), setting{"GPUFiles", n.GPUFiles})); err != nil {
+	if err := checkSettings(where, "", append(n.hardware(), setting{"GPUFiles", n.GPUFiles})); err != nil {
 		return err
 	}
-	return checkExtra(where, n.Extra, n.hardware(), "NodeName")
+	return checkExtra(where, ExtraField, n.Extra, n.hardware(), "NodeName")
 }
 
 // Validate checks the partition's name, node names and values.
 func (p PartitionDef) Validate() error {
-	if !objectName.MatchString(p.Name) {
-		return fmt.Errorf("partition name %q: use letters, digits, '.', '_' and '-'", p.Name)
+	if !NamePattern.MatchString(p.Name) {
+		return &FieldError{Field: "PartitionName", Err: fmt.Errorf("partition name %q: use letters, digits, '.', '_' and '-'", p.Name)}
 	}
 	where := "partition " + p.Name
 	for _, n := range p.Nodes {
-		if !objectName.MatchString(n) {
-			return fmt.Errorf("%s: node name %q: use letters, digits, '.', '_' and '-'", where, n)
+		if !NamePattern.MatchString(n) {
+			return &FieldError{Field: "Nodes", Err: fmt.Errorf("%s: node name %q: use letters, digits, '.', '_' and '-'", where, n)}
 		}
 	}
 	for _, g := range p.AllowGroups {
 		if g == "" || strings.ContainsAny(g, ", \t\r\n#") {
-			return fmt.Errorf("%s: bad group name %q", where, g)
+			return &FieldError{Field: "AllowGroups", Err: fmt.Errorf("%s: bad group name %q", where, g)}
 		}
 	}
-	if err := checkSettings(where, p.settings()); err != nil {
+	if err := checkSettings(where, "", p.settings()); err != nil {
 		return err
 	}
-	return checkExtra(where, p.Extra, p.settings(), "PartitionName")
+	return checkExtra(where, ExtraField, p.Extra, p.settings(), "PartitionName")
 }

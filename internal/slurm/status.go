@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/hashicorp/go-version"
@@ -22,8 +23,11 @@ type Status struct {
 	Active  bool
 	// Drift says, one entry per difference, how the files differ from
 	// the fragments: a hand edit, a file removed. Empty without a
-	// controller fragment, as there is nothing to assemble then.
+	// controller fragment, as there is nothing to assemble then. A slurmd
+	// restart still due after an ordered restart is drift too.
 	Drift []string
+	// PendingRestart are the defined nodes whose slurmd restart is still due.
+	PendingRestart []string
 }
 
 // ReadStatus reads the controller's Status.
@@ -45,6 +49,9 @@ func ReadStatus(ctx context.Context, ex Executor) (Status, error) {
 		return Status{}, err
 	}
 	s.Drift = fileDrift(st.files, Files{SlurmConf: slurmConf, CgroupConf: cgroupConf, GresConf: gresConf})
+	if s.PendingRestart = definedNodes(st.pending, fragments.Nodes); len(s.PendingRestart) > 0 {
+		s.Drift = append(s.Drift, "slurmd restart still due on "+CompressHostlist(s.PendingRestart)+" since an ordered restart")
+	}
 	return s, nil
 }
 
@@ -83,26 +90,77 @@ func slurmConfDrift(found, want []byte) string {
 }
 
 // EnsureController starts slurmctld, enabled at boot, when it does not
-// run, and waits until it answers. It reports whether it started it.
-func EnsureController(ctx context.Context, ex Executor) (started bool, err error) {
-	res, err := ex.Sudo(ctx, transport.ScriptEnv+`if systemctl is-active --quiet slurmctld; then echo running; exit 0; fi
+// run, and waits until it answers.
+func EnsureController(ctx context.Context, ex Executor) error {
+	_, err := ex.Sudo(ctx, transport.ScriptEnv+`systemctl is-active --quiet slurmctld && exit 0
 systemctl enable --quiet slurmctld && systemctl restart slurmctld
 `, nil)
 	if err != nil {
-		return false, fmt.Errorf("start slurmctld: %w", err)
+		return fmt.Errorf("start slurmctld: %w", err)
 	}
-	started = strings.TrimSpace(string(res.Stdout)) != "running"
-	return started, WaitController(ctx, ex)
+	return WaitController(ctx, ex)
+}
+
+// StopController stops and disables slurmctld and removes the files assembled for it; the
+// node and partition fragments stay, as their resources own them. A controller without
+// slurmctld installed has nothing to stop; a stop that fails is an error, not ignored.
+func StopController(ctx context.Context, ex Executor) error {
+	files := make([]string, len(confFiles))
+	for i, f := range confFiles {
+		files[i] = transport.Quote(ConfDir + "/" + f)
+	}
+	script := transport.ScriptEnv + "if command -v slurmctld >/dev/null; then systemctl disable --now --quiet slurmctld || exit; fi\n" +
+		"rm -f -- " + strings.Join(files, " ") + "\n"
+	if _, err := ex.Sudo(ctx, script, nil); err != nil {
+		return fmt.Errorf("stop slurmctld: %w", err)
+	}
+	return nil
+}
+
+// MungeError is a host where a credential munged makes does not decode (pitfall P10):
+// slurmctld and slurmd authenticate every message with MUNGE, so they must not start there.
+type MungeError struct{ Err error }
+
+func (e *MungeError) Error() string {
+	return "munge -n | unmunge failed, so munged does not run there (with a key): " + e.Err.Error()
+}
+
+func (e *MungeError) Unwrap() error { return e.Err }
+
+// CheckMunge makes and decodes a credential on the host, the guide's check that munged runs.
+func CheckMunge(ctx context.Context, ex Executor) error {
+	script := transport.ScriptEnv + `command -v munge >/dev/null || { echo "munge is not installed" >&2; exit 127; }
+munge -n | unmunge >/dev/null
+`
+	if _, err := ex.Sudo(ctx, script, nil); err != nil {
+		return &MungeError{Err: err}
+	}
+	return nil
 }
 
 // SettingClass is the class of change that changing a slurm.conf setting
 // needs, from the same table Classify uses, so documentation generated
 // from it cannot disagree with what an apply does.
 func SettingClass(key string) ChangeClass {
-	if restartKeys[strings.ToLower(key)] {
-		return RestartController
+	return settingClass(strings.ToLower(key))
+}
+
+// SettingsOfClass lists, sorted, the settings whose change needs class (a restart of
+// slurmctld or an ordered restart), for documentation generated from the table itself.
+func SettingsOfClass(class ChangeClass) []string {
+	var table map[string]string
+	switch class {
+	case RestartController:
+		table = controllerRestartKeys
+	case OrderedRestart:
+		table = allDaemonsRestartKeys
 	}
-	return Reconfigure
+	keys := make([]string, 0, len(table))
+	for _, k := range table {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Line classes: a node line's change changes the node set (Classify's

@@ -2,18 +2,42 @@ package slurm
 
 import (
 	"context"
+	"errors"
+	"sort"
 	"strings"
 	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
 func TestSettingClass(t *testing.T) {
 	for key, want := range map[string]ChangeClass{
 		"SlurmctldPort": RestartController, "selecttype": RestartController, "SchedulerType": Reconfigure,
 		"SelectTypeParameters": Reconfigure, "ClusterName": RestartController,
+		"SlurmdPort": OrderedRestart, "authtype": OrderedRestart, "CredType": OrderedRestart,
 	} {
 		if got := SettingClass(key); got != want {
 			t.Errorf("SettingClass(%s) = %v, want %v", key, got, want)
 		}
+	}
+}
+
+// The documentation's lists come from the table Classify uses, every key in it.
+func TestSettingsOfClass(t *testing.T) {
+	for _, class := range []ChangeClass{RestartController, OrderedRestart} {
+		keys := SettingsOfClass(class)
+		if len(keys) == 0 || !sort.StringsAreSorted(keys) {
+			t.Errorf("%v: %v", class, keys)
+		}
+		for _, k := range keys {
+			if SettingClass(k) != class {
+				t.Errorf("%s is listed under %v but classed %v", k, class, SettingClass(k))
+			}
+		}
+	}
+	if got := len(SettingsOfClass(RestartController)) + len(SettingsOfClass(OrderedRestart)); got != len(controllerRestartKeys)+len(allDaemonsRestartKeys) {
+		t.Errorf("%d keys listed, the tables hold %d", got, len(controllerRestartKeys)+len(allDaemonsRestartKeys))
 	}
 }
 
@@ -62,5 +86,24 @@ func TestPreviewChangesNothing(t *testing.T) {
 	}
 	if len(s.writes) > 0 || len(s.calls()) > 0 {
 		t.Errorf("preview changed something: %v", s.writes)
+	}
+}
+
+// P10: a host where munged does not decode its own credential is refused, with a typed error.
+func TestCheckMunge(t *testing.T) {
+	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{
+		{},
+		{Err: &transport.ExitError{Host: "gpu01", Status: 1, Stderr: "unmunge: Error: Munged communication error"}},
+	}}
+	if err := CheckMunge(context.Background(), fake); err != nil {
+		t.Errorf("munged runs: %v", err)
+	}
+	err := CheckMunge(context.Background(), fake)
+	var me *MungeError
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), "Munged communication error") {
+		t.Errorf("err = %v", err)
+	}
+	if !strings.Contains(fake.Calls[0].Script, "munge -n | unmunge") {
+		t.Errorf("script:\n%s", fake.Calls[0].Script)
 	}
 }

@@ -76,24 +76,49 @@ func ParseVersion(out string) (*version.Version, error) {
 	return v, nil
 }
 
-// ErrNotInstalled means the daemon asked for its version is not installed.
-var ErrNotInstalled = errors.New("not installed")
+// versionSection asks daemon for its version inside a batched script, with
+// status 127 when it is not installed, so every reader of a version (a state
+// read, ReadVersion) asks and parses the same way.
+func versionSection(key, daemon string) string {
+	return "sec " + key + "\nif command -v " + daemon + " >/dev/null; then " + daemon + " -V; end $?; else end 127; fi\n"
+}
 
-// ReadVersion asks daemon ("slurmctld" or "slurmd") for its version.
+// parseVersionSection reads versionSection's answer: nil when the daemon is
+// not installed.
+func parseVersionSection(daemon string, sec transport.Section) (*version.Version, error) {
+	switch sec.Status {
+	case 0:
+	case 127:
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("%s -V exited with status %d", daemon, sec.Status)
+	}
+	v, err := ParseVersion(strings.Join(sec.Lines, "\n"))
+	if err != nil {
+		return nil, fmt.Errorf("%s -V: %w", daemon, err)
+	}
+	return v, nil
+}
+
+// ReadVersion asks daemon ("slurmctld" or "slurmd") for its version; a
+// daemon that is not installed is an error.
 func ReadVersion(ctx context.Context, ex Executor, daemon string) (*version.Version, error) {
 	if daemon != "slurmctld" && daemon != "slurmd" {
 		return nil, fmt.Errorf("read version: unknown daemon %q", daemon)
 	}
-	script := transport.ScriptEnv + "command -v " + daemon + " >/dev/null || exit 127\n" + daemon + " -V\n"
-	res, err := ex.Sudo(ctx, script, nil)
-	var exit *transport.ExitError
-	if errors.As(err, &exit) && exit.Status == 127 {
-		return nil, fmt.Errorf("%s: %w", daemon, ErrNotInstalled)
-	}
+	res, err := ex.Sudo(ctx, transport.ScriptEnv+transport.SectionFuncs+versionSection("version", daemon), nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s -V: %w", daemon, err)
 	}
-	return ParseVersion(string(res.Stdout))
+	sections, err := transport.ParseSections(res.Stdout)
+	if err != nil {
+		return nil, fmt.Errorf("%s -V: %w", daemon, err)
+	}
+	v, err := parseVersionSection(daemon, sections["version"])
+	if err == nil && v == nil {
+		err = fmt.Errorf("%s is not installed", daemon)
+	}
+	return v, err
 }
 
 // CheckKeys refuses settings the installed Slurm does not know: those added

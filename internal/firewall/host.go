@@ -1,0 +1,216 @@
+package firewall
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// Executor runs a script as root on one host.
+type Executor interface {
+	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
+}
+
+// LedgerWriter also installs a file, for the ownership ledger.
+type LedgerWriter interface {
+	Executor
+	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+}
+
+// LedgerPath lists, one key per line, the rules that a gpucluster_firewall_rule
+// owns on this node. A second resource declaring the same rule finds it here.
+const LedgerPath = "/var/lib/gpucluster/firewall-rules"
+
+// Policies as UFW's commands name them; the defaults file spells them DROP,
+// ACCEPT and REJECT.
+const (
+	PolicyAllow  = "allow"
+	PolicyDeny   = "deny"
+	PolicyReject = "reject"
+)
+
+// Policies are the accepted default policies.
+var Policies = []string{PolicyDeny, PolicyAllow, PolicyReject}
+
+var policyFromFile = map[string]string{"ACCEPT": PolicyAllow, "DROP": PolicyDeny, "REJECT": PolicyReject}
+
+// State is what a node's UFW holds, read from its files in one round trip.
+type State struct {
+	Enabled  bool
+	Incoming string
+	Outgoing string
+	Rules    []Rule
+	// Owned are the rule keys in the ownership ledger.
+	Owned []string
+}
+
+const prelude = "set -u\n" + transport.ScriptEnv
+
+const readStateScript = prelude + transport.SectionFuncs + `command -v ufw >/dev/null || { echo "ufw is not installed (Debian package ufw)" >&2; exit 3; }
+catif() { if [ -e "$1" ]; then cat -- "$1"; fi; }
+sec v4; catif ` + RulesFile + `; end $?
+sec v6; catif ` + Rules6File + `; end $?
+sec conf; catif ` + ConfFile + `; end $?
+sec defaults; catif ` + DefaultsFile + `; end $?
+sec ledger; catif ` + LedgerPath + `; end $?
+`
+
+// ReadState reads rules, policies and the enabled flag from UFW's files,
+// which say the same whether UFW is active or not.
+func ReadState(ctx context.Context, h Executor) (State, error) {
+	res, err := h.Sudo(ctx, readStateScript, nil)
+	if err != nil {
+		return State{}, fmt.Errorf("read UFW state: %w", err)
+	}
+	sections, err := transport.ParseSections(res.Stdout)
+	if err != nil {
+		return State{}, fmt.Errorf("read UFW state: %w", err)
+	}
+	for _, key := range []string{"v4", "v6", "conf", "defaults", "ledger"} {
+		s, ok := sections[key]
+		if !ok || s.Status != 0 {
+			return State{}, fmt.Errorf("read UFW state: reading %s failed (status %d)", key, s.Status)
+		}
+	}
+	return parseState(sections)
+}
+
+func parseState(sections map[string]transport.Section) (State, error) {
+	v4, err := ParseTuples(strings.Join(sections["v4"].Lines, "\n"))
+	if err != nil {
+		return State{}, fmt.Errorf("parse %s: %w", RulesFile, err)
+	}
+	v6, err := ParseTuples(strings.Join(sections["v6"].Lines, "\n"))
+	if err != nil {
+		return State{}, fmt.Errorf("parse %s: %w", Rules6File, err)
+	}
+	conf := shellVars(sections["conf"].Lines)
+	defaults := shellVars(sections["defaults"].Lines)
+	st := State{
+		Enabled:  conf["ENABLED"] == "yes",
+		Incoming: policyFromFile[defaults["DEFAULT_INPUT_POLICY"]],
+		Outgoing: policyFromFile[defaults["DEFAULT_OUTPUT_POLICY"]],
+		Rules:    Rules(v4, v6),
+	}
+	if st.Incoming == "" || st.Outgoing == "" {
+		return State{}, fmt.Errorf("%s: unknown DEFAULT_INPUT_POLICY %q or DEFAULT_OUTPUT_POLICY %q",
+			DefaultsFile, defaults["DEFAULT_INPUT_POLICY"], defaults["DEFAULT_OUTPUT_POLICY"])
+	}
+	for _, line := range sections["ledger"].Lines {
+		if key := strings.TrimSpace(line); key != "" && !strings.HasPrefix(key, "#") {
+			st.Owned = append(st.Owned, key)
+		}
+	}
+	return st, nil
+}
+
+// shellVars reads NAME=value lines of a sourced configuration file.
+func shellVars(lines []string) map[string]string {
+	vars := map[string]string{}
+	for _, line := range lines {
+		line = strings.TrimSpace(line)
+		name, value, ok := strings.Cut(line, "=")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		vars[name] = strings.Trim(value, `"'`)
+	}
+	return vars
+}
+
+// Owns reports whether the ledger lists key.
+func (s State) Owns(key string) bool { return slices.Contains(s.Owned, key) }
+
+// AddCommand is the ufw command line that adds r, or only changes its
+// comment when r already exists: UFW then rewrites the comment in place, so
+// the rule never disappears, not even for a moment. r must be normalized.
+func AddCommand(r Rule) string {
+	cmd := ruleCommand([]string{"ufw", r.Action}, r)
+	if r.Comment != "" {
+		cmd += " comment " + transport.Quote(r.Comment)
+	}
+	return cmd
+}
+
+// DeleteCommand deletes r by its specification, never by number.
+func DeleteCommand(r Rule) string {
+	return ruleCommand([]string{"ufw", "delete", r.Action}, r)
+}
+
+func ruleCommand(words []string, r Rule) string {
+	if r.Proto != ProtoAny {
+		words = append(words, "proto", r.Proto)
+	}
+	words = append(words, "from", r.From, "to", "any", "port", r.Port)
+	return transport.Command(words...)
+}
+
+// Add adds r, or updates its comment; an identical rule is left alone.
+func Add(ctx context.Context, h Executor, r Rule) error {
+	return runUFW(ctx, h, r, AddCommand(r))
+}
+
+// Delete removes r; a rule that is already gone is not an error.
+func Delete(ctx context.Context, h Executor, r Rule) error {
+	return runUFW(ctx, h, r, DeleteCommand(r))
+}
+
+func runUFW(ctx context.Context, h Executor, r Rule, cmd string) error {
+	if _, err := r.Normalize(); err != nil {
+		return fmt.Errorf("refusing to run ufw with an invalid rule: %w", err)
+	}
+	if _, err := h.Sudo(ctx, prelude+cmd, nil); err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	return nil
+}
+
+// SetPolicies sets the default incoming and outgoing policy. UFW writes them
+// to its defaults file and applies them at once when active.
+func SetPolicies(ctx context.Context, h Executor, incoming, outgoing string) error {
+	for _, p := range []string{incoming, outgoing} {
+		if !slices.Contains(Policies, p) {
+			return fmt.Errorf("policy %q is not one of %s", p, strings.Join(Policies, ", "))
+		}
+	}
+	script := prelude + "ufw default " + incoming + " incoming\nufw default " + outgoing + " outgoing\n"
+	if _, err := h.Sudo(ctx, script, nil); err != nil {
+		return fmt.Errorf("set default policies: %w", err)
+	}
+	return nil
+}
+
+// SetEnabled enables UFW (also at boot) or disables it.
+func SetEnabled(ctx context.Context, h Executor, enabled bool) error {
+	cmd := "ufw disable"
+	if enabled {
+		cmd = "ufw --force enable"
+	}
+	if _, err := h.Sudo(ctx, prelude+cmd, nil); err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	return nil
+}
+
+// WriteLedger replaces the ownership ledger with keys. The caller holds the
+// host's lock from reading the state to writing.
+func WriteLedger(ctx context.Context, h LedgerWriter, keys []string) error {
+	keys = slices.Clone(keys)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	content := "# Firewall rules owned by gpucluster_firewall_rule resources. Managed by Terraform.\n"
+	for _, k := range keys {
+		content += k + "\n"
+	}
+	if _, err := h.Sudo(ctx, prelude+"mkdir -p "+path.Dir(LedgerPath), nil); err != nil {
+		return fmt.Errorf("create the directory of %s: %w", LedgerPath, err)
+	}
+	if _, err := h.WriteFile(ctx, transport.File{Path: LedgerPath, Content: []byte(content), Owner: "root", Group: "root", Mode: 0o644}); err != nil {
+		return fmt.Errorf("write %s: %w", LedgerPath, err)
+	}
+	return nil
+}

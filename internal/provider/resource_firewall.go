@@ -1,0 +1,323 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*firewallResource)(nil)
+	_ resource.ResourceWithImportState = (*firewallResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*firewallResource)(nil)
+)
+
+// NewFirewallResource returns the gpucluster_firewall resource.
+func NewFirewallResource() resource.Resource { return &firewallResource{} }
+
+type firewallResource struct{ cluster *cluster }
+
+type firewallModel struct {
+	ID               types.String `tfsdk:"id"`
+	Node             types.String `tfsdk:"node"`
+	Enabled          types.Bool   `tfsdk:"enabled"`
+	DefaultIncoming  types.String `tfsdk:"default_incoming"`
+	DefaultOutgoing  types.String `tfsdk:"default_outgoing"`
+	SSHRule          types.String `tfsdk:"ssh_rule"`
+	PreviousEnabled  types.Bool   `tfsdk:"previous_enabled"`
+	PreviousIncoming types.String `tfsdk:"previous_incoming"`
+	PreviousOutgoing types.String `tfsdk:"previous_outgoing"`
+}
+
+func (r *firewallResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_firewall"
+}
+
+func (r *firewallResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	policy := []validator.String{stringvalidator.OneOf(firewall.Policies...)}
+	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "UFW's default policies and its on/off switch on one node (one resource per node). " +
+			"Lockout protection: enabling UFW, or denying incoming traffic while it is enabled, is refused unless an allow " +
+			"rule on the node admits the provider's own SSH connection, as the node sees it: from the jump host (login01) " +
+			"on a GPU server, from the machine running Terraform on the login node. The plan refuses when the rules on the " +
+			"node and `ssh_rule` show the connection would be dropped; the apply checks the rules on the node again, always. " +
+			"Declare the rules first: refer to the SSH rule in `ssh_rule` and to the others in `depends_on`, so they are in " +
+			"place before UFW is enabled.\n\nDestroy returns the node to the state found on create (disabled, or the previous " +
+			"policies), and leaves UFW disabled rather than lock the provider out.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The node.",
+				Computed:            true,
+				PlanModifiers:       keep,
+			},
+			"node": schema.StringAttribute{
+				MarkdownDescription: "Node, by name or address.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+			},
+			"enabled": schema.BoolAttribute{
+				MarkdownDescription: "Whether UFW filters traffic, now and at boot. Defaults to `true`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(true),
+			},
+			"default_incoming": schema.StringAttribute{
+				MarkdownDescription: "Policy for incoming traffic no rule matches: " + markdownList(firewall.Policies) + ". Defaults to `deny`, as in the guide.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(firewall.PolicyDeny),
+				Validators:          policy,
+			},
+			"default_outgoing": schema.StringAttribute{
+				MarkdownDescription: "Policy for outgoing traffic: " + markdownList(firewall.Policies) + ". Defaults to `allow`, as in the guide (DNS, NTP and APT need no rules).",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(firewall.PolicyAllow),
+				Validators:          policy,
+			},
+			"ssh_rule": schema.StringAttribute{
+				MarkdownDescription: "The `id` of the `gpucluster_firewall_rule` that admits the provider's SSH connection to this node. The reference orders that rule before the firewall, and the plan checks that the rule admits the connection even before it exists.",
+				Optional:            true,
+			},
+			"previous_enabled": schema.BoolAttribute{
+				MarkdownDescription: "Whether UFW was enabled before this resource; destroy restores it.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+			},
+			"previous_incoming": schema.StringAttribute{
+				MarkdownDescription: "Incoming policy before this resource; destroy restores it.",
+				Computed:            true,
+				PlanModifiers:       keep,
+			},
+			"previous_outgoing": schema.StringAttribute{
+				MarkdownDescription: "Outgoing policy before this resource; destroy restores it.",
+				Computed:            true,
+				PlanModifiers:       keep,
+			},
+		},
+	}
+}
+
+func (r *firewallResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan refuses, before anything is touched, a firewall that would drop the provider's
+// connection given the rules on the node plus the one ssh_rule names.
+func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.cluster == nil || !r.cluster.canReachHosts() {
+		return
+	}
+	var plan firewallModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || plan.Node.IsUnknown() || plan.Enabled.IsUnknown() || plan.DefaultIncoming.IsUnknown() || plan.SSHRule.IsUnknown() {
+		return
+	}
+	if !plan.Enabled.ValueBool() || plan.DefaultIncoming.ValueString() == firewall.PolicyAllow {
+		return
+	}
+	if !req.State.Raw.IsNull() {
+		var state firewallModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if plan.Enabled.Equal(state.Enabled) && plan.DefaultIncoming.Equal(state.DefaultIncoming) && plan.SSHRule.Equal(state.SSHRule) {
+			// Nothing that filters incoming traffic changes: a no-op plan spends no round trips.
+			return
+		}
+	}
+	node := plan.Node.ValueString()
+	var extra []firewall.Rule
+	if !plan.SSHRule.IsNull() {
+		ruleNode, rule, err := firewall.ParseID(plan.SSHRule.ValueString())
+		if err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("ssh_rule"), "Invalid SSH Rule", "Expected the id of a gpucluster_firewall_rule, "+firewall.IDFormat+".\n\nOriginal Error: "+err.Error())
+			return
+		}
+		if !r.cluster.sameNode(ruleNode, node) {
+			resp.Diagnostics.AddAttributeError(path.Root("ssh_rule"), "SSH Rule On Another Node",
+				fmt.Sprintf("ssh_rule %s is a rule on %s, but this firewall is on %s. Refer to the rule that admits SSH on this node.", plan.SSHRule.ValueString(), ruleNode, node))
+			return
+		}
+		extra = append(extra, rule)
+	}
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	st, err := firewall.ReadState(ctx, h)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Read Firewall", node, "Reading UFW's files failed", "Install ufw on the node.", err))
+		return
+	}
+	resp.Diagnostics.Append(refuseLockout(ctx, h, node, append(st.Rules, extra...), true, plan.DefaultIncoming.ValueString(),
+		"enabling UFW with incoming "+plan.DefaultIncoming.ValueString(), path.Root("enabled"))...)
+}
+
+func (r *firewallResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan firewallModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node := plan.Node.ValueString()
+	resp.Diagnostics.Append(r.apply(ctx, node, func(st firewall.State) {
+		plan.PreviousEnabled = types.BoolValue(st.Enabled)
+		plan.PreviousIncoming = types.StringValue(st.Incoming)
+		plan.PreviousOutgoing = types.StringValue(st.Outgoing)
+	}, plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.ID = plan.Node
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *firewallResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state firewallModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.apply(ctx, plan.Node.ValueString(), func(firewall.State) {},
+		plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.ID = plan.Node
+	plan.PreviousEnabled, plan.PreviousIncoming, plan.PreviousOutgoing = state.PreviousEnabled, state.PreviousIncoming, state.PreviousOutgoing
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// apply checks the rules on the node against the provider's connection, then sets the
+// policies and the switch in the order that never filters before the policies are right.
+func (r *firewallResource) apply(ctx context.Context, node string, before func(firewall.State), enabled bool, incoming, outgoing string) diag.Diagnostics {
+	h, st, diags := r.lockedState(ctx, node)
+	if diags.HasError() {
+		return diags
+	}
+	before(st)
+	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "enabling UFW with incoming "+incoming, path.Root("enabled")); d.HasError() {
+		return d
+	}
+	return setFirewall(ctx, h, node, enabled, incoming, outgoing)
+}
+
+func setFirewall(ctx context.Context, h *transport.Host, node string, enabled bool, incoming, outgoing string) diag.Diagnostics {
+	steps := []func() error{
+		func() error { return firewall.SetPolicies(ctx, h, incoming, outgoing) },
+		func() error { return firewall.SetEnabled(ctx, h, enabled) },
+	}
+	if !enabled {
+		steps[0], steps[1] = steps[1], steps[0]
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return diag.Diagnostics{nodeError("Cannot Configure Firewall", node, "Setting UFW's policies or switch failed", "", err)}
+		}
+	}
+	return nil
+}
+
+// lockedState reads UFW's state under the node's lock, so it is not read halfway through a
+// rule change on the same node.
+func (r *firewallResource) lockedState(ctx context.Context, node string) (*transport.Host, firewall.State, diag.Diagnostics) {
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		return nil, firewall.State{}, diag.Diagnostics{connectError(node, err)}
+	}
+	unlock, err := h.Lock(ctx)
+	if err != nil {
+		return nil, firewall.State{}, diag.Diagnostics{nodeError("Cannot Lock Node", node, "Waiting for the node's lock failed", "", err)}
+	}
+	defer unlock()
+	st, err := firewall.ReadState(ctx, h)
+	if err != nil {
+		return nil, firewall.State{}, diag.Diagnostics{nodeError("Cannot Read Firewall", node, "Reading UFW's files failed", "Install ufw on the node.", err)}
+	}
+	return h, st, nil
+}
+
+func (r *firewallResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state firewallModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	_, st, diags := r.lockedState(ctx, state.Node.ValueString())
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	state.ID = state.Node
+	state.Enabled = types.BoolValue(st.Enabled)
+	state.DefaultIncoming = types.StringValue(st.Incoming)
+	state.DefaultOutgoing = types.StringValue(st.Outgoing)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Delete restores what create found. Should the rules no longer admit the provider's
+// connection, re-enabling would lock it out: UFW is then left disabled, with a warning.
+func (r *firewallResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state firewallModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node := state.Node.ValueString()
+	h, st, diags := r.lockedState(ctx, node)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	enabled, incoming, outgoing := state.PreviousEnabled.ValueBool(), state.PreviousIncoming.ValueString(), state.PreviousOutgoing.ValueString()
+	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "restoring the earlier firewall", path.Empty()); d.HasError() {
+		enabled = false
+		resp.Diagnostics.AddWarning("Firewall Left Disabled",
+			fmt.Sprintf("UFW on %s was enabled before this resource, but re-enabling it with the current rules would drop the provider's own SSH connection, so it was left disabled. Add a rule for SSH and enable it again.\n\n%s", node, d[0].Detail()))
+	}
+	resp.Diagnostics.Append(setFirewall(ctx, h, node, enabled, incoming, outgoing)...)
+}
+
+// ImportState takes the node. Destroy after an import restores the state found at import.
+func (r *firewallResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	node := req.ID
+	if !nodeRefPattern.MatchString(node) {
+		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Expected the node's name or address (for example \"gpu01\"); got %q.", node))
+		return
+	}
+	_, st, diags := r.lockedState(ctx, node)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	m := firewallModel{
+		ID:               types.StringValue(node),
+		Node:             types.StringValue(node),
+		Enabled:          types.BoolValue(st.Enabled),
+		DefaultIncoming:  types.StringValue(st.Incoming),
+		DefaultOutgoing:  types.StringValue(st.Outgoing),
+		SSHRule:          types.StringNull(),
+		PreviousEnabled:  types.BoolValue(st.Enabled),
+		PreviousIncoming: types.StringValue(st.Incoming),
+		PreviousOutgoing: types.StringValue(st.Outgoing),
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

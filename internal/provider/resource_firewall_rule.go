@@ -1,0 +1,435 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*firewallRuleResource)(nil)
+	_ resource.ResourceWithImportState    = (*firewallRuleResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*firewallRuleResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*firewallRuleResource)(nil)
+)
+
+const ruleOwnedAdvice = "Each rule on a node belongs to one gpucluster_firewall_rule. Remove the duplicate declaration " +
+	"(two rows of a for_each that normalize to the same rule count as duplicates). If the owning resource is gone " +
+	"from every state, delete the line from " + firewall.LedgerPath + " on the node, or import the rule."
+
+// NewFirewallRuleResource returns the gpucluster_firewall_rule resource.
+func NewFirewallRuleResource() resource.Resource { return &firewallRuleResource{} }
+
+type firewallRuleResource struct{ cluster *cluster }
+
+type firewallRuleModel struct {
+	ID      types.String `tfsdk:"id"`
+	Node    types.String `tfsdk:"node"`
+	Action  types.String `tfsdk:"action"`
+	Port    types.String `tfsdk:"port"`
+	Proto   types.String `tfsdk:"proto"`
+	From    types.String `tfsdk:"from"`
+	Comment types.String `tfsdk:"comment"`
+	Adopted types.Bool   `tfsdk:"adopted"`
+}
+
+func (r *firewallRuleResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_firewall_rule"
+}
+
+func (r *firewallRuleResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "One incoming UFW rule on one node: traffic from `from` to `port` on any local address. " +
+			"The rule is identified by what it admits, never by UFW's rule number, and is read from UFW's own rule files " +
+			"(`" + firewall.RulesFile + "`, `" + firewall.Rules6File + "`), so it can be managed before UFW is enabled. " +
+			"A rule that already exists is adopted, not added twice, and is left in place on destroy. " +
+			"Each rule on a node belongs to one resource: the node's ownership ledger `" + firewall.LedgerPath + "` " +
+			"lets the plan, or at the latest the apply, refuse a second resource declaring the same rule.\n\n" +
+			"Import with `terraform import gpucluster_firewall_rule.NAME " + firewall.IDFormat + "`.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The rule's identity on its node, `" + firewall.IDFormat + "`. Known at plan time, so `gpucluster_firewall.ssh_rule` can refer to it.",
+				Computed:            true,
+			},
+			"node": schema.StringAttribute{
+				MarkdownDescription: "Node, by name or address, whose UFW holds the rule.",
+				Required:            true,
+				PlanModifiers:       replace,
+				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+			},
+			"action": schema.StringAttribute{
+				MarkdownDescription: "One of " + markdownList(firewall.Actions) + ". Defaults to `allow`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(firewall.ActionAllow),
+				PlanModifiers:       replace,
+				Validators:          []validator.String{stringvalidator.OneOf(firewall.Actions...)},
+			},
+			"port": schema.StringAttribute{
+				MarkdownDescription: "Destination port (`\"22\"`) or range (`\"60001:61000\"`), 1 to 65535, lower port first.",
+				Required:            true,
+				PlanModifiers:       replace,
+			},
+			"proto": schema.StringAttribute{
+				MarkdownDescription: "One of " + markdownList(firewall.Protos) + ". A range needs `tcp` or `udp`: UFW refuses a range with `any`. Defaults to `tcp`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(firewall.ProtoTCP),
+				PlanModifiers:       replace,
+				Validators:          []validator.String{stringvalidator.OneOf(firewall.Protos...)},
+			},
+			"from": schema.StringAttribute{
+				MarkdownDescription: "Source: `any`, an IPv4 or IPv6 address, or a CIDR (`10.0.0.0/24`). Defaults to `any`. A CIDR with host bits set is stored as UFW stores it (`10.0.0.7/24` is `10.0.0.0/24`).",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(firewall.FromAny),
+				PlanModifiers:       replace,
+			},
+			"comment": schema.StringAttribute{
+				MarkdownDescription: fmt.Sprintf("Comment stored with the rule, at most %d printable ASCII characters without quotes. Changing it updates the rule in place: UFW rewrites the comment without removing the rule, so even the SSH rule never lapses.", firewall.MaxCommentLen),
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(""),
+			},
+			"adopted": schema.BoolAttribute{
+				MarkdownDescription: "Whether the rule already existed when the resource was created. An adopted rule is left in place on destroy. `false` after import.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+			},
+		},
+	}
+}
+
+func (r *firewallRuleResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ruleFrom normalizes the model's rule. Unknown values become harmless stand-ins, so every
+// known value is still checked; known reports whether the rule is complete.
+func ruleFrom(m firewallRuleModel) (rule firewall.Rule, known bool, err error) {
+	known = true
+	value := func(v types.String, standIn string) string {
+		if v.IsUnknown() {
+			known = false
+			return standIn
+		}
+		return v.ValueString()
+	}
+	rule = firewall.Rule{
+		Action:  value(m.Action, firewall.ActionAllow),
+		Port:    value(m.Port, "1"),
+		Proto:   value(m.Proto, firewall.ProtoTCP),
+		From:    value(m.From, firewall.FromAny),
+		Comment: value(m.Comment, ""),
+	}
+	rule, err = rule.Normalize()
+	return rule, known, err
+}
+
+// ruleDiags points each invalid value at its attribute.
+func ruleDiags(err error) diag.Diagnostics {
+	var diags diag.Diagnostics
+	var joined interface{ Unwrap() []error }
+	errs := []error{err}
+	if errors.As(err, &joined) {
+		errs = joined.Unwrap()
+	}
+	for _, e := range errs {
+		var fe *firewall.FieldError
+		if errors.As(e, &fe) {
+			diags.AddAttributeError(path.Root(fe.Field), "Invalid Firewall Rule", fmt.Sprintf("%s %s.\n\nNothing was changed on any node.", fe.Field, fe.Err))
+			continue
+		}
+		diags.AddError("Invalid Firewall Rule", e.Error())
+	}
+	return diags
+}
+
+func (r *firewallRuleResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m firewallRuleModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// Unset optional values are null here; their defaults are valid.
+	for _, v := range []*types.String{&m.Action, &m.Proto, &m.From, &m.Comment} {
+		if v.IsNull() {
+			*v = types.StringValue("")
+		}
+	}
+	if _, _, err := ruleFrom(m); err != nil {
+		resp.Diagnostics.Append(ruleDiags(err)...)
+	}
+}
+
+// ModifyPlan makes the ID known at plan time and refuses, before anything is touched, a rule
+// that another resource already owns on the node.
+func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan firewallRuleModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	rule, known, err := ruleFrom(plan)
+	if err != nil || !known || plan.Node.IsUnknown() {
+		return
+	}
+	node := plan.Node.ValueString()
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), firewall.ID(node, rule))...)
+	if !req.State.Raw.IsNull() || r.cluster == nil || !r.cluster.canReachHosts() {
+		return
+	}
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	st, err := firewall.ReadState(ctx, h)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Read Firewall", node, "Reading UFW's rule files failed", "Install ufw on the node.", err))
+		return
+	}
+	resp.Diagnostics.Append(ownedElsewhere(st, node, rule)...)
+}
+
+// ownedElsewhere refuses a rule that is on the node and listed in its ledger: another resource
+// manages it. A listed rule that is gone was deleted by hand; its owner recreates it, so taking
+// it over is safe.
+func ownedElsewhere(st firewall.State, node string, rule firewall.Rule) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if _, present := firewall.Find(st.Rules, rule.Key()); present && st.Owns(rule.Key()) {
+		diags.AddAttributeError(path.Root("port"), "Firewall Rule Already Managed",
+			fmt.Sprintf("The rule %s on node %s is already managed by another gpucluster_firewall_rule (it is listed in %s). Two resources would fight over one rule, and destroying one would remove the other's rule.\n\n%s",
+				rule.Key(), node, firewall.LedgerPath, ruleOwnedAdvice))
+	}
+	return diags
+}
+
+func (r *firewallRuleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan firewallRuleModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	rule, _, err := ruleFrom(plan)
+	if err != nil {
+		resp.Diagnostics.Append(ruleDiags(err)...)
+		return
+	}
+	node := plan.Node.ValueString()
+	adopted, diags := r.withLockedState(ctx, node, func(h *transport.Host, st firewall.State) (bool, diag.Diagnostics) {
+		if d := ownedElsewhere(st, node, rule); d.HasError() {
+			return false, d
+		}
+		existing, present := firewall.Find(st.Rules, rule.Key())
+		if !present || existing.Comment != rule.Comment {
+			if err := firewall.Add(ctx, h, rule); err != nil {
+				return false, diag.Diagnostics{nodeError("Cannot Add Firewall Rule", node, "Adding "+rule.Key()+" with ufw failed", "", err)}
+			}
+		}
+		if err := firewall.WriteLedger(ctx, h, append(st.Owned, rule.Key())); err != nil {
+			return false, diag.Diagnostics{nodeError("Cannot Record Firewall Rule", node, "The rule is in place, but recording it in the ownership ledger failed", "Apply again.", err)}
+		}
+		return present, nil
+	})
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.ID = types.StringValue(firewall.ID(node, rule))
+	plan.Adopted = types.BoolValue(adopted)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// withLockedState runs fn under the node's lock with UFW's current state, so reading the
+// ledger and writing it back are not interleaved with another rule on the same node.
+func (r *firewallRuleResource) withLockedState(ctx context.Context, node string, fn func(*transport.Host, firewall.State) (bool, diag.Diagnostics)) (bool, diag.Diagnostics) {
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		return false, diag.Diagnostics{connectError(node, err)}
+	}
+	unlock, err := h.Lock(ctx)
+	if err != nil {
+		return false, diag.Diagnostics{nodeError("Cannot Lock Node", node, "Waiting for the node's lock failed", "", err)}
+	}
+	defer unlock()
+	st, err := firewall.ReadState(ctx, h)
+	if err != nil {
+		return false, diag.Diagnostics{nodeError("Cannot Read Firewall", node, "Reading UFW's rule files failed", "Install ufw on the node.", err)}
+	}
+	return fn(h, st)
+}
+
+func (r *firewallRuleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state firewallRuleModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	rule, _, err := ruleFrom(state)
+	if err != nil {
+		resp.Diagnostics.Append(ruleDiags(err)...)
+		return
+	}
+	node := state.Node.ValueString()
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	st, err := firewall.ReadState(ctx, h)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Read Firewall", node, "Reading UFW's rule files failed", "Install ufw on the node.", err))
+		return
+	}
+	found, present := firewall.Find(st.Rules, rule.Key())
+	if !present {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	state.ID = types.StringValue(firewall.ID(node, rule))
+	state.Comment = types.StringValue(found.Comment)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Update can only change the comment: every other attribute is the rule's identity. Adding
+// the rule again makes UFW rewrite the comment in place.
+func (r *firewallRuleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state firewallRuleModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	rule, _, err := ruleFrom(plan)
+	if err != nil {
+		resp.Diagnostics.Append(ruleDiags(err)...)
+		return
+	}
+	node := plan.Node.ValueString()
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	if err := firewall.Add(ctx, h, rule); err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Update Firewall Rule", node, "Changing the comment of "+rule.Key()+" with ufw failed", "", err))
+		return
+	}
+	plan.ID = types.StringValue(firewall.ID(node, rule))
+	plan.Adopted = state.Adopted
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// Delete removes the rule unless it was adopted, and refuses when that would cut the
+// provider's own SSH connection through an active firewall.
+func (r *firewallRuleResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state firewallRuleModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	rule, _, err := ruleFrom(state)
+	if err != nil {
+		resp.Diagnostics.Append(ruleDiags(err)...)
+		return
+	}
+	node := state.Node.ValueString()
+	_, diags := r.withLockedState(ctx, node, func(h *transport.Host, st firewall.State) (bool, diag.Diagnostics) {
+		if !state.Adopted.ValueBool() {
+			if d := refuseLockout(ctx, h, node, firewall.Without(st.Rules, rule.Key()), st.Enabled, st.Incoming, "deleting "+rule.Key(), path.Empty()); d.HasError() {
+				return false, d
+			}
+			if err := firewall.Delete(ctx, h, rule); err != nil {
+				return false, diag.Diagnostics{nodeError("Cannot Delete Firewall Rule", node, "Deleting "+rule.Key()+" with ufw failed", "", err)}
+			}
+		}
+		owned := slices.DeleteFunc(slices.Clone(st.Owned), func(k string) bool { return k == rule.Key() })
+		if err := firewall.WriteLedger(ctx, h, owned); err != nil {
+			return false, diag.Diagnostics{nodeError("Cannot Record Firewall Rule", node, "Removing the rule from the ownership ledger failed", "Apply again.", err)}
+		}
+		return false, nil
+	})
+	resp.Diagnostics.Append(diags...)
+}
+
+// refuseLockout turns a firewall change that would drop the provider's own SSH connection into
+// an error that says which rule is missing.
+func refuseLockout(ctx context.Context, h *transport.Host, node string, rules []firewall.Rule, enabled bool, incoming, change string, attr path.Path) diag.Diagnostics {
+	if !enabled || incoming == firewall.PolicyAllow {
+		return nil
+	}
+	conn, err := firewall.SSHConnection(ctx, h)
+	if err != nil {
+		return diag.Diagnostics{nodeError("Cannot Check For Lockout", node, "Finding the address the provider connects from failed, so it cannot prove the change keeps it connected", "", err)}
+	}
+	err = firewall.CheckLockout(rules, enabled, incoming, conn, change)
+	if err == nil {
+		return nil
+	}
+	todo := fmt.Sprintf("Nothing was changed. Declare the rule first and refer to it from gpucluster_firewall.ssh_rule (or depends_on):\n\n"+
+		"  resource \"gpucluster_firewall_rule\" \"ssh\" {\n    node  = %q\n    port  = \"%d\"\n    from  = %q\n    comment = \"SSH\"\n  }",
+		node, conn.Port, conn.Source.String())
+	if attr.Equal(path.Empty()) {
+		return diag.Diagnostics{nodeError("Firewall Would Lock Out The Provider", node, "The change was refused", todo, err)}
+	}
+	return diag.Diagnostics{nodeAttributeError(attr, "Firewall Would Lock Out The Provider", node, "The change was refused", todo, err)}
+}
+
+// ImportState takes NODE:ACTION:PORT/PROTO:from=SOURCE and records the rule as this resource's
+// in the node's ledger.
+func (r *firewallRuleResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	node, rule, err := firewall.ParseID(req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Expected %s.\n\nOriginal Error: %s", firewall.IDFormat, err))
+		return
+	}
+	var found firewall.Rule
+	_, diags := r.withLockedState(ctx, node, func(h *transport.Host, st firewall.State) (bool, diag.Diagnostics) {
+		var present bool
+		found, present = firewall.Find(st.Rules, rule.Key())
+		if !present {
+			return false, diag.Diagnostics{nodeError("Cannot Import Firewall Rule", node,
+				"UFW has no rule "+rule.Key(), "Check the ID against the tuples in "+firewall.RulesFile+" (sudo ufw show added). The ID's format is "+firewall.IDFormat+".", nil)}
+		}
+		if err := firewall.WriteLedger(ctx, h, append(st.Owned, rule.Key())); err != nil {
+			return false, diag.Diagnostics{nodeError("Cannot Record Firewall Rule", node, "Recording the rule in the ownership ledger failed", "", err)}
+		}
+		return true, nil
+	})
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	m := firewallRuleModel{
+		ID:      types.StringValue(firewall.ID(node, rule)),
+		Node:    types.StringValue(node),
+		Action:  types.StringValue(rule.Action),
+		Port:    types.StringValue(rule.Port),
+		Proto:   types.StringValue(rule.Proto),
+		From:    types.StringValue(rule.From),
+		Comment: types.StringValue(found.Comment),
+		Adopted: types.BoolValue(false),
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

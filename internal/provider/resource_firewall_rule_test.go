@@ -1,0 +1,262 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/compare"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+)
+
+func firewallRuleConfig(l *lab.Lab, name, node, port, proto, from, comment string) string {
+	return providerConfig(l, "") + firewallRuleBlock(name, node, port, proto, from, comment)
+}
+
+func firewallRuleBlock(name, node, port, proto, from, comment string) string {
+	return fmt.Sprintf(`
+resource "gpucluster_firewall_rule" %q {
+  node    = %q
+  port    = %q
+  proto   = %q
+  from    = %q
+  comment = %q
+}
+`, name, node, port, proto, from, comment)
+}
+
+func TestAccFirewallRule_lifecycle(t *testing.T) {
+	l := lab.Require(t)
+	const node, port, from = "gpu02", "5601", "10.0.0.0/24"
+	const id = "gpu02:allow:5601/tcp:from=10.0.0.0/24"
+	sameID := statecheck.CompareValue(compare.ValuesSame())
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkFirewallClean(l, node, "allow:5601/tcp:from=10.0.0.0/24"),
+		Steps: []resource.TestStep{
+			{
+				Config: firewallRuleConfig(l, "test", node, port, "tcp", from, "tacc one"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpucluster_firewall_rule.test", tfjsonpath.New("id"), knownvalue.StringExact(id)),
+					statecheck.ExpectKnownValue("gpucluster_firewall_rule.test", tfjsonpath.New("action"), knownvalue.StringExact("allow")),
+					statecheck.ExpectKnownValue("gpucluster_firewall_rule.test", tfjsonpath.New("adopted"), knownvalue.Bool(false)),
+					sameID.AddStateValue("gpucluster_firewall_rule.test", tfjsonpath.New("id")),
+				},
+				Check: checkUFWShows(l, node, "ufw allow from 10.0.0.0/24 to any port 5601 proto tcp comment 'tacc one'"),
+			},
+			{
+				Config: firewallRuleConfig(l, "test", node, port, "tcp", from, "tacc two"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("gpucluster_firewall_rule.test", plancheck.ResourceActionUpdate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpucluster_firewall_rule.test", tfjsonpath.New("comment"), knownvalue.StringExact("tacc two")),
+					sameID.AddStateValue("gpucluster_firewall_rule.test", tfjsonpath.New("id")),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkUFWShows(l, node, "ufw allow from 10.0.0.0/24 to any port 5601 proto tcp comment 'tacc two'"),
+					checkTupleCount(l, node, "5601", 1),
+				),
+			},
+			{
+				ResourceName:      "gpucluster_firewall_rule.test",
+				ImportState:       true,
+				ImportStateId:     id,
+				ImportStateVerify: true,
+			},
+			{
+				// Hand-made drift: the plan recreates the rule and apply restores it.
+				PreConfig: func() { onHost(t, l, node, "ufw delete allow proto tcp from 10.0.0.0/24 to any port 5601") },
+				Config:    firewallRuleConfig(l, "test", node, port, "tcp", from, "tacc two"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction("gpucluster_firewall_rule.test", plancheck.ResourceActionCreate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: checkUFWShows(l, node, "ufw allow from 10.0.0.0/24 to any port 5601 proto tcp comment 'tacc two'"),
+			},
+			{
+				// A comment changed by hand shows as an update.
+				PreConfig: func() {
+					onHost(t, l, node, "ufw allow proto tcp from 10.0.0.0/24 to any port 5601 comment 'by hand'")
+				},
+				Config: firewallRuleConfig(l, "test", node, port, "tcp", from, "tacc two"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("gpucluster_firewall_rule.test", plancheck.ResourceActionUpdate)},
+				},
+				Check: checkUFWShows(l, node, "ufw allow from 10.0.0.0/24 to any port 5601 proto tcp comment 'tacc two'"),
+			},
+		},
+	})
+}
+
+// An existing rule is adopted, not added twice, and survives destroy.
+func TestAccFirewallRule_adoptsExistingRule(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu02"
+	onHost(t, l, node, "ufw allow proto udp from 10.0.0.0/24 to any port 5602 comment 'made by hand'")
+	t.Cleanup(func() { onHost(t, l, node, "ufw delete allow proto udp from 10.0.0.0/24 to any port 5602") })
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			if err := checkTupleCount(l, node, "5602", 1)(nil); err != nil {
+				return fmt.Errorf("an adopted rule must stay after destroy: %w", err)
+			}
+			return checkNotOwned(l, node, "allow:5602/udp:from=10.0.0.0/24")
+		},
+		Steps: []resource.TestStep{{
+			Config: firewallRuleConfig(l, "test", node, "5602", "udp", "10.0.0.0/24", "made by hand"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("gpucluster_firewall_rule.test", tfjsonpath.New("adopted"), knownvalue.Bool(true)),
+			},
+			Check: checkTupleCount(l, node, "5602", 1),
+		}},
+	})
+}
+
+func TestAccFirewallRule_badInput(t *testing.T) {
+	l := lab.Require(t)
+	before := snapshotFirewalls(t, l)
+	cases := map[string]struct {
+		config string
+		want   string
+	}{
+		"port 0":          {firewallRuleConfig(l, "bad", "gpu01", "0", "tcp", "any", ""), `(?s)Invalid Firewall Rule.*port.*out of range`},
+		"port above max":  {firewallRuleConfig(l, "bad", "gpu01", "65536", "tcp", "any", ""), `(?s)port.*out of range`},
+		"reversed range":  {firewallRuleConfig(l, "bad", "gpu01", "61000:60001", "tcp", "any", ""), `(?s)port.*reversed`},
+		"range proto any": {firewallRuleConfig(l, "bad", "gpu01", "60001:61000", "any", "any", ""), `(?s)proto.*UFW refuses a range`},
+		"invalid IP":      {firewallRuleConfig(l, "bad", "gpu01", "22", "tcp", "10.0.0.300", ""), `(?s)from.*not an IP address`},
+		"invalid CIDR":    {firewallRuleConfig(l, "bad", "gpu01", "22", "tcp", "10.0.0.0/40", ""), `(?s)from.*not an IP address`},
+		"injection":       {firewallRuleConfig(l, "bad", "gpu01", "22", "tcp", "10.0.0.1;reboot", ""), `(?s)from.*not an IP address`},
+		"quote":           {firewallRuleConfig(l, "bad", "gpu01", "22", "tcp", "any", "it's"), `(?s)comment.*quote`},
+		"newline":         {firewallRuleConfig(l, "bad", "gpu01", "22", "tcp", "any", "a\nb"), `(?s)comment.*line break`},
+		"non-ASCII":       {firewallRuleConfig(l, "bad", "gpu01", "22", "tcp", "any", "Zürich"), `(?s)comment.*printable ASCII`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps:                    []resource.TestStep{{Config: tc.config, PlanOnly: true, ExpectError: regexp.MustCompile(tc.want)}},
+			})
+		})
+	}
+	if after := snapshotFirewalls(t, l); after != before {
+		t.Errorf("bad input changed a firewall:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// A second resource declaring a rule that another already manages is refused at plan, and
+// the owner's rule is left alone.
+func TestAccFirewallRule_duplicateRefused(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu02"
+	first := firewallRuleConfig(l, "first", node, "5603", "tcp", "10.0.0.10", "first")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkFirewallClean(l, node, "allow:5603/tcp:from=10.0.0.10"),
+		Steps: []resource.TestStep{
+			{Config: first},
+			{
+				// 10.0.0.10/32 normalizes to the same rule.
+				Config:      first + firewallRuleBlock("second", node, "5603", "tcp", "10.0.0.10/32", "second"),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Firewall Rule Already Managed.*allow:5603/tcp:from=10.0.0.10`),
+			},
+			{
+				Config: first,
+				Check:  checkUFWShows(l, node, "ufw allow from 10.0.0.10 to any port 5603 proto tcp comment 'first'"),
+			},
+		},
+	})
+}
+
+func TestAccFirewallRule_importIDFormatInError(t *testing.T) {
+	l := lab.Require(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:        firewallRuleConfig(l, "test", "gpu02", "5604", "tcp", "any", ""),
+			ResourceName:  "gpucluster_firewall_rule.test",
+			ImportState:   true,
+			ImportStateId: "gpu02/5604",
+			ExpectError:   regexp.MustCompile(`(?s)Invalid Import ID.*NODE:ACTION:PORT/PROTO:from=SOURCE`),
+		}},
+	})
+}
+
+func checkUFWShows(l *lab.Lab, node, want string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		out, err := onHostErr(l, node, "ufw show added")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(out, want) {
+			return fmt.Errorf("%s: ufw show added lacks %q:\n%s", node, want, out)
+		}
+		return nil
+	}
+}
+
+func checkTupleCount(l *lab.Lab, node, port string, want int) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		out, err := onHostErr(l, node, fmt.Sprintf("grep -c '^### tuple ### [a-z]* [a-z]* %s ' %s || true", port, firewall.RulesFile))
+		if err != nil {
+			return err
+		}
+		if out != fmt.Sprint(want) {
+			return fmt.Errorf("%s: %s tuples for port %s in %s, want %d", node, out, port, firewall.RulesFile, want)
+		}
+		return nil
+	}
+}
+
+func checkNotOwned(l *lab.Lab, node, key string) error {
+	if _, _, err := l.Exec(context.Background(), node, fmt.Sprintf("grep -qxF %q %s", key, firewall.LedgerPath)); err == nil {
+		return fmt.Errorf("%s: %s still lists %s", node, firewall.LedgerPath, key)
+	}
+	return nil
+}
+
+// checkFirewallClean is the CheckDestroy of the firewall tests: the rules are gone from UFW's
+// files and from the ledger, and UFW is disabled, as every test must leave the shared hosts.
+func checkFirewallClean(l *lab.Lab, node string, keys ...string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		for _, key := range keys {
+			_, r, err := firewall.ParseID(node + ":" + key)
+			if err != nil {
+				return err
+			}
+			if err := checkTupleCount(l, node, r.Port, 0)(nil); err != nil {
+				return err
+			}
+			if err := checkNotOwned(l, node, key); err != nil {
+				return err
+			}
+		}
+		out, err := onHostErr(l, node, "ufw status")
+		if err != nil {
+			return err
+		}
+		if out != "Status: inactive" {
+			return fmt.Errorf("%s: UFW left active after the test: %s", node, out)
+		}
+		return nil
+	}
+}
+
+func snapshotFirewalls(t *testing.T, l *lab.Lab) string {
+	var b strings.Builder
+	for _, n := range labNodeNames(l) {
+		fmt.Fprintf(&b, "%s:\n%s\n", n, onHost(t, l, n, "cat /etc/ufw/user.rules /etc/ufw/user6.rules /etc/ufw/ufw.conf /etc/default/ufw; cat "+firewall.LedgerPath+" 2>/dev/null || true"))
+	}
+	return b.String()
+}
