@@ -1,7 +1,7 @@
 # The example cluster that `make demo` applies to the local lab: the guide's whole setup
-# (users, MUNGE, Slurm controller, GPU nodes, partition, configless compute nodes) on login01
-# plus the GPU servers, with the few settings the lab's containers need. examples/cluster is
-# the same setup for real servers.
+# (users, MUNGE, Slurm controller, GPU nodes, partition, configless compute nodes, and the
+# guide's firewall in firewall.tf) on login01 plus the GPU servers, with the few settings the
+# lab's containers need. examples/cluster is the same setup for real servers.
 terraform {
   required_version = ">= 1.11"
   required_providers {

@@ -70,6 +70,11 @@ func Admits(rules []Rule, c Connection) bool {
 }
 
 func (r Rule) matches(c Connection) bool {
+	return r.matchesPort(c.Port) && r.covers(c.Source)
+}
+
+// matchesPort reports whether the rule applies to TCP traffic to port.
+func (r Rule) matchesPort(port int) bool {
 	if r.Proto != ProtoTCP && r.Proto != ProtoAny {
 		return false
 	}
@@ -79,10 +84,7 @@ func (r Rule) matches(c Connection) bool {
 	if hi != "" {
 		h, _ = strconv.Atoi(hi)
 	}
-	if c.Port < l || c.Port > h {
-		return false
-	}
-	return r.covers(c.Source)
+	return port >= l && port <= h
 }
 
 // covers reports whether the rule's source includes addr.

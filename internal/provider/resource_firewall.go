@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -18,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
@@ -39,6 +42,8 @@ type firewallModel struct {
 	DefaultIncoming  types.String `tfsdk:"default_incoming"`
 	DefaultOutgoing  types.String `tfsdk:"default_outgoing"`
 	SSHRule          types.String `tfsdk:"ssh_rule"`
+	Rules            types.Set    `tfsdk:"rules"`
+	SlurmController  types.String `tfsdk:"slurm_controller"`
 	PreviousEnabled  types.Bool   `tfsdk:"previous_enabled"`
 	PreviousIncoming types.String `tfsdk:"previous_incoming"`
 	PreviousOutgoing types.String `tfsdk:"previous_outgoing"`
@@ -57,8 +62,12 @@ func (r *firewallResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"rule on the node admits the provider's own SSH connection, as the node sees it: from the jump host (login01) " +
 			"on a GPU server, from the machine running Terraform on the login node. The plan refuses when the rules on the " +
 			"node and `ssh_rule` show the connection would be dropped; the apply checks the rules on the node again, always. " +
-			"Declare the rules first: refer to the SSH rule in `ssh_rule` and to the others in `depends_on`, so they are in " +
-			"place before UFW is enabled.\n\nDestroy returns the node to the state found on create (disabled, or the previous " +
+			"Declare the rules first and list their ids in `rules` (the SSH rule may go in `ssh_rule` instead): the references " +
+			"order them before the firewall, the plan counts them as present, and the apply refuses to enable UFW while one is " +
+			"missing on the node. `depends_on` orders rules too, but the plan cannot see them.\n\nOn a Slurm node the plan also warns " +
+			"when the firewall would break Slurm: when slurmd is enabled on the node but no rule admits slurmd's port from the whole " +
+			"subnet of the node's address (pitfall P5), and, with `slurm_controller` set, when the controller's slurm.conf has no " +
+			"`SrunPortRange` (pitfall P6).\n\nDestroy returns the node to the state found on create (disabled, or the previous " +
 			"policies), and leaves UFW disabled rather than lock the provider out.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
@@ -96,6 +105,16 @@ func (r *firewallResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				MarkdownDescription: "The `id` of the `gpucluster_firewall_rule` that admits the provider's SSH connection to this node. The reference orders that rule before the firewall, and the plan checks that the rule admits the connection even before it exists.",
 				Optional:            true,
 			},
+			"rules": schema.SetAttribute{
+				MarkdownDescription: "The `id`s of the `gpucluster_firewall_rule`s on this node that must be in place before UFW is enabled. The references order them before the firewall; the plan counts them as present for the lockout and Slurm checks even before they exist, and the apply refuses to enable UFW while one is missing on the node.",
+				Optional:            true,
+				ElementType:         types.StringType,
+			},
+			"slurm_controller": schema.StringAttribute{
+				MarkdownDescription: "The Slurm controller node, for example `gpucluster_slurm_controller.NAME.id`. The plan then reads its slurm.conf and warns when it has no `SrunPortRange` (pitfall P6), and checks slurmd's port from its `SlurmdPort`. The check needs slurm.conf on the controller: on the apply that creates the controller it is skipped.",
+				Optional:            true,
+				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+			},
 			"previous_enabled": schema.BoolAttribute{
 				MarkdownDescription: "Whether UFW was enabled before this resource; destroy restores it.",
 				Computed:            true,
@@ -120,14 +139,16 @@ func (r *firewallResource) Configure(_ context.Context, req resource.ConfigureRe
 }
 
 // ModifyPlan refuses, before anything is touched, a firewall that would drop the provider's
-// connection given the rules on the node plus the one ssh_rule names.
+// connection given the rules on the node plus the ones ssh_rule and rules name, and warns
+// when it would break Slurm (P5, P6).
 func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() || r.cluster == nil || !r.cluster.canReachHosts() {
 		return
 	}
 	var plan firewallModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || plan.Node.IsUnknown() || plan.Enabled.IsUnknown() || plan.DefaultIncoming.IsUnknown() || plan.SSHRule.IsUnknown() {
+	if resp.Diagnostics.HasError() || plan.Node.IsUnknown() || plan.Enabled.IsUnknown() || plan.DefaultIncoming.IsUnknown() ||
+		plan.SSHRule.IsUnknown() || plan.Rules.IsUnknown() {
 		return
 	}
 	if !plan.Enabled.ValueBool() || plan.DefaultIncoming.ValueString() == firewall.PolicyAllow {
@@ -136,25 +157,17 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if !req.State.Raw.IsNull() {
 		var state firewallModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-		if plan.Enabled.Equal(state.Enabled) && plan.DefaultIncoming.Equal(state.DefaultIncoming) && plan.SSHRule.Equal(state.SSHRule) {
+		if plan.Enabled.Equal(state.Enabled) && plan.DefaultIncoming.Equal(state.DefaultIncoming) && plan.SSHRule.Equal(state.SSHRule) &&
+			plan.Rules.Equal(state.Rules) && plan.SlurmController.Equal(state.SlurmController) {
 			// Nothing that filters incoming traffic changes: a no-op plan spends no round trips.
 			return
 		}
 	}
 	node := plan.Node.ValueString()
-	var extra []firewall.Rule
-	if !plan.SSHRule.IsNull() {
-		ruleNode, rule, err := firewall.ParseID(plan.SSHRule.ValueString())
-		if err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("ssh_rule"), "Invalid SSH Rule", "Expected the id of a gpucluster_firewall_rule, "+firewall.IDFormat+".\n\nOriginal Error: "+err.Error())
-			return
-		}
-		if !r.cluster.sameNode(ruleNode, node) {
-			resp.Diagnostics.AddAttributeError(path.Root("ssh_rule"), "SSH Rule On Another Node",
-				fmt.Sprintf("ssh_rule %s is a rule on %s, but this firewall is on %s. Refer to the rule that admits SSH on this node.", plan.SSHRule.ValueString(), ruleNode, node))
-			return
-		}
-		extra = append(extra, rule)
+	listed, diags := r.listedRules(ctx, plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
 	}
 	h, err := r.cluster.host(ctx, node)
 	if err != nil {
@@ -166,8 +179,87 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		resp.Diagnostics.Append(nodeError("Cannot Read Firewall", node, "Reading UFW's files failed", "Install ufw on the node.", err))
 		return
 	}
-	resp.Diagnostics.Append(refuseLockout(ctx, h, node, append(st.Rules, extra...), true, plan.DefaultIncoming.ValueString(),
+	rules := slices.Concat(st.Rules, listed)
+	resp.Diagnostics.Append(refuseLockout(ctx, h, node, rules, true, plan.DefaultIncoming.ValueString(),
 		"enabling UFW with incoming "+plan.DefaultIncoming.ValueString(), path.Root("enabled"))...)
+	if resp.Diagnostics.HasError() || plan.SlurmController.IsUnknown() {
+		return
+	}
+	resp.Diagnostics.Append(r.slurmWarnings(ctx, h, node, plan.SlurmController, rules)...)
+}
+
+// listedRules parses the rules that ssh_rule and rules name; each must be on the firewall's node.
+func (r *firewallResource) listedRules(ctx context.Context, m firewallModel) ([]firewall.Rule, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	type listed struct {
+		id   string
+		attr path.Path
+	}
+	var ids []listed
+	if !m.SSHRule.IsNull() {
+		ids = append(ids, listed{m.SSHRule.ValueString(), path.Root("ssh_rule")})
+	}
+	var ruleIDs []string
+	diags.Append(m.Rules.ElementsAs(ctx, &ruleIDs, false)...)
+	for _, id := range ruleIDs {
+		ids = append(ids, listed{id, path.Root("rules")})
+	}
+	node := m.Node.ValueString()
+	var rules []firewall.Rule
+	for _, l := range ids {
+		ruleNode, rule, err := firewall.ParseID(l.id)
+		if err != nil {
+			diags.AddAttributeError(l.attr, "Invalid Rule ID", "Expected the id of a gpucluster_firewall_rule, "+firewall.IDFormat+".\n\nOriginal Error: "+err.Error())
+			continue
+		}
+		if !r.cluster.sameNode(ruleNode, node) {
+			diags.AddAttributeError(l.attr, "Rule On Another Node",
+				fmt.Sprintf("%s is a rule on %s, but this firewall is on %s. List only rules of this node.", l.id, ruleNode, node))
+			continue
+		}
+		rules = append(rules, rule)
+	}
+	return rules, diags
+}
+
+// slurmWarnings warns at plan when the firewall would break Slurm on the node. They are
+// warnings: a node may run slurmd for another cluster, or the rules may follow later.
+func (r *firewallResource) slurmWarnings(ctx context.Context, h *transport.Host, node string, controller types.String, rules []firewall.Rule) diag.Diagnostics {
+	var diags diag.Diagnostics
+	sn, err := firewall.ReadSlurmNode(ctx, h)
+	if err != nil {
+		diags.AddAttributeWarning(path.Root("rules"), "Cannot Check Slurm Traffic", fmt.Sprintf("On %s: %s", node, err))
+		return diags
+	}
+	if !controller.IsNull() {
+		conf, err := r.controllerSlurmConf(ctx, controller.ValueString())
+		if err != nil {
+			diags.AddAttributeWarning(path.Root("slurm_controller"), "Cannot Check Slurm Traffic", fmt.Sprintf("On %s: %s", controller.ValueString(), err))
+			return diags
+		}
+		sn.Controller = conf
+	}
+	for _, w := range firewall.SlurmWarnings(node, rules, sn) {
+		diags.AddAttributeWarning(path.Root("rules"), w.Summary, w.Detail)
+	}
+	return diags
+}
+
+// controllerSlurmConf reads the controller's slurm.conf; nil while it does not exist yet.
+func (r *firewallResource) controllerSlurmConf(ctx context.Context, controller string) (*firewall.SlurmConf, error) {
+	h, err := r.cluster.host(ctx, controller)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	content, exists, err := h.ReadFile(ctx, slurm.ConfDir+"/slurm.conf")
+	if err != nil || !exists {
+		return nil, err
+	}
+	conf, err := firewall.ParseSlurmConf(string(content))
+	if err != nil {
+		return nil, err
+	}
+	return &conf, nil
 }
 
 func (r *firewallResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -177,7 +269,12 @@ func (r *firewallResource) Create(ctx context.Context, req resource.CreateReques
 		return
 	}
 	node := plan.Node.ValueString()
-	resp.Diagnostics.Append(r.apply(ctx, node, func(st firewall.State) {
+	listed, diags := r.listedRules(ctx, plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.apply(ctx, node, listed, func(st firewall.State) {
 		plan.PreviousEnabled = types.BoolValue(st.Enabled)
 		plan.PreviousIncoming = types.StringValue(st.Incoming)
 		plan.PreviousOutgoing = types.StringValue(st.Outgoing)
@@ -196,7 +293,12 @@ func (r *firewallResource) Update(ctx context.Context, req resource.UpdateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(r.apply(ctx, plan.Node.ValueString(), func(firewall.State) {},
+	listed, diags := r.listedRules(ctx, plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.apply(ctx, plan.Node.ValueString(), listed, func(firewall.State) {},
 		plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -206,9 +308,10 @@ func (r *firewallResource) Update(ctx context.Context, req resource.UpdateReques
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// apply checks the rules on the node against the provider's connection, then sets the
-// policies and the switch in the order that never filters before the policies are right.
-func (r *firewallResource) apply(ctx context.Context, node string, before func(firewall.State), enabled bool, incoming, outgoing string) diag.Diagnostics {
+// apply checks the rules on the node against the provider's connection and the listed rules,
+// then sets the policies and the switch in the order that never filters before the policies
+// are right.
+func (r *firewallResource) apply(ctx context.Context, node string, listed []firewall.Rule, before func(firewall.State), enabled bool, incoming, outgoing string) diag.Diagnostics {
 	h, st, diags := r.lockedState(ctx, node)
 	if diags.HasError() {
 		return diags
@@ -217,7 +320,23 @@ func (r *firewallResource) apply(ctx context.Context, node string, before func(f
 	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "enabling UFW with incoming "+incoming, path.Root("enabled")); d.HasError() {
 		return d
 	}
+	if missing := missingRules(st.Rules, listed); enabled && incoming != firewall.PolicyAllow && len(missing) > 0 {
+		return diag.Diagnostics{diag.NewAttributeErrorDiagnostic(path.Root("rules"), "Rule Not In Place",
+			fmt.Sprintf("UFW on %s was left as it was: the listed rules %s are not on the node, and enabling UFW without them would drop their traffic. "+
+				"List gpucluster_firewall_rule ids (gpucluster_firewall_rule.NAME.id), so the rules are created first.", node, strings.Join(missing, ", ")))}
+	}
 	return setFirewall(ctx, h, node, enabled, incoming, outgoing)
+}
+
+// missingRules returns the keys of the listed rules the node does not hold.
+func missingRules(onNode, listed []firewall.Rule) []string {
+	var missing []string
+	for _, want := range listed {
+		if !slices.ContainsFunc(onNode, func(r firewall.Rule) bool { return r.Key() == want.Key() }) {
+			missing = append(missing, want.Key())
+		}
+	}
+	return missing
 }
 
 func setFirewall(ctx context.Context, h *transport.Host, node string, enabled bool, incoming, outgoing string) diag.Diagnostics {
@@ -315,6 +434,8 @@ func (r *firewallResource) ImportState(ctx context.Context, req resource.ImportS
 		DefaultIncoming:  types.StringValue(st.Incoming),
 		DefaultOutgoing:  types.StringValue(st.Outgoing),
 		SSHRule:          types.StringNull(),
+		Rules:            types.SetNull(types.StringType),
+		SlurmController:  types.StringNull(),
 		PreviousEnabled:  types.BoolValue(st.Enabled),
 		PreviousIncoming: types.StringValue(st.Incoming),
 		PreviousOutgoing: types.StringValue(st.Outgoing),

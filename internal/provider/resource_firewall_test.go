@@ -13,7 +13,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 // guideFirewall is the guide's table for one GPU server, the rules ordered before the firewall.
@@ -176,4 +178,114 @@ func checkReachable(l *lab.Lab, from, addr, port string, want bool) resource.Tes
 		}
 		return nil
 	}
+}
+
+// TestAccFirewall_restoresEnabled finds UFW already enabled, with other defaults than the
+// guide's, and an SSH rule made by hand: destroy enables it again with those defaults.
+func TestAccFirewall_restoresEnabled(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu02"
+	const sshByHand = "ufw allow from 10.0.0.10 to any port 22 proto tcp"
+	original := onHost(t, l, node, "grep -E '^DEFAULT_(INPUT|OUTPUT)_POLICY=' /etc/default/ufw")
+	onHost(t, l, node, sshByHand+" && ufw default reject incoming && ufw default deny outgoing && ufw --force enable")
+	t.Cleanup(func() {
+		onHost(t, l, node, "ufw disable; ufw delete allow from 10.0.0.10 to any port 22 proto tcp; "+
+			"sed -i -E '/^DEFAULT_(INPUT|OUTPUT)_POLICY=/d' /etc/default/ufw && printf '%s\\n' "+shellQuoteLines(original)+" >> /etc/default/ufw")
+	})
+	config := providerConfig(l, "") + firewallRuleBlock("ssh", node, "22", "tcp", "10.0.0.10", "") + `
+resource "gpucluster_firewall" "test" {
+  node  = "gpu02"
+  rules = [gpucluster_firewall_rule.ssh.id]
+}`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			checkUFWVerbose(l, node, "Status: active", "Default: reject (incoming), deny (outgoing)"),
+			checkUFWShows(l, node, sshByHand),
+		),
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("gpucluster_firewall.test", tfjsonpath.New("previous_enabled"), knownvalue.Bool(true)),
+				statecheck.ExpectKnownValue("gpucluster_firewall.test", tfjsonpath.New("previous_incoming"), knownvalue.StringExact("reject")),
+				statecheck.ExpectKnownValue("gpucluster_firewall.test", tfjsonpath.New("previous_outgoing"), knownvalue.StringExact("deny")),
+				statecheck.ExpectKnownValue("gpucluster_firewall_rule.ssh", tfjsonpath.New("adopted"), knownvalue.Bool(true)),
+			},
+			Check: checkUFWVerbose(l, node, "Status: active", "Default: deny (incoming), allow (outgoing)"),
+		}},
+	})
+}
+
+// checkUFWVerbose wants each of lines in `ufw status verbose`.
+func checkUFWVerbose(l *lab.Lab, node string, lines ...string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		out, err := onHostErr(l, node, "ufw status verbose")
+		if err != nil {
+			return err
+		}
+		for _, want := range lines {
+			if !strings.Contains(out, want) {
+				return fmt.Errorf("%s: ufw status verbose lacks %q:\n%s", node, want, out)
+			}
+		}
+		return nil
+	}
+}
+
+func shellQuoteLines(s string) string {
+	var quoted []string
+	for _, line := range strings.Split(s, "\n") {
+		quoted = append(quoted, transport.Quote(line))
+	}
+	return strings.Join(quoted, " ")
+}
+
+func TestMissingRules(t *testing.T) {
+	rule := func(key string) firewall.Rule {
+		_, r, err := firewall.ParseID("gpu01:" + key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	ssh, slurmd := rule("allow:22/tcp:from=10.0.0.10"), rule("allow:6818/tcp:from=10.0.0.0/24")
+	commented := ssh
+	commented.Comment = "SSH from login node"
+	tests := []struct {
+		name           string
+		onNode, listed []firewall.Rule
+		want           string
+	}{
+		{"all in place", []firewall.Rule{commented, slurmd}, []firewall.Rule{ssh, slurmd}, ""},
+		{"nothing listed", nil, nil, ""},
+		{"one missing", []firewall.Rule{commented}, []firewall.Rule{ssh, slurmd}, "allow:6818/tcp:from=10.0.0.0/24"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := strings.Join(missingRules(tt.onNode, tt.listed), ","); got != tt.want {
+				t.Errorf("missingRules = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAccFirewall_ruleNotInPlace lists a rule no resource creates: the apply refuses to enable
+// UFW without it and leaves the node as it was.
+func TestAccFirewall_ruleNotInPlace(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu02"
+	config := providerConfig(l, "") + firewallRuleBlock("ssh", node, "22", "tcp", "10.0.0.10", "SSH from login node") + `
+resource "gpucluster_firewall" "test" {
+  node  = "gpu02"
+  rules = [gpucluster_firewall_rule.ssh.id, "gpu02:allow:5606/tcp:from=any"]
+}`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		// checkFirewallClean also wants UFW still inactive.
+		CheckDestroy: checkFirewallClean(l, node, "allow:22/tcp:from=10.0.0.10"),
+		Steps: []resource.TestStep{{
+			Config:      config,
+			ExpectError: regexp.MustCompile(`(?s)Rule Not In Place.*gpu02.*allow:5606/tcp:from=any`),
+		}},
+	})
 }

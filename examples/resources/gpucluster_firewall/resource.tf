@@ -31,9 +31,11 @@ resource "gpucluster_firewall" "gpu01" {
   default_incoming = "deny"
   default_outgoing = "allow"
 
-  # The reference orders the SSH rule first and lets the plan prove the provider keeps access.
-  ssh_rule = gpucluster_firewall_rule.ssh.id
+  # Every rule of the node, referenced by id: they are created first, the plan checks them
+  # (lockout, slurmd's port open to the subnet) before they exist, and the apply refuses to
+  # enable UFW while one is missing. ssh_rule may name the SSH rule on its own instead.
+  rules = concat([gpucluster_firewall_rule.ssh.id], [for r in gpucluster_firewall_rule.cluster : r.id])
 
-  # Every other rule is in place before UFW starts filtering.
-  depends_on = [gpucluster_firewall_rule.cluster]
+  # The plan warns when the controller's slurm.conf has no SrunPortRange (pitfall P6).
+  slurm_controller = "login01"
 }
