@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -114,6 +115,18 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 type cluster struct {
 	settings settings
 	pool     *transport.Pool
+
+	// declaredRules holds the firewall rule IDs planned in this run. Terraform plans every
+	// resource once per run in one provider process, so a second declaration of one rule
+	// is a second resource, refused at plan even when neither exists on the node yet.
+	declaredRules sync.Map
+}
+
+// declareRule records a planned firewall rule and reports whether another resource in this
+// run already declared it.
+func (c *cluster) declareRule(id string) (duplicate bool) {
+	_, duplicate = c.declaredRules.LoadOrStore(id, true)
+	return duplicate
 }
 
 // newCluster keeps ctx, the provider's configuration context, so that connection events reach

@@ -195,8 +195,18 @@ func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	node := plan.Node.ValueString()
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), firewall.ID(node, rule))...)
-	if !req.State.Raw.IsNull() || r.cluster == nil || !r.cluster.canReachHosts() {
+	id := firewall.ID(node, rule)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), id)...)
+	if r.cluster == nil {
+		return
+	}
+	if r.cluster.declareRule(id) {
+		resp.Diagnostics.AddAttributeError(path.Root("port"), "Duplicate Firewall Rule",
+			fmt.Sprintf("Another gpucluster_firewall_rule in this configuration declares the rule %s on node %s. Two resources would fight over one rule, and destroying one would remove the other's rule.\n\n%s",
+				rule.Key(), node, ruleOwnedAdvice))
+		return
+	}
+	if !req.State.Raw.IsNull() || !r.cluster.canReachHosts() {
 		return
 	}
 	h, err := r.cluster.host(ctx, node)

@@ -169,7 +169,7 @@ func TestAccFirewallRule_duplicateRefused(t *testing.T) {
 				// 10.0.0.10/32 normalizes to the same rule.
 				Config:      first + firewallRuleBlock("second", node, "5603", "tcp", "10.0.0.10/32", "second"),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Firewall Rule Already Managed.*allow:5603/tcp:from=10.0.0.10`),
+				ExpectError: regexp.MustCompile(`(?s)(Firewall Rule Already Managed|Duplicate Firewall Rule).*allow:5603/tcp:from=10.0.0.10`),
 			},
 			{
 				Config: first,
@@ -177,6 +177,25 @@ func TestAccFirewallRule_duplicateRefused(t *testing.T) {
 			},
 		},
 	})
+}
+
+// Two resources that declare one rule in the same configuration, neither of which exists yet,
+// are refused at plan, and nothing reaches the node.
+func TestAccFirewallRule_duplicateInOneConfigRefused(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu02"
+	before := snapshotFirewalls(t, l)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: firewallRuleConfig(l, "one", node, "5605", "tcp", "10.0.0.10", "one") +
+				firewallRuleBlock("two", node, "5605", "tcp", "10.0.0.10/32", "two"),
+			ExpectError: regexp.MustCompile(`(?s)Duplicate Firewall Rule.*allow:5605/tcp:from=10.0.0.10`),
+		}},
+	})
+	if after := snapshotFirewalls(t, l); after != before {
+		t.Errorf("a refused duplicate changed a firewall:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
 }
 
 func TestAccFirewallRule_importIDFormatInError(t *testing.T) {

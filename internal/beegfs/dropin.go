@@ -1,0 +1,64 @@
+package beegfs
+
+import (
+	"fmt"
+	"io/fs"
+	"regexp"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// The services the guide guards with a systemd drop-in.
+const (
+	ServiceMgmtd   = "beegfs-mgmtd"
+	ServiceMeta    = "beegfs-meta"
+	ServiceStorage = "beegfs-storage"
+	ServiceClient  = "beegfs-client"
+)
+
+// dropInName is the file name of a drop-in without ".conf": systemd reads
+// any name, so a plain word keeps the path unambiguous.
+var dropInName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// RequiresMountsDropIn is the second layer of the interlock: systemd does not
+// start service before mountpoint is mounted. The guide's form is
+// /etc/systemd/system/beegfs-storage.service.d/storage.conf with
+// "[Unit]\nRequiresMountsFor=/data".
+func RequiresMountsDropIn(service, name, mountpoint string) (transport.File, error) {
+	switch service {
+	case ServiceMgmtd, ServiceMeta, ServiceStorage:
+	default:
+		return transport.File{}, fmt.Errorf("no RequiresMountsFor drop-in is defined for %q", service)
+	}
+	if !dropInName.MatchString(name) {
+		return transport.File{}, fmt.Errorf("drop-in name %q must be letters, digits, '-' or '_'", name)
+	}
+	// RequiresMountsFor takes a blank-separated list, so a path with a blank
+	// would name two mountpoints.
+	if err := ValidateDirectory(mountpoint); err != nil {
+		return transport.File{}, fmt.Errorf("mountpoint: %w", err)
+	}
+	return transport.File{
+		Path:    SystemdUnitDir + "/" + service + ".service.d/" + name + ".conf",
+		Content: []byte("[Unit]\nRequiresMountsFor=" + mountpoint + "\n"),
+		Owner:   "root",
+		Group:   "root",
+		Mode:    fs.FileMode(0o644),
+	}, nil
+}
+
+// MountsConf is /etc/beegfs/beegfs-mounts.conf: one line per mount, the
+// mountpoint and the client config file, as the guide writes it with
+// "/home /etc/beegfs/beegfs-client.conf".
+func MountsConf(mountpoint string) (transport.File, error) {
+	if err := ValidateDirectory(mountpoint); err != nil {
+		return transport.File{}, fmt.Errorf("mountpoint: %w", err)
+	}
+	return transport.File{
+		Path:    MountsConfPath,
+		Content: []byte(mountpoint + " " + ClientConfPath + "\n"),
+		Owner:   "root",
+		Group:   "root",
+		Mode:    fs.FileMode(0o644),
+	}, nil
+}

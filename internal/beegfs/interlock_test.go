@@ -1,0 +1,254 @@
+package beegfs
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const (
+	uuidData  = "5f0c7a52-3b1e-4c8e-9d2a-1f6b8e4c2d10"
+	uuidData2 = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+	uuidNew   = "11111111-2222-4333-8444-555555555555"
+)
+
+func confFromText(t *testing.T, text string) *Conf {
+	t.Helper()
+	c, err := ParseConf([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestStorageTargets(t *testing.T) {
+	tests := []struct {
+		name    string
+		conf    *Conf
+		want    []StorageTarget
+		wantErr string
+	}{
+		{"shipped: no targets", parseFixture(t, "beegfs-storage.conf"), nil, ""},
+		{"after setup", parseFixture(t, "storage-after-setup.conf"),
+			[]StorageTarget{{"/data/beegfs-storage", uuidData}}, ""},
+		{"two targets in the setup script's ' ,' form", parseFixture(t, "storage-two-targets.conf"),
+			[]StorageTarget{{"/data/beegfs-storage", uuidData}, {"/data2/beegfs-storage", uuidData2}}, ""},
+		{"UUID missing for the second directory",
+			confFromText(t, "storeStorageDirectory = ,/a,/b\nstoreFsUUID = ,"+uuidData+"\n"),
+			nil, "storeStorageDirectory lists 2 directories [/a /b] but storeFsUUID lists 1 UUIDs"},
+		{"UUID list without the leading comma",
+			confFromText(t, "storeStorageDirectory = ,/a\nstoreFsUUID = "+uuidData+"\n"),
+			nil, "storeFsUUID = " + uuidData + " lacks the leading empty element"},
+		{"directory list without the leading comma",
+			confFromText(t, "storeStorageDirectory = /a\nstoreFsUUID = ,"+uuidData+"\n"),
+			nil, "storeStorageDirectory = /a lacks the leading empty element"},
+		{"directory listed twice",
+			confFromText(t, "storeStorageDirectory = ,/a,/a\nstoreFsUUID = ,"+uuidData+","+uuidData2+"\n"),
+			nil, "lists /a twice"},
+		{"empty element in the middle shifts the pairs",
+			confFromText(t, "storeStorageDirectory = ,/a,,/b\nstoreFsUUID = ,"+uuidData+","+uuidData2+"\n"),
+			nil, "empty entry at position 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := StorageTargets(tt.conf)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				if !strings.Contains(err.Error(), "The leading comma in the storage config is not a typo") {
+					t.Errorf("err does not quote the guide: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSetStorageTarget(t *testing.T) {
+	tests := []struct {
+		name     string
+		fixture  string
+		target   StorageTarget
+		wantDirs string
+		wantUUID string
+	}{
+		{"first target on a shipped config", "beegfs-storage.conf",
+			StorageTarget{"/data/beegfs-storage", uuidData}, ",/data/beegfs-storage", "," + uuidData},
+		{"same target again changes nothing", "storage-after-setup.conf",
+			StorageTarget{"/data/beegfs-storage", uuidData}, ",/data/beegfs-storage", "," + uuidData},
+		{"new UUID for a listed directory keeps its place", "storage-two-targets.conf",
+			StorageTarget{"/data/beegfs-storage", uuidNew},
+			",/data/beegfs-storage,/data2/beegfs-storage", "," + uuidNew + "," + uuidData2},
+		{"second target appended to both lists", "storage-after-setup.conf",
+			StorageTarget{"/data2/beegfs-storage", uuidData2},
+			",/data/beegfs-storage,/data2/beegfs-storage", "," + uuidData + "," + uuidData2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := parseFixture(t, tt.fixture)
+			if err := SetStorageTarget(c, tt.target); err != nil {
+				t.Fatal(err)
+			}
+			for key, want := range map[string]string{
+				KeyStorageDirectory:  tt.wantDirs,
+				KeyFsUUID:            tt.wantUUID,
+				KeyAllowFirstRunInit: "false",
+			} {
+				if got, _ := c.Get(key); got != want {
+					t.Errorf("%s = %q, want %q", key, got, want)
+				}
+			}
+			if _, err := CheckStorageInterlock(c, tt.target.Directory); err != nil {
+				t.Errorf("interlock check after Set: %v", err)
+			}
+			if comments := strings.Count(string(c.Bytes()), "#"); comments != strings.Count(string(readFixture(t, tt.fixture)), "#") {
+				t.Error("comments lost")
+			}
+		})
+	}
+}
+
+func TestSetStorageTargetRefuses(t *testing.T) {
+	misaligned := "storeStorageDirectory = ,/a,/b\nstoreFsUUID = ," + uuidData + "\n"
+	tests := []struct {
+		name, text string
+		target     StorageTarget
+		wantErr    string
+	}{
+		{"misaligned file", misaligned, StorageTarget{"/c", uuidNew}, "refusing to edit"},
+		{"comma in directory", "", StorageTarget{"/a,b", uuidNew}, "must not contain a comma"},
+		{"relative directory", "", StorageTarget{"data", uuidNew}, "clean absolute path"},
+		{"unclean directory", "", StorageTarget{"/data/../etc", uuidNew}, "clean absolute path"},
+		{"root directory", "", StorageTarget{"/", uuidNew}, "clean absolute path"},
+		{"UUID with comma", "", StorageTarget{"/data", uuidData + "," + uuidNew}, "not a filesystem UUID"},
+		{"empty UUID", "", StorageTarget{"/data", ""}, "not a filesystem UUID"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := confFromText(t, tt.text)
+			before := string(c.Bytes())
+			err := SetStorageTarget(c, tt.target)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+			}
+			if string(c.Bytes()) != before {
+				t.Error("a refused edit changed the file")
+			}
+		})
+	}
+}
+
+func TestCheckStorageInterlock(t *testing.T) {
+	tests := []struct {
+		name, fixture, dir, wantErr string
+	}{
+		{"after setup", "storage-after-setup.conf", "/data/beegfs-storage", ""},
+		{"shipped: first-run init on", "beegfs-storage.conf", "/data/beegfs-storage", "Do not set storeAllowFirstRunInit = true"},
+		{"directory not listed", "storage-after-setup.conf", "/data3/beegfs-storage", "does not list"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := CheckStorageInterlock(parseFixture(t, tt.fixture), tt.dir)
+			if tt.wantErr == "" {
+				if err != nil || got.Directory != tt.dir {
+					t.Fatalf("got %v, %v", got, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("err = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+	noKey := confFromText(t, "storeStorageDirectory = ,/a\nstoreFsUUID = ,"+uuidData+"\n")
+	if _, err := CheckStorageInterlock(noKey, "/a"); err == nil {
+		t.Error("a config without storeAllowFirstRunInit passed; BeeGFS defaults it to true")
+	}
+}
+
+func TestMetaInterlock(t *testing.T) {
+	c := parseFixture(t, "beegfs-meta.conf")
+	got, err := CheckMetaInterlock(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (StorageTarget{"/beegfs/meta", "9c1d2e3f-4a5b-4c6d-8e7f-0a1b2c3d4e5f"}); got != want {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if err := SetMetaInterlock(c, StorageTarget{"/beegfs/meta", uuidNew}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := c.Get(KeyFsUUID); v != uuidNew {
+		t.Errorf("storeFsUUID = %q, want the bare UUID", v)
+	}
+
+	tests := []struct{ name, text, wantErr string }{
+		{"storage-style leading comma", "storeAllowFirstRunInit = false\nstoreMetaDirectory = /beegfs/meta\nstoreFsUUID = ," + uuidData + "\n",
+			"The metadata config takes a single value with no comma"},
+		{"first-run init on", "storeAllowFirstRunInit = true\nstoreMetaDirectory = /beegfs/meta\nstoreFsUUID = " + uuidData + "\n",
+			"Do not set storeAllowFirstRunInit = true"},
+		{"no UUID", "storeAllowFirstRunInit = false\nstoreMetaDirectory = /beegfs/meta\nstoreFsUUID =\n", "not a filesystem UUID"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := CheckMetaInterlock(confFromText(t, tt.text))
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("err = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+	err = SetMetaInterlock(parseFixture(t, "beegfs-meta.conf"), StorageTarget{"/other/meta", uuidNew})
+	if err == nil || !strings.Contains(err.Error(), "refusing to switch") {
+		t.Errorf("switching the metadata directory: err = %v", err)
+	}
+}
+
+func TestCheckMountedUUID(t *testing.T) {
+	target := StorageTarget{"/data/beegfs-storage", uuidData}
+	tests := []struct {
+		name, mounted, wantErr string
+	}{
+		{"same filesystem", uuidData, ""},
+		{"case differs only", strings.ToUpper(uuidData), "in letter case only"},
+		{"array did not assemble: root filesystem", uuidNew, "That is the interlock working"},
+		{"no UUID reported", "", "reports no filesystem UUID"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckMountedUUID(target, "/data", tt.mounted)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("err = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestCheckSeparateFilesystem(t *testing.T) {
+	tests := []struct {
+		dir, mountpoint, wantErr string
+	}{
+		{"/data/beegfs-storage", "/data", ""},
+		{"/data", "/data", ""},
+		{"/data/beegfs-storage", "/", "is on the root filesystem"},
+		{"/data/beegfs-storage", "/dat", "not below"},
+	}
+	for _, tt := range tests {
+		err := CheckSeparateFilesystem(tt.dir, tt.mountpoint)
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("CheckSeparateFilesystem(%s, %s) = %v, want %q", tt.dir, tt.mountpoint, err, tt.wantErr)
+		}
+	}
+}
