@@ -1,11 +1,13 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
@@ -48,4 +50,19 @@ func markdownList(values []string) string {
 		quoted[i] = "`" + v + "`"
 	}
 	return strings.Join(quoted, ", ")
+}
+
+// applyPlan is Create and Update for resources whose apply converges the node to the plan
+// whatever it held before: read the plan, converge, store what was applied.
+func applyPlan[M any](ctx context.Context, plan tfsdk.Plan, state *tfsdk.State, diags *diag.Diagnostics, converge func(context.Context, *M) diag.Diagnostics) {
+	var m M
+	diags.Append(plan.Get(ctx, &m)...)
+	if diags.HasError() {
+		return
+	}
+	diags.Append(converge(ctx, &m)...)
+	if diags.HasError() {
+		return
+	}
+	diags.Append(state.Set(ctx, &m)...)
 }

@@ -113,29 +113,11 @@ func (r *slurmComputeResource) ModifyPlan(ctx context.Context, req resource.Modi
 }
 
 func (r *slurmComputeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan slurmComputeModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.converge(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
 }
 
 func (r *slurmComputeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan slurmComputeModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.converge(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
 }
 
 // converge writes the defaults file only if it differs, installs slurmd, removes a local

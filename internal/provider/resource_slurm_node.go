@@ -315,29 +315,11 @@ func (r *slurmNodeResource) planRemoval(ctx context.Context, req resource.Modify
 }
 
 func (r *slurmNodeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan slurmNodeModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.write(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.write)
 }
 
 func (r *slurmNodeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan slurmNodeModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.write(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.write)
 }
 
 // write puts the node's fragment on the controller; hardware the plan could not default

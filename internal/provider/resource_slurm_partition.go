@@ -195,29 +195,11 @@ func (r *slurmPartitionResource) ModifyPlan(ctx context.Context, req resource.Mo
 }
 
 func (r *slurmPartitionResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan slurmPartitionModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.write(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.write)
 }
 
 func (r *slurmPartitionResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan slurmPartitionModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.write(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.write)
 }
 
 func (r *slurmPartitionResource) write(ctx context.Context, m *slurmPartitionModel) diag.Diagnostics {
