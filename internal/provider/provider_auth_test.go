@@ -48,6 +48,11 @@ func TestAccProvider_authentication(t *testing.T) {
 			wantErr: `(?i)passphrase`,
 		},
 		"sudo.ws with password": {config: providerConfig(l, `  sudo_exe = "/usr/bin/sudo.ws"`+"\n")},
+		// Proves sudo_exe is what runs: the case above would pass on the default sudo too.
+		"sudo_exe not installed": {
+			config:  providerConfig(l, `  sudo_exe = "/usr/bin/sudo.absent"`+"\n"),
+			wantErr: `(?s)Sudo Failed.*sudo.absent`,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -169,14 +169,9 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
-		return
-	}
-	st, err := firewall.ReadState(ctx, h)
-	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read Firewall", node, "Reading UFW's files failed", "Install ufw on the node.", err))
+	h, st, diags := r.cluster.firewallState(ctx, node)
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
 		return
 	}
 	rules := slices.Concat(st.Rules, listed)
@@ -358,19 +353,11 @@ func setFirewall(ctx context.Context, h *transport.Host, node string, enabled bo
 // lockedState reads UFW's state under the node's lock, so it is not read halfway through a
 // rule change on the same node.
 func (r *firewallResource) lockedState(ctx context.Context, node string) (*transport.Host, firewall.State, diag.Diagnostics) {
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		return nil, firewall.State{}, diag.Diagnostics{connectError(node, err)}
+	h, st, unlock, diags := r.cluster.lockedFirewallState(ctx, node)
+	if diags.HasError() {
+		return nil, firewall.State{}, diags
 	}
-	unlock, err := h.Lock(ctx)
-	if err != nil {
-		return nil, firewall.State{}, diag.Diagnostics{nodeError("Cannot Lock Node", node, "Waiting for the node's lock failed", "", err)}
-	}
-	defer unlock()
-	st, err := firewall.ReadState(ctx, h)
-	if err != nil {
-		return nil, firewall.State{}, diag.Diagnostics{nodeError("Cannot Read Firewall", node, "Reading UFW's files failed", "Install ufw on the node.", err)}
-	}
+	unlock()
 	return h, st, nil
 }
 

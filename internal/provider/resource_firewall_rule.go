@@ -209,14 +209,9 @@ func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if !req.State.Raw.IsNull() || !r.cluster.canReachHosts() {
 		return
 	}
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
-		return
-	}
-	st, err := firewall.ReadState(ctx, h)
-	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read Firewall", node, "Reading UFW's rule files failed", "Install ufw on the node.", err))
+	_, st, diags := r.cluster.firewallState(ctx, node)
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
 		return
 	}
 	resp.Diagnostics.Append(ownedElsewhere(st, node, rule)...)
@@ -274,19 +269,11 @@ func (r *firewallRuleResource) Create(ctx context.Context, req resource.CreateRe
 // withLockedState runs fn under the node's lock with UFW's current state, so reading the
 // ledger and writing it back are not interleaved with another rule on the same node.
 func (r *firewallRuleResource) withLockedState(ctx context.Context, node string, fn func(*transport.Host, firewall.State) (bool, diag.Diagnostics)) (bool, diag.Diagnostics) {
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		return false, diag.Diagnostics{connectError(node, err)}
-	}
-	unlock, err := h.Lock(ctx)
-	if err != nil {
-		return false, diag.Diagnostics{nodeError("Cannot Lock Node", node, "Waiting for the node's lock failed", "", err)}
+	h, st, unlock, diags := r.cluster.lockedFirewallState(ctx, node)
+	if diags.HasError() {
+		return false, diags
 	}
 	defer unlock()
-	st, err := firewall.ReadState(ctx, h)
-	if err != nil {
-		return false, diag.Diagnostics{nodeError("Cannot Read Firewall", node, "Reading UFW's rule files failed", "Install ufw on the node.", err)}
-	}
 	return fn(h, st)
 }
 
@@ -302,14 +289,9 @@ func (r *firewallRuleResource) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	node := state.Node.ValueString()
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
-		return
-	}
-	st, err := firewall.ReadState(ctx, h)
-	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read Firewall", node, "Reading UFW's rule files failed", "Install ufw on the node.", err))
+	_, st, diags := r.cluster.firewallState(ctx, node)
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
 		return
 	}
 	found, present := firewall.Find(st.Rules, rule.Key())

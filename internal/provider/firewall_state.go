@@ -1,0 +1,42 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// firewallState connects to a node and reads UFW's state in one round trip.
+func (c *cluster) firewallState(ctx context.Context, node string) (*transport.Host, firewall.State, diag.Diagnostics) {
+	h, err := c.host(ctx, node)
+	if err != nil {
+		return nil, firewall.State{}, diag.Diagnostics{connectError(node, err)}
+	}
+	st, err := firewall.ReadState(ctx, h)
+	if err != nil {
+		return nil, firewall.State{}, diag.Diagnostics{nodeError("Cannot Read Firewall", node, "Reading UFW's files failed", "Install ufw on the node.", err)}
+	}
+	return h, st, nil
+}
+
+// lockedFirewallState is firewallState under the node's lock, so the state is not read halfway
+// through another resource's rule change; the caller unlocks when its own change is done.
+func (c *cluster) lockedFirewallState(ctx context.Context, node string) (*transport.Host, firewall.State, func(), diag.Diagnostics) {
+	h, err := c.host(ctx, node)
+	if err != nil {
+		return nil, firewall.State{}, nil, diag.Diagnostics{connectError(node, err)}
+	}
+	unlock, err := h.Lock(ctx)
+	if err != nil {
+		return nil, firewall.State{}, nil, diag.Diagnostics{nodeError("Cannot Lock Node", node, "Waiting for the node's lock failed", "", err)}
+	}
+	st, err := firewall.ReadState(ctx, h)
+	if err != nil {
+		unlock()
+		return nil, firewall.State{}, nil, diag.Diagnostics{nodeError("Cannot Read Firewall", node, "Reading UFW's files failed", "Install ufw on the node.", err)}
+	}
+	return h, st, unlock, nil
+}
