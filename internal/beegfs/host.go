@@ -1,0 +1,396 @@
+package beegfs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// HostQuery names everything one resource needs to know about a host. ReadHost
+// answers it in a single round trip, whatever its size.
+type HostQuery struct {
+	// Packages are Debian package names whose installed version is read.
+	Packages []string
+	// Services are systemd unit names without ".service".
+	Services []string
+	// Files are read whole. Never name a secret here: use Fingerprints.
+	Files []string
+	// Fingerprints are files of which only the SHA-256 leaves the host.
+	Fingerprints []string
+	// Mounts are paths whose filesystem is looked up; a path that does not
+	// exist yet is looked up through its nearest existing ancestor, which is
+	// where a directory created now would land.
+	Mounts []string
+	// Dirs are BeeGFS directories whose ID files are read.
+	Dirs []string
+}
+
+// HostState is the answer to a HostQuery, keyed by the names asked for.
+type HostState struct {
+	Packages     map[string]string // version; "" when not installed
+	Services     map[string]ServiceState
+	Files        map[string]FileState
+	Fingerprints map[string]string // hex SHA-256; "" when the file is missing
+	Mounts       map[string]Mount
+	Dirs         map[string]DirState
+}
+
+// ServiceState is what systemctl says of a unit.
+type ServiceState struct {
+	Active  string // is-active: active, inactive, failed, activating, ...
+	Enabled string // is-enabled: enabled, disabled, not-found, ...
+}
+
+// Running reports whether the service is up.
+func (s ServiceState) Running() bool { return s.Active == "active" }
+
+// IsEnabled reports whether the service starts at boot.
+func (s ServiceState) IsEnabled() bool { return s.Enabled == "enabled" }
+
+// FileState is one file's content as read.
+type FileState struct {
+	Exists  bool
+	Content []byte
+}
+
+// SHA256 is the value a conditional write expects to replace.
+func (f FileState) SHA256() string {
+	if !f.Exists {
+		return transport.Absent
+	}
+	sum := sha256.Sum256(f.Content)
+	return hex.EncodeToString(sum[:])
+}
+
+// Mount is the filesystem holding a path, as findmnt reports it.
+type Mount struct {
+	// Path is the existing path that was looked up (the queried path or its
+	// nearest existing ancestor).
+	Path   string
+	Target string // the mountpoint
+	Source string
+	FSType string
+	UUID   string
+}
+
+// DirState is a BeeGFS directory and the IDs its files hold. ID values are
+// kept raw; ParseNumID and ParseOriginalNodeID interpret them.
+type DirState struct {
+	Exists         bool
+	Empty          bool
+	TargetNumID    []byte // nil when the file is missing
+	NodeNumID      []byte
+	OriginalNodeID []byte
+}
+
+// Initialised reports whether a setup tool has run in the directory.
+func (d DirState) Initialised() bool { return d.NodeNumID != nil }
+
+// unitName keeps unit names shell-safe without quoting surprises in output keys.
+var unitName = regexp.MustCompile(`^[A-Za-z0-9@._-]+$`)
+
+// packageName is Debian policy's package name syntax.
+var packageName = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`)
+
+// ReadHost runs one script that answers q. Section keys carry the index of
+// the asked item, not the item, so no value ever has to survive the trip as
+// a key.
+func ReadHost(ctx context.Context, ex Executor, q HostQuery) (HostState, error) {
+	script, err := readHostScript(q)
+	if err != nil {
+		return HostState{}, err
+	}
+	res, err := ex.Sudo(ctx, script, nil)
+	if err != nil {
+		return HostState{}, fmt.Errorf("read BeeGFS state: %w", err)
+	}
+	sections, err := transport.ParseSections(res.Stdout)
+	if err != nil {
+		return HostState{}, fmt.Errorf("read BeeGFS state: %w", err)
+	}
+	return parseHostState(q, sections)
+}
+
+func readHostScript(q HostQuery) (string, error) {
+	var b strings.Builder
+	b.WriteString(transport.ScriptEnv)
+	b.WriteString(transport.SectionFuncs)
+	b.WriteString(readHostFuncs)
+	for i, p := range q.Packages {
+		if !packageName.MatchString(p) {
+			return "", fmt.Errorf("package name %q is not valid", p)
+		}
+		fmt.Fprintf(&b, "sec pkg%d; dpkg-query -W -f='${db:Status-Abbrev}${Version}' %s 2>/dev/null; end $?\n", i, p)
+	}
+	for i, s := range q.Services {
+		if !unitName.MatchString(s) {
+			return "", fmt.Errorf("unit name %q is not valid", s)
+		}
+		fmt.Fprintf(&b, "sec svc%d; systemctl is-active %[2]s.service; systemctl is-enabled %[2]s.service 2>&1; end 0\n", i, s)
+	}
+	for i, f := range q.Files {
+		if err := ValidateDirectory(f); err != nil {
+			return "", fmt.Errorf("file: %w", err)
+		}
+		fmt.Fprintf(&b, "sec file%d; readb64 %s; end $?\n", i, transport.Quote(f))
+	}
+	for i, f := range q.Fingerprints {
+		if err := ValidateDirectory(f); err != nil {
+			return "", fmt.Errorf("file: %w", err)
+		}
+		fmt.Fprintf(&b, "sec sum%d; fingerprint %s; end $?\n", i, transport.Quote(f))
+	}
+	for i, p := range q.Mounts {
+		if err := ValidateDirectory(p); err != nil {
+			return "", fmt.Errorf("mount: %w", err)
+		}
+		fmt.Fprintf(&b, "sec mnt%d; mountof %s; end $?\n", i, transport.Quote(p))
+	}
+	for i, d := range q.Dirs {
+		if err := ValidateDirectory(d); err != nil {
+			return "", fmt.Errorf("directory: %w", err)
+		}
+		fmt.Fprintf(&b, "sec dir%d; iddir %s; end $?\n", i, transport.Quote(d))
+	}
+	return b.String(), nil
+}
+
+// readHostFuncs are the shell helpers of readHostScript. File content is
+// base64 so blank lines and a missing final newline survive the sections;
+// status 3 marks a missing file, which is an answer, not a failure.
+const readHostFuncs = `readb64() { [ -e "$1" ] || return 3; base64 -w0 -- "$1"; }
+fingerprint() { [ -e "$1" ] || return 3; sha256sum -- "$1" | cut -d' ' -f1; }
+mountof() {
+	p=$1
+	while [ ! -e "$p" ]; do p=$(dirname -- "$p"); done
+	printf 'path=%s\n' "$p"
+	findmnt -n -P -o TARGET,SOURCE,FSTYPE,UUID --target "$p"
+}
+iddir() {
+	[ -d "$1" ] || return 3
+	if [ -z "$(ls -A -- "$1")" ]; then echo empty; else echo used; fi
+	for f in targetNumID nodeNumID originalNodeID; do
+		if [ -f "$1/$f" ]; then printf '%s=' "$f"; base64 -w0 -- "$1/$f"; echo; fi
+	done
+}
+`
+
+func parseHostState(q HostQuery, sections map[string]transport.Section) (HostState, error) {
+	st := HostState{
+		Packages:     map[string]string{},
+		Services:     map[string]ServiceState{},
+		Files:        map[string]FileState{},
+		Fingerprints: map[string]string{},
+		Mounts:       map[string]Mount{},
+		Dirs:         map[string]DirState{},
+	}
+	get := func(key string) (transport.Section, error) {
+		s, ok := sections[key]
+		if !ok {
+			return s, fmt.Errorf("read BeeGFS state: no answer for %s", key)
+		}
+		return s, nil
+	}
+	for i, p := range q.Packages {
+		s, err := get("pkg" + strconv.Itoa(i))
+		if err != nil {
+			return st, err
+		}
+		st.Packages[p] = installedVersion(s)
+	}
+	for i, name := range q.Services {
+		s, err := get("svc" + strconv.Itoa(i))
+		if err != nil {
+			return st, err
+		}
+		st.Services[name] = parseService(s)
+	}
+	for i, f := range q.Files {
+		s, err := get("file" + strconv.Itoa(i))
+		if err != nil {
+			return st, err
+		}
+		fs, err := parseFile(f, s)
+		if err != nil {
+			return st, err
+		}
+		st.Files[f] = fs
+	}
+	for i, f := range q.Fingerprints {
+		s, err := get("sum" + strconv.Itoa(i))
+		if err != nil {
+			return st, err
+		}
+		sum, err := parseFingerprint(f, s)
+		if err != nil {
+			return st, err
+		}
+		st.Fingerprints[f] = sum
+	}
+	for i, p := range q.Mounts {
+		s, err := get("mnt" + strconv.Itoa(i))
+		if err != nil {
+			return st, err
+		}
+		m, err := parseMount(p, s)
+		if err != nil {
+			return st, err
+		}
+		st.Mounts[p] = m
+	}
+	for i, d := range q.Dirs {
+		s, err := get("dir" + strconv.Itoa(i))
+		if err != nil {
+			return st, err
+		}
+		ds, err := parseDir(d, s)
+		if err != nil {
+			return st, err
+		}
+		st.Dirs[d] = ds
+	}
+	return st, nil
+}
+
+// installedVersion reads dpkg-query's "ii 8.4.0": only an installed package
+// (status abbreviation starting "ii") has a version that counts.
+func installedVersion(s transport.Section) string {
+	if s.Status != 0 || len(s.Lines) == 0 {
+		return ""
+	}
+	abbrev, version, ok := strings.Cut(s.Lines[0], " ")
+	if !ok || !strings.HasPrefix(abbrev, "ii") {
+		return ""
+	}
+	return strings.TrimSpace(version)
+}
+
+func parseService(s transport.Section) ServiceState {
+	st := ServiceState{Active: "unknown", Enabled: "not-found"}
+	if len(s.Lines) > 0 {
+		st.Active = strings.TrimSpace(s.Lines[0])
+	}
+	if len(s.Lines) > 1 {
+		enabled := strings.TrimSpace(s.Lines[1])
+		// systemctl prints an error sentence, not a state, for a unit it
+		// does not know.
+		if !strings.Contains(enabled, " ") {
+			st.Enabled = enabled
+		}
+	}
+	return st
+}
+
+func parseFile(name string, s transport.Section) (FileState, error) {
+	switch s.Status {
+	case 3:
+		return FileState{}, nil
+	case 0:
+	default:
+		return FileState{}, fmt.Errorf("read %s: exit status %d", name, s.Status)
+	}
+	content, err := base64.StdEncoding.DecodeString(strings.Join(s.Lines, ""))
+	if err != nil {
+		return FileState{}, fmt.Errorf("read %s: %w", name, err)
+	}
+	return FileState{Exists: true, Content: content}, nil
+}
+
+var sha256Line = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+func parseFingerprint(name string, s transport.Section) (string, error) {
+	switch s.Status {
+	case 3:
+		return "", nil
+	case 0:
+	default:
+		return "", fmt.Errorf("fingerprint %s: exit status %d", name, s.Status)
+	}
+	if len(s.Lines) != 1 || !sha256Line.MatchString(s.Lines[0]) {
+		return "", fmt.Errorf("fingerprint %s: unexpected sha256sum output", name)
+	}
+	return s.Lines[0], nil
+}
+
+// pairField matches one KEY="value" of findmnt -P.
+var pairField = regexp.MustCompile(`([A-Z]+)="((?:[^"\\]|\\.)*)"`)
+
+func parseMount(name string, s transport.Section) (Mount, error) {
+	if s.Status != 0 || len(s.Lines) < 2 {
+		return Mount{}, fmt.Errorf("find the filesystem of %s: findmnt exited with status %d", name, s.Status)
+	}
+	m := Mount{Path: strings.TrimPrefix(s.Lines[0], "path=")}
+	for _, f := range pairField.FindAllStringSubmatch(s.Lines[1], -1) {
+		value := unescapeFindmnt(f[2])
+		switch f[1] {
+		case "TARGET":
+			m.Target = value
+		case "SOURCE":
+			m.Source = value
+		case "FSTYPE":
+			m.FSType = value
+		case "UUID":
+			m.UUID = value
+		}
+	}
+	if m.Target == "" {
+		return Mount{}, fmt.Errorf("find the filesystem of %s: findmnt printed no mountpoint", name)
+	}
+	return m, nil
+}
+
+// unescapeFindmnt undoes findmnt's \xNN escapes of blanks and quotes.
+func unescapeFindmnt(s string) string {
+	if !strings.Contains(s, `\x`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' {
+			if n, err := strconv.ParseUint(s[i+2:i+4], 16, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func parseDir(name string, s transport.Section) (DirState, error) {
+	switch s.Status {
+	case 3:
+		return DirState{}, nil
+	case 0:
+	default:
+		return DirState{}, fmt.Errorf("read %s: exit status %d", name, s.Status)
+	}
+	if len(s.Lines) == 0 {
+		return DirState{}, fmt.Errorf("read %s: no answer", name)
+	}
+	d := DirState{Exists: true, Empty: s.Lines[0] == "empty"}
+	for _, line := range s.Lines[1:] {
+		key, value, _ := strings.Cut(line, "=")
+		content, err := base64.StdEncoding.DecodeString(value)
+		if err != nil {
+			return DirState{}, fmt.Errorf("read %s/%s: %w", name, key, err)
+		}
+		switch key {
+		case TargetNumIDFile:
+			d.TargetNumID = content
+		case NodeNumIDFile:
+			d.NodeNumID = content
+		case OriginalNodeIDFile:
+			d.OriginalNodeID = content
+		}
+	}
+	return d, nil
+}

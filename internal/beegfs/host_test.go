@@ -1,0 +1,122 @@
+package beegfs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
+)
+
+// TestReadHostOnThisMachine answers a query with this machine's own shell
+// tools (dpkg-query, findmnt, base64), the same ones the hosts run.
+func TestReadHostOnThisMachine(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "beegfs-storage.conf")
+	content := "storeStorageDirectory = ,/data/beegfs-storage\n\n# comment\nstoreFsUUID = ,abcd\n"
+	secret := filepath.Join(dir, "conn.auth")
+	target := filepath.Join(dir, "target")
+	empty := filepath.Join(dir, "empty")
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(conf, content)
+	write(secret, "not\x00text")
+	write(filepath.Join(target, "targetNumID"), "201\n")
+	write(filepath.Join(target, "nodeNumID"), "2\n")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	q := HostQuery{
+		Packages:     []string{"coreutils", "gpucluster-no-such-package"},
+		Files:        []string{conf, filepath.Join(dir, "missing.conf")},
+		Fingerprints: []string{secret, filepath.Join(dir, "missing.auth")},
+		Mounts:       []string{filepath.Join(dir, "not", "yet")},
+		Dirs:         []string{target, empty, filepath.Join(dir, "none")},
+	}
+	st, err := ReadHost(context.Background(), transporttest.Shell{}, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Packages["coreutils"] == "" || st.Packages["gpucluster-no-such-package"] != "" {
+		t.Errorf("packages: %q", st.Packages)
+	}
+	if f := st.Files[conf]; !f.Exists || string(f.Content) != content {
+		t.Errorf("file read back as %q, want %q byte for byte", f.Content, content)
+	}
+	if st.Files[filepath.Join(dir, "missing.conf")].Exists {
+		t.Error("a missing file reads as existing")
+	}
+	sum := sha256.Sum256([]byte("not\x00text"))
+	if got := st.Fingerprints[secret]; got != hex.EncodeToString(sum[:]) {
+		t.Errorf("fingerprint %q", got)
+	}
+	if got := st.Fingerprints[filepath.Join(dir, "missing.auth")]; got != "" {
+		t.Errorf("missing file has fingerprint %q", got)
+	}
+	if m := st.Mounts[filepath.Join(dir, "not", "yet")]; m.Path != dir || m.Target == "" || m.FSType == "" {
+		t.Errorf("mount %+v: want the nearest existing ancestor %s looked up", m, dir)
+	}
+	d := st.Dirs[target]
+	if !d.Exists || d.Empty || !d.Initialised() || string(d.TargetNumID) != "201\n" || d.OriginalNodeID != nil {
+		t.Errorf("target dir %+v", d)
+	}
+	if e := st.Dirs[empty]; !e.Exists || !e.Empty || e.Initialised() {
+		t.Errorf("empty dir %+v", e)
+	}
+	if n := st.Dirs[filepath.Join(dir, "none")]; n.Exists {
+		t.Errorf("missing dir %+v", n)
+	}
+}
+
+func TestReadHostRefusesUnsafeNames(t *testing.T) {
+	for name, q := range map[string]HostQuery{
+		"package": {Packages: []string{"a;b"}},
+		"service": {Services: []string{"x y"}},
+		"file":    {Files: []string{"relative"}},
+		"mount":   {Mounts: []string{"/a b"}},
+	} {
+		fake := &transporttest.Fake{T: t}
+		if _, err := ReadHost(context.Background(), fake, q); err == nil || len(fake.Calls) != 0 {
+			t.Errorf("%s: err %v after %d calls; want a refusal before anything runs", name, err, len(fake.Calls))
+		}
+	}
+}
+
+func TestWriteConfOnlyWhenChanged(t *testing.T) {
+	read := FileState{Exists: true, Content: []byte("a = 1\n")}
+	c, err := ParseConf(read.Content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &recordingWriter{}
+	if changed, err := WriteConf(context.Background(), w, "/etc/beegfs/x.conf", read, c, 0o644); err != nil || changed || len(w.files) != 0 {
+		t.Fatalf("unchanged conf: changed=%v err=%v writes=%d", changed, err, len(w.files))
+	}
+	if err := c.Set("a", "2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteConf(context.Background(), w, "/etc/beegfs/x.conf", read, c, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.files) != 1 || w.files[0].ExpectSHA256 != read.SHA256() || string(w.files[0].Content) != "a = 2\n" {
+		t.Errorf("write %+v: want a conditional write of the edited content", w.files)
+	}
+}
+
+type recordingWriter struct{ files []transport.File }
+
+func (r *recordingWriter) WriteFile(_ context.Context, f transport.File) (bool, error) {
+	r.files = append(r.files, f)
+	return true, nil
+}

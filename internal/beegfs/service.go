@@ -1,0 +1,83 @@
+package beegfs
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// FileWriter writes a file as root, atomically and only when it differs.
+type FileWriter interface {
+	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+}
+
+// journalOnFailure follows a failed systemctl action with the unit's last
+// journal lines on stderr: a daemon's refusal (the interlock saying which
+// filesystem it expected) is written there, not in systemctl's own message.
+const journalOnFailure = `{ rc=$?; journalctl -u "$unit" -n 15 --no-pager -o cat >&2; exit $rc; }`
+
+func systemctl(ctx context.Context, ex Executor, service, action string) error {
+	if !unitName.MatchString(service) {
+		return fmt.Errorf("unit name %q is not valid", service)
+	}
+	script := transport.ScriptEnv + "unit=" + transport.Quote(service+".service") + "\n" +
+		action + " || " + journalOnFailure + "\n"
+	if _, err := ex.Sudo(ctx, script, nil); err != nil {
+		return fmt.Errorf("%s: %w", service, err)
+	}
+	return nil
+}
+
+// EnableNow enables and starts a service; an already running one is left
+// alone, as systemctl does.
+func EnableNow(ctx context.Context, ex Executor, service string) error {
+	return systemctl(ctx, ex, service, `systemctl enable --now "$unit"`)
+}
+
+// Restart restarts a service so it reads a changed config, and enables it.
+func Restart(ctx context.Context, ex Executor, service string) error {
+	return systemctl(ctx, ex, service, `systemctl enable "$unit" && systemctl restart "$unit"`)
+}
+
+// DisableNow stops and disables a service. Its data is not touched.
+func DisableNow(ctx context.Context, ex Executor, service string) error {
+	return systemctl(ctx, ex, service, `systemctl disable --now "$unit"`)
+}
+
+// DaemonReload makes systemd read changed unit files and drop-ins.
+func DaemonReload(ctx context.Context, ex Executor) error {
+	if _, err := ex.Sudo(ctx, transport.ScriptEnv+"systemctl daemon-reload\n", nil); err != nil {
+		return fmt.Errorf("systemctl daemon-reload: %w", err)
+	}
+	return nil
+}
+
+// WriteDropIn writes a drop-in and reloads systemd when it changed, so the
+// next start of the service honours it.
+func WriteDropIn(ctx context.Context, w FileWriter, ex Executor, f transport.File) (changed bool, err error) {
+	changed, err = w.WriteFile(ctx, f)
+	if err != nil || !changed {
+		return changed, err
+	}
+	return true, DaemonReload(ctx, ex)
+}
+
+// WriteConf writes an edited config file back over the content it was read
+// from, failing with transport.ErrWriteConflict when another writer changed
+// it in between. Only a changed content is written.
+func WriteConf(ctx context.Context, w FileWriter, path string, read FileState, c *Conf, mode fs.FileMode) (changed bool, err error) {
+	content := c.Bytes()
+	if read.Exists && string(read.Content) == string(content) {
+		return false, nil
+	}
+	return w.WriteFile(ctx, transport.File{
+		Path:         path,
+		Content:      content,
+		Owner:        "root",
+		Group:        "root",
+		Mode:         mode,
+		ExpectSHA256: read.SHA256(),
+	})
+}
