@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The guide's real test on the lab, run by `make demo` after the apply: as a cluster user
 # (alice, not admin), two one-GPU jobs without --mem run side by side, each given a different
-# GPU; then a job across two nodes. Jobs are started on login01 through the lab's exec seam,
-# so what is tested is Slurm as the provider set it up, not the provider itself.
+# GPU; then a job across two nodes; then a file written on a GPU server is read on login01.
+# Jobs are started on login01 through the lab's exec seam, so what is tested is Slurm and
+# BeeGFS as the provider set them up, not the provider itself.
 #
 # usage: tools/demo-gpu-jobs.sh [USER]   (LAB=path of gpucluster-lab, default bin/gpucluster-lab)
 set -euo pipefail
@@ -17,8 +18,8 @@ job='nvidia-smi -L; echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES; sleep 20'
 wait_running=60 # seconds until both jobs must be RUNNING
 
 on_login() { "$lab" exec login01 -- "$@"; }
-# /tmp as working directory: the user's home is on login01 only (the lab has no shared /home).
-as_user() { on_login runuser -u "$user" -- env -C /tmp "$@"; }
+# The user's home is on BeeGFS, so srun finds the same working directory on every node.
+as_user() { on_login runuser -u "$user" -- env -C "/home/$user" "$@"; }
 
 out=$(mktemp -d)
 pids=()
@@ -69,3 +70,10 @@ echo
 echo "A launch across two nodes, as $user:"
 echo "  \$ srun -N2 --gres=gpu:1 hostname"
 as_user timeout 60 srun -N2 -t 1 --gres=gpu:1 hostname | sort | sed 's/^/    /'
+
+echo
+echo "Shared /home: a file $user writes on $node is $user's on login01 (same UID everywhere)"
+"$lab" exec "$node" -- runuser -u "$user" -- sh -c 'echo "written on $(hostname)" > "$HOME/demo-shared-home"'
+seen=$(on_login stat -c '%U %u' "/home/$user/demo-shared-home")
+echo "  login01: /home/$user/demo-shared-home owned by $seen: $(on_login cat "/home/$user/demo-shared-home")"
+[ "$seen" = "$user $(on_login id -u "$user")" ] || { echo "the file's owner on login01 is not $user" >&2; exit 1; }

@@ -5,6 +5,10 @@
 //	gpucluster-lab up [--gpus N]        start login01 + gpu01..gpuNN (default 2)
 //	gpucluster-lab add gpuNN            add one GPU server to the running lab
 //	gpucluster-lab remove gpuNN         stop one GPU server and remove everything it left
+//	gpucluster-lab reboot HOST          reboot HOST and wait until SSH answers again
+//	gpucluster-lab disk-detach HOST     take HOST's disk (/data, /beegfs) away from its next boot on
+//	gpucluster-lab disk-attach HOST     give HOST its disk back (mounted at its next boot)
+//	gpucluster-lab disk HOST            print HOST's disk: mountpoint, filesystem UUID, loop device
 //	gpucluster-lab exec HOST -- CMD...  run CMD as root inside HOST
 //	gpucluster-lab status               print the descriptor path and hosts
 //	gpucluster-lab hosts                print the host names, one per line
@@ -36,6 +40,10 @@ const usage = `usage:
   gpucluster-lab up [--gpus N]
   gpucluster-lab add gpuNN
   gpucluster-lab remove gpuNN
+  gpucluster-lab reboot HOST
+  gpucluster-lab disk-detach HOST
+  gpucluster-lab disk-attach HOST
+  gpucluster-lab disk HOST
   gpucluster-lab exec HOST -- CMD...
   gpucluster-lab status
   gpucluster-lab hosts
@@ -81,6 +89,14 @@ func dispatch(ctx context.Context, command string, args []string) error {
 		return add(ctx, args)
 	case "remove":
 		return remove(ctx, args)
+	case "reboot":
+		return onHost(args, func(l *lab.Lab, host string) error { return l.Reboot(ctx, host) })
+	case "disk-detach":
+		return onHost(args, func(l *lab.Lab, host string) error { return l.DetachDisk(ctx, host) })
+	case "disk-attach":
+		return onHost(args, func(l *lab.Lab, host string) error { return l.AttachDisk(ctx, host) })
+	case "disk":
+		return onHost(args, printDisk)
 	case "exec":
 		return execCmd(ctx, args)
 	case "status":
@@ -196,6 +212,31 @@ func remove(ctx context.Context, args []string) error {
 		return err
 	}
 	printHosts(l)
+	return nil
+}
+
+// onHost runs do for the one host named in args.
+func onHost(args []string, do func(l *lab.Lab, host string) error) error {
+	if len(args) != 1 {
+		return errors.New("want exactly one host name, e.g. gpu01")
+	}
+	l, err := loadSelected()
+	if err != nil {
+		return err
+	}
+	return do(l, args[0])
+}
+
+func printDisk(l *lab.Lab, host string) error {
+	d, err := l.Disk(host)
+	if err != nil {
+		return err
+	}
+	state := "attached"
+	if d.Detached {
+		state = "detached"
+	}
+	fmt.Printf("%s %s UUID=%s %s %s (%s)\n", host, d.Mountpoint, d.UUID, state, d.LoopDevice, d.Image)
 	return nil
 }
 

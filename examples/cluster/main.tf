@@ -1,6 +1,7 @@
 # The guide's cluster: login01 (controller, login node, jump host) and the GPU servers, with
-# the cluster users, MUNGE, Slurm's controller, nodes and partition, and configless compute
-# nodes. The guide's values are the provider's defaults, so few settings appear here.
+# the cluster users, MUNGE, Slurm's controller, nodes and partition, configless compute nodes,
+# BeeGFS (beegfs.tf) and the firewall (firewall.tf). The guide's values are the provider's
+# defaults, so few settings appear here.
 terraform {
   required_version = ">= 1.11"
   required_providers {
@@ -69,8 +70,11 @@ resource "gpucluster_user" "cluster" {
   group = gpucluster_group.users.id
   nodes = local.all_nodes
 
-  # Homes live on shared storage: created once, on the node that holds /home.
+  # Homes live on shared storage: created once, on login01, after BeeGFS is mounted over its
+  # /home (beegfs.tf), so every node sees them with the same numeric owner.
   home_on = "login01"
+
+  depends_on = [gpucluster_beegfs_client.login01]
 }
 
 ## MUNGE and Slurm --------------------------------------------------------------

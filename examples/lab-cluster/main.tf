@@ -1,7 +1,7 @@
 # The example cluster that `make demo` applies to the local lab: the guide's whole setup
-# (users, MUNGE, Slurm controller, GPU nodes, partition, configless compute nodes, and the
-# guide's firewall in firewall.tf) on login01 plus the GPU servers, with the few settings the
-# lab's containers need. examples/cluster is the same setup for real servers.
+# (users, MUNGE, Slurm controller, GPU nodes, partition, configless compute nodes, BeeGFS in
+# beegfs.tf and the guide's firewall in firewall.tf) on login01 plus the GPU servers, with the
+# few settings the lab's containers need. examples/cluster is the same setup for real servers.
 terraform {
   required_version = ">= 1.11"
   required_providers {
@@ -91,6 +91,9 @@ resource "gpucluster_user" "cluster" {
   group   = gpucluster_group.users.id
   nodes   = local.all_nodes
   home_on = "login01"
+
+  # Created on BeeGFS, once login01 has it over /home.
+  depends_on = [gpucluster_beegfs_client.login01]
 }
 
 ## MUNGE and Slurm --------------------------------------------------------------

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"path"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
@@ -55,8 +56,17 @@ func DaemonReload(ctx context.Context, ex Executor) error {
 }
 
 // WriteDropIn writes a drop-in and reloads systemd when it changed, so the
-// next start of the service honours it.
+// next start of the service honours it. The unit's .d directory is created
+// first: WriteFile writes through a temporary file next to the target, and a
+// fresh host has no such directory.
 func WriteDropIn(ctx context.Context, w FileWriter, ex Executor, f transport.File) (changed bool, err error) {
+	dir := path.Dir(f.Path)
+	if err := ValidateDirectory(dir); err != nil {
+		return false, err
+	}
+	if _, err := ex.Sudo(ctx, transport.ScriptEnv+"mkdir -p -m 0755 -- "+transport.Quote(dir)+"\n", nil); err != nil {
+		return false, fmt.Errorf("create %s: %w", dir, err)
+	}
 	changed, err = w.WriteFile(ctx, f)
 	if err != nil || !changed {
 		return changed, err
@@ -80,4 +90,17 @@ func WriteConf(ctx context.Context, w FileWriter, path string, read FileState, c
 		Mode:         mode,
 		ExpectSHA256: read.SHA256(),
 	})
+}
+
+// RemoveDropIn deletes a drop-in and reloads systemd when there was one.
+func RemoveDropIn(ctx context.Context, ex Executor, path string) error {
+	if err := ValidateDirectory(path); err != nil {
+		return err
+	}
+	script := transport.ScriptEnv + "p=" + transport.Quote(path) + "\n" +
+		`if [ -e "$p" ]; then rm -f -- "$p" && systemctl daemon-reload; fi` + "\n"
+	if _, err := ex.Sudo(ctx, script, nil); err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 )
 
 // A test talks to the lab from inside `ip netns exec`, which gives it a
@@ -15,7 +17,8 @@ import (
 // There it can neither launch systemd-nspawn nor mount or unmount an overlay
 // where the lab's other overlays live, so Add and Remove hand their work to
 // the lab command (Lab.Command) in the mount namespace the lab was started
-// in, which login01's launcher still holds.
+// in, which login01's launcher still holds. Reboot and the disk changes do
+// the same, so that loop devices and overlays are handled where they live.
 
 // labMountNamespace returns the mount namespace file of the lab, and whether
 // this process already runs in it.
@@ -58,4 +61,14 @@ func (l *Lab) delegate(ctx context.Context, mountNS, verb, host string, log io.W
 	}
 	*l = *fresh
 	return runErr
+}
+
+// delegateQuiet is delegate for the API calls that take no log: the lab
+// command's output matters only when it fails.
+func (l *Lab) delegateQuiet(ctx context.Context, mountNS, verb, host string) error {
+	var out bytes.Buffer
+	if err := l.delegate(ctx, mountNS, verb, host, &out); err != nil {
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(out.String()))
+	}
+	return nil
 }

@@ -23,6 +23,9 @@ var dependencies = []dependency{
 	{"ssh-keygen", "openssh-client"},
 	{"ssh", "openssh-client"},
 	{"dpkg-scanpackages", "dpkg-dev"},
+	{"dpkg-deb", "dpkg"},
+	{"mkfs.ext4", "e2fsprogs"},
+	{"losetup", "mount"},
 }
 
 // MissingPackages lists the Debian packages whose commands are not on PATH.

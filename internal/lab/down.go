@@ -23,7 +23,7 @@ const stopTimeout = 30 * time.Second
 func Down(inst Instance, path string, log io.Writer) error {
 	l, err := Load(path)
 	if errors.Is(err, os.ErrNotExist) {
-		l = &Lab{KnownHostsPath: filepath.Join(filepath.Dir(path), knownHostsFile), Netns: inst.Netns(), Instance: inst.Name()}
+		l = &Lab{KnownHostsPath: filepath.Join(filepath.Dir(path), knownHostsFile), Netns: inst.Netns(), Instance: inst.Name(), Namespace: namespaceDir(path)}
 	} else if err != nil {
 		return err
 	}
@@ -65,6 +65,7 @@ func (l *Lab) teardown(log io.Writer) error {
 	for _, h := range l.Hosts {
 		errs = append(errs, removeHostState(h))
 	}
+	errs = append(errs, unmountNamespace(l.Namespace))
 	if netnsExists(l.Netns) {
 		if _, err := output(context.Background(), "ip", "netns", "delete", l.Netns); err != nil {
 			errs = append(errs, fmt.Errorf("delete lab netns: %w", err))
@@ -95,10 +96,11 @@ func ownedInit(h Host) bool {
 }
 
 func requestHalt(h Host) error {
-	if !ownedInit(h) {
+	pid, ok := currentInit(h)
+	if !ok {
 		return nil
 	}
-	if err := syscall.Kill(h.PID, sigRTMin3); err != nil && err != syscall.ESRCH {
+	if err := syscall.Kill(pid, sigRTMin3); err != nil && err != syscall.ESRCH {
 		return fmt.Errorf("halt %s: %w", h.Name, err)
 	}
 	return nil
@@ -111,10 +113,11 @@ func waitStopped(ctx context.Context, h Host) error {
 	killed := false
 	for processAlive(h.LauncherPID) && isLauncherOf(h) {
 		if time.Now().After(deadline) {
-			if killed || !ownedInit(h) {
+			pid, ok := currentInit(h)
+			if killed || !ok {
 				return fmt.Errorf("%s (launcher PID %d) did not stop", h.Name, h.LauncherPID)
 			}
-			if err := syscall.Kill(h.PID, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
 				return fmt.Errorf("kill %s: %w", h.Name, err)
 			}
 			killed, deadline = true, time.Now().Add(stopTimeout)
@@ -139,7 +142,8 @@ func isLauncherOf(h Host) bool {
 }
 
 func removeHostState(h Host) error {
-	var errs []error
+	// Before the image goes with Dir: a loop device would keep it alive unseen.
+	errs := []error{detachLoop(context.Background(), h.Disk)}
 	if h.Dir != "" {
 		errs = append(errs, removeUnmounted(h.Dir))
 	}

@@ -5,12 +5,14 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	_ "embed"
+	"embed"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,14 +31,26 @@ var fetchRepoScript string
 //go:embed image/nvidia-smi
 var nvidiaSMIStandIn []byte
 
+// beegfsStandIn is the source of the lab's stand-in packages for ThinkParQ's
+// BeeGFS, which is not in Debian (see image/beegfs-standin/build-debs.sh).
+//
+//go:embed image/beegfs-standin
+var beegfsStandIn embed.FS
+
+// StandInVersion is the version of the BeeGFS stand-in packages: the release
+// the guide targets, marked so that nobody mistakes them for ThinkParQ's.
+const StandInVersion = "8.4.0-0labstandin1"
+
+const standInDir = "image/beegfs-standin"
+
 // recipeVersion changes whenever the Go side of the build changes in a way
 // that the hashed inputs below would not capture.
-const recipeVersion = "2"
+const recipeVersion = "3"
 
 var imagePackages = []string{
 	"systemd", "systemd-sysv", "dbus", "iproute2", "openssh-server", "ufw", "sudo",
 	"sudo-rs", "iptables", "netcat-openbsd", "procps", "less", "passwd", "lsb-release",
-	"util-linux",
+	"util-linux", "rsync",
 }
 
 // repoPackages are not installed in the image: hosts start bare of MUNGE and
@@ -77,10 +91,11 @@ func (i Image) adminPassword() (string, error) {
 func CurrentImage() Image {
 	h := sha256.New()
 	for _, part := range []string{recipeVersion, imageSuite, imageMirror, strings.Join(imagePackages, ","),
-		strings.Join(repoPackages, ","), RepoDir, fetchRepoScript, customizeScript} {
+		strings.Join(repoPackages, ","), RepoDir, fetchRepoScript, customizeScript, StandInVersion} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
+	hashStandIn(h)
 	name := imageSuite + "-" + hex.EncodeToString(h.Sum(nil))[:12]
 	return Image{Name: name, Dir: filepath.Join(CacheRoot, name)}
 }
@@ -152,6 +167,9 @@ func buildRepo(ctx context.Context, img Image, log io.Writer) error {
 	if err := run(ctx, log, strings.NewReader(fetchRepoScript), "chroot", args...); err != nil {
 		return fmt.Errorf("fill local repository: %w", err)
 	}
+	if err := buildStandIn(ctx, filepath.Join(img.RootFS(), RepoDir), log); err != nil {
+		return err
+	}
 	var index bytes.Buffer
 	cmd := exec.CommandContext(ctx, "dpkg-scanpackages", "--multiversion", ".")
 	cmd.Dir = filepath.Join(img.RootFS(), RepoDir)
@@ -168,6 +186,45 @@ func buildRepo(ctx context.Context, img Image, log io.Writer) error {
 	// apt reads the index as its unprivileged _apt user.
 	if err := root.WriteFile(filepath.Join(strings.TrimPrefix(RepoDir, "/"), "Packages"), index.Bytes(), 0o644); err != nil { //nolint:gosec // G306: see above.
 		return fmt.Errorf("write local repository index: %w", err)
+	}
+	return nil
+}
+
+// hashStandIn feeds every stand-in source file, name and content, into the
+// image name, so that a changed stand-in never reuses a stale image.
+func hashStandIn(h hash.Hash) {
+	// The embedded tree is fixed at compile time: walking it cannot fail.
+	_ = fs.WalkDir(beegfsStandIn, standInDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		content, err := beegfsStandIn.ReadFile(path)
+		h.Write([]byte(path))
+		h.Write([]byte{0})
+		h.Write(content)
+		h.Write([]byte{0})
+		return err
+	})
+}
+
+// buildStandIn builds the BeeGFS stand-in .debs into the local repository,
+// before it is indexed, so customize.sh can install them and apt knows them.
+func buildStandIn(ctx context.Context, repo string, log io.Writer) error {
+	logf(log, "building the BeeGFS stand-in packages %s\n", StandInVersion)
+	src, err := os.MkdirTemp("", "gpucluster-lab-standin-")
+	if err != nil {
+		return fmt.Errorf("create stand-in source directory: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(src) }() // a scratch copy of embedded files
+	tree, err := fs.Sub(beegfsStandIn, standInDir)
+	if err != nil {
+		return fmt.Errorf("open stand-in source: %w", err)
+	}
+	if err := os.CopyFS(src, tree); err != nil {
+		return fmt.Errorf("copy stand-in source: %w", err)
+	}
+	if err := run(ctx, log, nil, "sh", filepath.Join(src, "build-debs.sh"), src, repo, StandInVersion); err != nil {
+		return fmt.Errorf("build BeeGFS stand-in packages: %w", err)
 	}
 	return nil
 }

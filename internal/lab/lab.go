@@ -45,6 +45,9 @@ type Lab struct {
 	Image          string
 	// Instance is "" for the default lab (see EnvInstance).
 	Instance string `json:",omitempty"`
+	// Namespace is the machine directory (a tmpfs) bound into every host at
+	// StandInNamespace: the one BeeGFS namespace the stand-in client mounts.
+	Namespace string `json:",omitempty"`
 	// Command is the gpucluster-lab binary that started the lab; Add and
 	// Remove run it when called from another mount namespace (see delegate).
 	Command string `json:",omitempty"`
@@ -62,14 +65,18 @@ type Host struct {
 	Name    string
 	Address string
 	Role    string
-	// PID is the container's PID 1 as seen from the machine.
+	// PID is the container's PID 1 as seen from the machine, as of the last
+	// boot the lab saw: a host rebooted from inside has a new one (see currentInit).
 	PID int
-	// LauncherPID is the systemd-nspawn process that runs the container.
+	// LauncherPID is the shell that runs systemd-nspawn for the container,
+	// again after each reboot.
 	LauncherPID int
 	// Dir holds the host's overlay (upper, work, merged root) and boot log.
 	Dir string
 	// Cgroups are the cgroup directories created for this host's launcher.
 	Cgroups []string
+	// Disk is the host's own filesystem (see Disk).
+	Disk *Disk `json:",omitempty"`
 }
 
 // Load reads a descriptor written by `gpucluster-lab up`.
@@ -127,8 +134,8 @@ func (l *Lab) checkAlive() error {
 	if !ok {
 		return errors.New("descriptor lists no login01")
 	}
-	if !isContainerInit(login.PID) {
-		return fmt.Errorf("login01 (PID %d) is not running", login.PID)
+	if _, ok := currentInit(login); !ok {
+		return fmt.Errorf("login01 (launcher PID %d) is not running", login.LauncherPID)
 	}
 	return nil
 }
@@ -166,8 +173,12 @@ func (l *Lab) Exec(ctx context.Context, host, script string) (stdout, stderr str
 	if !ok {
 		return "", "", fmt.Errorf("lab has no host %q", host)
 	}
+	pid, ok := currentInit(h)
+	if !ok {
+		return "", "", fmt.Errorf("exec on %s: the host is not running", host)
+	}
 	var out, errOut bytes.Buffer
-	cmd := nsenterCommand(ctx, h.PID, "/bin/sh", "-c", script)
+	cmd := nsenterCommand(ctx, pid, "/bin/sh", "-c", script)
 	cmd.Stdout = &out
 	cmd.Stderr = &errOut
 	if err := cmd.Run(); err != nil {
@@ -182,7 +193,11 @@ func (l *Lab) Run(ctx context.Context, host string, argv []string, stdin io.Read
 	if !ok {
 		return 0, fmt.Errorf("lab has no host %q", host)
 	}
-	cmd := nsenterCommand(ctx, h.PID, argv...)
+	pid, ok := currentInit(h)
+	if !ok {
+		return 0, fmt.Errorf("exec on %s: the host is not running", host)
+	}
+	cmd := nsenterCommand(ctx, pid, argv...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	err := cmd.Run()
 	var exitErr *exec.ExitError

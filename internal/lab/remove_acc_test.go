@@ -41,6 +41,9 @@ func TestLabAddThenRemoveGPUServer(t *testing.T) {
 	if processAlive(h.PID) || processAlive(h.LauncherPID) {
 		t.Errorf("%s: container PID %d or launcher PID %d still runs", name, h.PID, h.LauncherPID)
 	}
+	if h.Disk == nil || loopBackingFile(h.Disk.LoopDevice) == h.Disk.Image {
+		t.Errorf("%s: disk %+v missing or still on its loop device", name, h.Disk)
+	}
 	for _, path := range append([]string{h.Dir, l.logPath(name)}, h.Cgroups...) {
 		if _, err := os.Stat(path); !os.IsNotExist(err) {
 			t.Errorf("%s left %s behind (%v)", name, path, err)

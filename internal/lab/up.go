@@ -72,6 +72,10 @@ func Up(ctx context.Context, inst Instance, path string, gpuServers int, log io.
 	if err := createNetwork(ctx, l.Netns, l.Bridge); err != nil {
 		return nil, errors.Join(err, l.teardown(log))
 	}
+	l.Namespace = namespaceDir(path)
+	if err := mountNamespace(l.Namespace); err != nil {
+		return nil, errors.Join(err, l.teardown(log))
+	}
 	if err := l.startHosts(ctx, path, img, planned, planned, log); err != nil {
 		return nil, errors.Join(err, l.teardown(log), removeDescriptor(path))
 	}
@@ -145,7 +149,7 @@ func (l *Lab) planned() []PlannedHost {
 func (l *Lab) startHosts(ctx context.Context, descriptor string, img Image, all, start []PlannedHost, log io.Writer) error {
 	began := time.Now()
 	for _, p := range start {
-		h, err := prepareHost(l.instance(), img, p, all)
+		h, err := prepareHost(ctx, l.instance(), img, p, all)
 		l.Hosts = append(l.Hosts, h)
 		if err != nil {
 			return err
@@ -207,7 +211,7 @@ func netnsExists(netns string) bool {
 
 // prepareHost mounts the host's overlay and writes everything host-specific
 // into it before boot. The returned Host is valid even on error, for cleanup.
-func prepareHost(inst Instance, img Image, p PlannedHost, all []PlannedHost) (Host, error) {
+func prepareHost(ctx context.Context, inst Instance, img Image, p PlannedHost, all []PlannedHost) (Host, error) {
 	h := Host{Name: p.Name, Address: p.Address, Role: p.Role, Dir: filepath.Join(inst.stateRoot(), p.Name)}
 	for _, sub := range []string{"upper", "work", "root"} {
 		// upper becomes the container's "/", which its users must be able to enter.
@@ -240,10 +244,13 @@ func prepareHost(inst Instance, img Image, p PlannedHost, all []PlannedHost) (Ho
 			return h, fmt.Errorf("install nvidia-smi stand-in on %s: %w", h.Name, err)
 		}
 	}
-	if _, err := output(context.Background(), "ssh-keygen", "-A", "-f", h.root()); err != nil {
+	if _, err := output(ctx, "ssh-keygen", "-A", "-f", h.root()); err != nil {
 		return h, fmt.Errorf("generate host keys of %s: %w", h.Name, err)
 	}
-	return h, nil
+	if err := createDisk(ctx, &h); err != nil {
+		return h, err
+	}
+	return h, writeDiskConfig(h)
 }
 
 // fakeGPUDevices renders tmpfiles.d lines for character devices with
@@ -289,7 +296,10 @@ func (l *Lab) launch(h *Host) error {
 	}
 	// nspawn writes through a descriptor of its own; closing ours loses nothing.
 	defer func() { _ = logFile.Close() }()
-	args := []string{"-c", `while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 1; shift; done; shift; exec "$@"`, "lab-launch"}
+	// The shell stays, as the launcher, to start the container again when it
+	// reboots (exit status 133), as a server comes back after a reboot.
+	args := []string{"-c", `while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 1; shift; done; shift
+while :; do "$@"; rc=$?; [ $rc -eq 133 ] || exit $rc; done`, "lab-launch"}
 	args = append(args, dirs...)
 	// nsenter rather than `ip netns exec`: the latter remounts /sys, which hides
 	// /sys/fs/cgroup from systemd-nspawn ("Failed to determine whether the
@@ -298,6 +308,9 @@ func (l *Lab) launch(h *Host) error {
 		"--boot", "--directory="+h.root(), "--machine="+h.Name, "--register=no", "--keep-unit",
 		"--uuid="+uuid, "--network-bridge="+l.Bridge, "--resolv-conf=off", "--timezone=off",
 		"--console=read-only")
+	if l.Namespace != "" {
+		args = append(args, "--bind="+l.Namespace+":"+StandInNamespace)
+	}
 	cmd := exec.Command("/bin/sh", args...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
@@ -414,7 +427,9 @@ func (l *Lab) waitReady(ctx context.Context, p PlannedHost) error {
 				return nil
 			}
 		}
-		if state == "offline" || state == "maintenance" {
+		// "offline" is also what a PID 1 says that has only just started
+		// (after a reboot, say), so only a launcher gone for good ends the wait.
+		if state == "maintenance" || !l.launcherAlive(p.Name) {
 			break
 		}
 		select {
@@ -424,6 +439,11 @@ func (l *Lab) waitReady(ctx context.Context, p PlannedHost) error {
 		}
 	}
 	return fmt.Errorf("%s failed to boot (system state %q), see %s", p.Name, state, l.logPath(p.Name))
+}
+
+func (l *Lab) launcherAlive(host string) bool {
+	h, ok := l.lookup(host)
+	return ok && processAlive(h.LauncherPID) && isLauncherOf(h)
 }
 
 func (l *Lab) systemState(ctx context.Context, host string) string {

@@ -120,6 +120,8 @@ type cluster struct {
 	// resource once per run in one provider process, so a second declaration of one rule
 	// is a second resource, refused at plan even when neither exists on the node yet.
 	declaredRules sync.Map
+	// declaredTargets does the same for BeeGFS storage target IDs.
+	declaredTargets targetDeclarations
 }
 
 // declareRule records a planned firewall rule and reports whether another resource in this

@@ -216,6 +216,10 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		NewSlurmComputeResource,
 		NewFirewallRuleResource,
 		NewFirewallResource,
+		NewBeegfsClientResource,
+		NewBeegfsTargetResource,
+		NewBeegfsManagementResource,
+		NewBeegfsMetadataResource,
 	}
 }
 

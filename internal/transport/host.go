@@ -66,7 +66,10 @@ func (h *Host) exec(ctx context.Context, command string, prepare func(*ssh.Sessi
 		return nil, fmt.Errorf("prepare session on %s: %w", h.cfg.describe(), err)
 	}
 	start := time.Now()
-	runErr = runSession(ctx, sess, command)
+	// sshd starts the command in the login user's home. Leaving it first keeps
+	// no process of ours inside /home, which would make /home busy when a
+	// shared filesystem is mounted over it or unmounted.
+	runErr = runSession(ctx, sess, "cd / && exec "+command)
 	fields := map[string]any{"host": h.cfg.Name, "duration_ms": time.Since(start).Milliseconds()}
 	if runErr != nil {
 		fields["error"] = runErr.Error()

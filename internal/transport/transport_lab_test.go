@@ -95,12 +95,14 @@ func TestLabJumpHostPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := h.Run(ctx, `printf '%s %s' "$(hostname)" "${SSH_CLIENT%% *}"`, nil)
+	res, err := h.Run(ctx, `printf '%s %s %s' "$(hostname)" "${SSH_CLIENT%% *}" "$PWD"`, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(res.Stdout), "gpu01 "+l.Host(lab.LoginHost).Address; got != want {
-		t.Errorf("got %q, want %q: gpu01 must be reached from login01", got, want)
+	// The working directory is / rather than the admin's home, which may be on
+	// a filesystem that is about to be mounted over or unmounted.
+	if got, want := string(res.Stdout), "gpu01 "+l.Host(lab.LoginHost).Address+" /"; got != want {
+		t.Errorf("got %q, want %q: gpu01 must be reached from login01, commands run in /", got, want)
 	}
 	if events.count("ssh connected login01") != 1 || events.count("ssh connected gpu01") != 1 {
 		t.Errorf("events %q: want one connection to login01 and one to gpu01", events.events)

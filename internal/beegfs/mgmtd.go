@@ -1,0 +1,455 @@
+package beegfs
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/big"
+	"net"
+	"path"
+	"slices"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// Files and packages of the management service beyond those in beegfs.go.
+const (
+	// TLSKeyPath is the 8.x management API's private key (confirmed: the
+	// Rust service's default tls-key-file).
+	TLSKeyPath   = ConfDir + "/key.pem"
+	MgmtdPackage = "beegfs-mgmtd"
+	MetaPackage  = "beegfs-meta"
+	// ConnAuthSize is the guide's secret: dd bs=128 count=1 from /dev/urandom.
+	ConnAuthSize = 128
+	// MgmtdDropInPath holds RequiresMountsFor for beegfs-mgmtd.
+	MgmtdDropInPath = SystemdUnitDir + "/" + ServiceMgmtd + ".service.d/" + mgmtdDropInName + ".conf"
+	mgmtdDropInName = "mgmtd"
+)
+
+// Modes of the shared files: the secret readable by root alone, as the
+// guide's chmod 400; the certificate is public.
+const (
+	connAuthMode fs.FileMode = 0o400
+	tlsKeyMode   fs.FileMode = 0o400
+	tlsCertMode  fs.FileMode = 0o644
+)
+
+// tlsValidity is long because nothing renews the certificate: every node
+// holds a copy, and replacing it means copying it everywhere again.
+const tlsValidity = 10 * 365 * 24 * time.Hour
+
+// NotInstalledError reports a BeeGFS package that is not installed.
+type NotInstalledError struct{ Package string }
+
+func (e *NotInstalledError) Error() string {
+	return fmt.Sprintf("package %s is not installed", e.Package)
+}
+
+// releaseOf gates on a package's installed version.
+func releaseOf(pkg, version string) (Release, error) {
+	if version == "" {
+		return Release{}, &NotInstalledError{Package: pkg}
+	}
+	r, err := ParseRelease(version)
+	if err != nil {
+		return Release{}, fmt.Errorf("%s: %w", pkg, err)
+	}
+	return r, nil
+}
+
+// IsNotInstalled reports whether err says a BeeGFS package is missing.
+func IsNotInstalled(err error) bool {
+	var n *NotInstalledError
+	return errors.As(err, &n)
+}
+
+// MgmtdHost is a controller's management service as one ReadHost found it.
+type MgmtdHost struct {
+	PackageVersion string
+	Service        ServiceState
+	TOML           FileState // 8.x config
+	ConfV7         FileState // 7.x config
+	DropIn         FileState
+	// Mount is the filesystem of the store's directory (or of its nearest
+	// existing ancestor before it is created).
+	Mount Mount
+	// DBSHA256 is "" when the 8.x database file does not exist.
+	DBSHA256 string
+	// StoreDir is the directory holding the database (7.x: the store).
+	StoreDir       DirState
+	ConnAuthSHA256 string
+	CertSHA256     string
+	KeySHA256      string
+}
+
+// ValidateDBFile accepts a database path whose directory can be a
+// RequiresMountsFor and a setup argument.
+func ValidateDBFile(dbFile string) error {
+	if err := ValidateDirectory(dbFile); err != nil {
+		return fmt.Errorf("db_file: %w", err)
+	}
+	if path.Dir(dbFile) == "/" {
+		return fmt.Errorf("db_file %q must be in a directory below /, on the filesystem of its own", dbFile)
+	}
+	return nil
+}
+
+// MgmtdStoreDir is the directory of the database: the filesystem that must
+// be mounted, and in 7.x the store directory itself (the guide's
+// /beegfs/mgmtd).
+func MgmtdStoreDir(dbFile string) string { return path.Dir(dbFile) }
+
+// ReadMgmtd reads everything the management resource needs in one round trip.
+func ReadMgmtd(ctx context.Context, ex Executor, dbFile string) (MgmtdHost, error) {
+	if err := ValidateDBFile(dbFile); err != nil {
+		return MgmtdHost{}, err
+	}
+	dir := MgmtdStoreDir(dbFile)
+	st, err := ReadHost(ctx, ex, HostQuery{
+		Packages:     []string{MgmtdPackage},
+		Services:     []string{ServiceMgmtd},
+		Files:        []string{MgmtdTOMLPath, MgmtdConfV7Path, MgmtdDropInPath},
+		Fingerprints: []string{dbFile, ConnAuthPath, TLSCertPath, TLSKeyPath},
+		Mounts:       []string{dir},
+		Dirs:         []string{dir},
+	})
+	if err != nil {
+		return MgmtdHost{}, err
+	}
+	return MgmtdHost{
+		PackageVersion: st.Packages[MgmtdPackage],
+		Service:        st.Services[ServiceMgmtd],
+		TOML:           st.Files[MgmtdTOMLPath],
+		ConfV7:         st.Files[MgmtdConfV7Path],
+		DropIn:         st.Files[MgmtdDropInPath],
+		Mount:          st.Mounts[dir],
+		DBSHA256:       st.Fingerprints[dbFile],
+		StoreDir:       st.Dirs[dir],
+		ConnAuthSHA256: st.Fingerprints[ConnAuthPath],
+		CertSHA256:     st.Fingerprints[TLSCertPath],
+		KeySHA256:      st.Fingerprints[TLSKeyPath],
+	}, nil
+}
+
+// Release gates on the installed beegfs-mgmtd.
+func (m MgmtdHost) Release() (Release, error) {
+	return releaseOf(MgmtdPackage, m.PackageVersion)
+}
+
+// Config is the management config file of the release.
+func (m MgmtdHost) Config(r Release) FileState {
+	if r.Layout().MgmtdConfigKind == TOML {
+		return m.TOML
+	}
+	return m.ConfV7
+}
+
+// Initialised reports whether the management store exists: 8.x the database
+// file, 7.x a non-empty store directory. Either means the one-time
+// initialisation has run and must not run again.
+func (m MgmtdHost) Initialised(r Release) bool {
+	if r.Major == 7 {
+		return m.StoreDir.Exists && !m.StoreDir.Empty
+	}
+	return m.DBSHA256 != ""
+}
+
+// mgmtdDefaultPaths are the 8.x keys whose files this package writes at
+// their default paths; a config pointing them elsewhere is refused, since
+// the service would not read what the provider writes.
+var mgmtdDefaultPaths = map[string]string{
+	"auth-file":     ConnAuthPath,
+	"tls-cert-file": TLSCertPath,
+	"tls-key-file":  TLSKeyPath,
+}
+
+// SetMgmtdStore points the management config at the store: 8.x db-file =
+// dbFile in the TOML, 7.x storeMgmtdDirectory = its directory.
+func SetMgmtdStore(r Release, content []byte, dbFile string) ([]byte, error) {
+	if err := ValidateDBFile(dbFile); err != nil {
+		return nil, err
+	}
+	l := r.Layout()
+	if l.MgmtdConfigKind == KeyValue {
+		c, err := ParseConf(content)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.MgmtdConfigPath, err)
+		}
+		if err := c.Set(l.MgmtdStoreKey, MgmtdStoreDir(dbFile)); err != nil {
+			return nil, err
+		}
+		return c.Bytes(), nil
+	}
+	for key, want := range mgmtdDefaultPaths {
+		got, ok, err := GetTOMLString(content, key)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.MgmtdConfigPath, err)
+		}
+		if ok && got != want {
+			return nil, fmt.Errorf("%s sets %s = %q; the provider manages %s, so remove the line or set it to that path", l.MgmtdConfigPath, key, got, want)
+		}
+	}
+	return SetTOMLString(content, l.MgmtdStoreKey, dbFile)
+}
+
+// MgmtdStore reads the store the config names: 8.x the db-file, 7.x the
+// storeMgmtdDirectory.
+func MgmtdStore(r Release, content []byte) (store string, ok bool, err error) {
+	l := r.Layout()
+	if l.MgmtdConfigKind == KeyValue {
+		c, err := ParseConf(content)
+		if err != nil {
+			return "", false, fmt.Errorf("%s: %w", l.MgmtdConfigPath, err)
+		}
+		v, ok := c.Get(l.MgmtdStoreKey)
+		return v, ok && v != "", nil
+	}
+	return GetTOMLString(content, l.MgmtdStoreKey)
+}
+
+// MgmtdDropIn is the drop-in that keeps beegfs-mgmtd from starting before
+// the store's filesystem is mounted.
+func MgmtdDropIn(mountpoint string) (transport.File, error) {
+	return RequiresMountsDropIn(ServiceMgmtd, mgmtdDropInName, mountpoint)
+}
+
+// MgmtdProblems lists what differs on the controller from a converged
+// management service, in words for a plan: an empty list means in sync.
+func MgmtdProblems(m MgmtdHost, r Release, dbFile, mountpoint string) []string {
+	var problems []string
+	if want, err := SetMgmtdStore(r, m.Config(r).Content, dbFile); err != nil || !m.Config(r).Exists || string(want) != string(m.Config(r).Content) {
+		problems = append(problems, fmt.Sprintf("%s does not set %s to %s", r.Layout().MgmtdConfigPath, r.Layout().MgmtdStoreKey, dbFile))
+	}
+	if d, err := MgmtdDropIn(mountpoint); err == nil && (!m.DropIn.Exists || string(m.DropIn.Content) != string(d.Content)) {
+		problems = append(problems, "drop-in "+MgmtdDropInPath+" missing or changed")
+	}
+	if m.ConnAuthSHA256 == "" {
+		problems = append(problems, ConnAuthPath+" missing")
+	}
+	if r.Layout().NeedsTLSCert {
+		if m.CertSHA256 == "" {
+			problems = append(problems, TLSCertPath+" missing")
+		}
+		if m.KeySHA256 == "" {
+			problems = append(problems, TLSKeyPath+" missing")
+		}
+	}
+	return append(problems, daemonProblems(ServiceMgmtd, m.Service)...)
+}
+
+func daemonProblems(service string, s ServiceState) []string {
+	var problems []string
+	if !s.Running() {
+		problems = append(problems, service+" not running ("+s.Active+")")
+	}
+	if !s.IsEnabled() {
+		problems = append(problems, service+" not enabled ("+s.Enabled+")")
+	}
+	return problems
+}
+
+// InitMgmtd runs the one-time initialisation after creating the store's
+// directory. AlreadyInitialised comes back as an outcome, not an error: the
+// caller re-reads the host to confirm the store really is there.
+func InitMgmtd(ctx context.Context, ex Executor, r Release, dbFile string) (Outcome, error) {
+	if err := ValidateDBFile(dbFile); err != nil {
+		return Failed, err
+	}
+	cmd, err := MgmtdInitCommand(r, MgmtdStoreDir(dbFile))
+	if err != nil {
+		return Failed, err
+	}
+	mkdir := transport.Command("mkdir", "-p", "-m", "0700", MgmtdStoreDir(dbFile))
+	if r.Major == 7 {
+		// beegfs-setup-mgmtd creates its directory and refuses a non-empty one.
+		mkdir = "true"
+	}
+	res, runErr := ex.Sudo(ctx, transport.ScriptEnv+mkdir+" && "+cmd+"\n", nil)
+	return ClassifySetup(cmd, res, runErr)
+}
+
+// connAuthScript creates the secret only when it is missing: written to a
+// temporary file first and linked into place, so a concurrent creator or an
+// existing file is never overwritten, and a partial file is never seen.
+const connAuthScript = `set -eu
+f=` + ConnAuthPath + `
+[ -e "$f" ] && { echo exists; exit 0; }
+umask 077
+t=$(mktemp "$f.gpucluster.XXXXXX")
+trap 'rm -f -- "$t"' EXIT
+dd if=/dev/urandom of="$t" bs=128 count=1 status=none
+[ "$(stat -c %s "$t")" -eq 128 ]
+chown root:root "$t"
+chmod 0400 "$t"
+if ln -- "$t" "$f" 2>/dev/null; then echo created; else echo exists; fi
+`
+
+// EnsureConnAuth generates /etc/beegfs/conn.auth on the host as the guide
+// does, only when it is missing. The secret never leaves the host here.
+func EnsureConnAuth(ctx context.Context, ex Executor) (created bool, err error) {
+	res, err := ex.Sudo(ctx, transport.ScriptEnv+connAuthScript, nil)
+	if err != nil {
+		return false, fmt.Errorf("generate %s: %w", ConnAuthPath, err)
+	}
+	switch out := string(trimNL(res.Stdout)); out {
+	case "created":
+		return true, nil
+	case "exists":
+		return false, nil
+	default:
+		return false, fmt.Errorf("generate %s: unexpected output %q", ConnAuthPath, out)
+	}
+}
+
+func trimNL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// TLSNames are the names the management API's certificate is valid for:
+// the node's name and address, as clients reach it by either.
+type TLSNames struct {
+	Node    string
+	Address string
+}
+
+// GenerateTLSKey makes a new ECDSA P-256 key in PEM.
+func GenerateTLSKey() ([]byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generate TLS key: %w", err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("encode TLS key: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+// SelfSignedCert makes the management API's certificate for keyPEM, valid
+// for names from now on. Errors never quote the key.
+func SelfSignedCert(keyPEM []byte, names TLSNames, now time.Time) ([]byte, error) {
+	block, _ := pem.Decode(keyPEM)
+	if block == nil {
+		return nil, errors.New(TLSKeyPath + " holds no PEM block")
+	}
+	parsed, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		if ec, ecErr := x509.ParseECPrivateKey(block.Bytes); ecErr == nil {
+			parsed = ec
+		} else {
+			return nil, errors.New(TLSKeyPath + " is not a PKCS#8 or EC private key")
+		}
+	}
+	key, ok := parsed.(*ecdsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("%s holds a %T key; the provider makes certificates for ECDSA keys only", TLSKeyPath, parsed)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return nil, fmt.Errorf("certificate serial: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: names.Node},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(tlsValidity),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	for _, n := range []string{names.Node, names.Address} {
+		if n == "" {
+			continue
+		}
+		if ip := net.ParseIP(n); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else if !slices.Contains(tmpl.DNSNames, n) {
+			tmpl.DNSNames = append(tmpl.DNSNames, n)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, fmt.Errorf("create certificate: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}
+
+// TLSKeyFile is key.pem as written once on the controller: it must not exist
+// yet, so a key made by someone else in between is never replaced.
+func TLSKeyFile(keyPEM []byte) transport.File {
+	return transport.File{Path: TLSKeyPath, Content: keyPEM, Owner: "root", Group: "root", Mode: tlsKeyMode, ExpectSHA256: transport.Absent}
+}
+
+// SharedFiles are the files every BeeGFS node gets from the controller,
+// identical: the secret and, in 8.x, the management API's certificate.
+func SharedFiles(connAuth, cert []byte) []transport.File {
+	files := []transport.File{{Path: ConnAuthPath, Content: connAuth, Owner: "root", Group: "root", Mode: connAuthMode}}
+	if cert != nil {
+		files = append(files, transport.File{Path: TLSCertPath, Content: cert, Owner: "root", Group: "root", Mode: tlsCertMode})
+	}
+	return files
+}
+
+// SharedFingerprints reads only the fingerprints of a node's copies.
+func SharedFingerprints(ctx context.Context, ex Executor) (connAuth, cert string, err error) {
+	st, err := ReadHost(ctx, ex, HostQuery{Fingerprints: []string{ConnAuthPath, TLSCertPath}})
+	if err != nil {
+		return "", "", err
+	}
+	return st.Fingerprints[ConnAuthPath], st.Fingerprints[TLSCertPath], nil
+}
+
+// CopyProblems compares a node's copies with the controller's, by
+// fingerprint only. wantCert is "" when the release has no certificate.
+func CopyProblems(node, wantAuth, wantCert, gotAuth, gotCert string) []string {
+	var problems []string
+	for _, f := range []struct{ file, want, got string }{
+		{ConnAuthPath, wantAuth, gotAuth},
+		{TLSCertPath, wantCert, gotCert},
+	} {
+		switch {
+		case f.want == "":
+		case f.got == "":
+			problems = append(problems, f.file+" missing on "+node)
+		case f.got != f.want:
+			problems = append(problems, "different "+f.file+" on "+node)
+		}
+	}
+	return problems
+}
+
+// DisableMgmtd is the management resource's destroy: beegfs-mgmtd stopped
+// and disabled, its drop-in removed. The database and the shared files stay.
+func DisableMgmtd(ctx context.Context, ex Executor) error {
+	return disableAndDropDropIn(ctx, ex, ServiceMgmtd, MgmtdDropInPath)
+}
+
+// disableAndDropDropIn stops and disables a service and removes its drop-in,
+// reloading systemd only when there was one.
+func disableAndDropDropIn(ctx context.Context, ex Executor, service, dropIn string) error {
+	if err := DisableNow(ctx, ex, service); err != nil {
+		return err
+	}
+	return RemoveDropIn(ctx, ex, dropIn)
+}
+
+// WriteMgmtdDropIn writes beegfs-mgmtd's drop-in, creating its directory.
+func WriteMgmtdDropIn(ctx context.Context, w FileWriter, ex Executor, mountpoint string) (changed bool, err error) {
+	f, err := MgmtdDropIn(mountpoint)
+	if err != nil {
+		return false, err
+	}
+	return WriteDropIn(ctx, w, ex, f)
+}

@@ -1,0 +1,337 @@
+package beegfs
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
+)
+
+func release(t *testing.T, v string) Release {
+	t.Helper()
+	r, err := ParseRelease(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestSetMgmtdStore(t *testing.T) {
+	v8, v7 := release(t, "8.4.0-0labstandin1"), release(t, "7.4.6")
+	fixture := readFixture(t, "beegfs-mgmtd.toml")
+	tests := []struct {
+		name    string
+		r       Release
+		content string
+		want    []string // lines the result must contain
+		wantErr string
+	}{
+		{"8.x sets db-file at top level", v8, string(fixture), []string{`db-file = "/beegfs/mgmtd/mgmtd.sqlite"`}, ""},
+		{"8.x rewrites an existing db-file", v8, "db-file = \"/old/x.sqlite\"\n", []string{`db-file = "/beegfs/mgmtd/mgmtd.sqlite"`}, ""},
+		{"8.x refuses an auth-file the provider does not write", v8, "auth-file = \"/root/secret\"\n", nil, `auth-file = "/root/secret"`},
+		{"8.x refuses another TLS key", v8, "tls-key-file = \"/k.pem\"\n", nil, "tls-key-file"},
+		{"7.x sets the store directory", v7, "storeMgmtdDirectory =\n", []string{"storeMgmtdDirectory = /beegfs/mgmtd"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := SetMgmtdStore(tt.r, []byte(tt.content), "/beegfs/mgmtd/mgmtd.sqlite")
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(got), w) {
+					t.Errorf("result lacks %q:\n%s", w, got)
+				}
+			}
+			again, err := SetMgmtdStore(tt.r, got, "/beegfs/mgmtd/mgmtd.sqlite")
+			if err != nil || !bytes.Equal(again, got) {
+				t.Errorf("second edit changed the file (err %v):\n%s", err, again)
+			}
+		})
+	}
+	// The setting must stay top-level, before the fixture's first table.
+	got, _ := SetMgmtdStore(v8, fixture, "/beegfs/mgmtd/mgmtd.sqlite")
+	if strings.Index(string(got), "db-file = ") > strings.Index(string(got), "[cap-pool-meta-limits]") {
+		t.Errorf("db-file landed inside a table:\n%s", got)
+	}
+}
+
+func TestMgmtdStoreReadsBack(t *testing.T) {
+	r := release(t, "8.4.0")
+	content, err := SetMgmtdStore(r, readFixture(t, "beegfs-mgmtd.toml"), "/beegfs/mgmtd/mgmtd.sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := MgmtdStore(r, content)
+	if err != nil || !ok || got != "/beegfs/mgmtd/mgmtd.sqlite" {
+		t.Errorf("MgmtdStore = %q, %v, %v", got, ok, err)
+	}
+	if _, ok, _ := MgmtdStore(r, readFixture(t, "beegfs-mgmtd.toml")); ok {
+		t.Error("a commented-out db-file reads as set")
+	}
+}
+
+func TestValidateDBFile(t *testing.T) {
+	for in, ok := range map[string]bool{
+		"/beegfs/mgmtd/mgmtd.sqlite": true,
+		"/mgmtd.sqlite":              false,
+		"relative/x.sqlite":          false,
+		"/beegfs/a b/x.sqlite":       false,
+		"/beegfs/../etc/x":           false,
+	} {
+		if err := ValidateDBFile(in); (err == nil) != ok {
+			t.Errorf("ValidateDBFile(%q) = %v, want ok=%v", in, err, ok)
+		}
+	}
+}
+
+func TestMgmtdReleaseAndInitialised(t *testing.T) {
+	if _, err := (MgmtdHost{}).Release(); !IsNotInstalled(err) || !strings.Contains(err.Error(), MgmtdPackage) {
+		t.Errorf("missing package: %v", err)
+	}
+	if _, err := (MgmtdHost{PackageVersion: "9.0.0"}).Release(); err == nil || IsNotInstalled(err) {
+		t.Errorf("unsupported major: %v", err)
+	}
+	v8, v7 := release(t, "8.4.0"), release(t, "7.4.6")
+	cases := []struct {
+		name string
+		m    MgmtdHost
+		r    Release
+		want bool
+	}{
+		{"8.x database present", MgmtdHost{DBSHA256: "ab"}, v8, true},
+		{"8.x database missing, directory used", MgmtdHost{StoreDir: DirState{Exists: true}}, v8, false},
+		{"7.x store directory used", MgmtdHost{StoreDir: DirState{Exists: true}}, v7, true},
+		{"7.x store directory empty", MgmtdHost{StoreDir: DirState{Exists: true, Empty: true}}, v7, false},
+	}
+	for _, c := range cases {
+		if got := c.m.Initialised(c.r); got != c.want {
+			t.Errorf("%s: Initialised = %v", c.name, got)
+		}
+	}
+}
+
+func convergedMgmtd(t *testing.T) MgmtdHost {
+	t.Helper()
+	r := release(t, "8.4.0")
+	content, err := SetMgmtdStore(r, readFixture(t, "beegfs-mgmtd.toml"), "/beegfs/mgmtd/mgmtd.sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := MgmtdDropIn("/beegfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return MgmtdHost{
+		PackageVersion: "8.4.0",
+		Service:        ServiceState{Active: "active", Enabled: "enabled"},
+		TOML:           FileState{Exists: true, Content: content},
+		DropIn:         FileState{Exists: true, Content: d.Content},
+		Mount:          Mount{Target: "/beegfs"},
+		DBSHA256:       "db", ConnAuthSHA256: "a", CertSHA256: "c", KeySHA256: "k",
+	}
+}
+
+func TestMgmtdProblems(t *testing.T) {
+	r := release(t, "8.4.0")
+	if p := MgmtdProblems(convergedMgmtd(t), r, "/beegfs/mgmtd/mgmtd.sqlite", "/beegfs"); len(p) != 0 {
+		t.Fatalf("converged host has problems %v", p)
+	}
+	tests := map[string]struct {
+		change func(*MgmtdHost)
+		want   string
+	}{
+		"db-file edited":  {func(m *MgmtdHost) { m.TOML.Content = []byte("db-file = \"/x/y\"\n") }, "does not set db-file"},
+		"drop-in removed": {func(m *MgmtdHost) { m.DropIn = FileState{} }, "drop-in " + MgmtdDropInPath},
+		"stopped":         {func(m *MgmtdHost) { m.Service.Active = "inactive" }, "beegfs-mgmtd not running (inactive)"},
+		"disabled":        {func(m *MgmtdHost) { m.Service.Enabled = "disabled" }, "beegfs-mgmtd not enabled"},
+		"secret missing":  {func(m *MgmtdHost) { m.ConnAuthSHA256 = "" }, ConnAuthPath + " missing"},
+		"key missing":     {func(m *MgmtdHost) { m.KeySHA256 = "" }, TLSKeyPath + " missing"},
+	}
+	for name, tt := range tests {
+		m := convergedMgmtd(t)
+		tt.change(&m)
+		got := strings.Join(MgmtdProblems(m, r, "/beegfs/mgmtd/mgmtd.sqlite", "/beegfs"), "; ")
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("%s: problems %q, want %q", name, got, tt.want)
+		}
+	}
+	// 7.x has no TLS files to miss.
+	m := convergedMgmtd(t)
+	m.KeySHA256, m.CertSHA256 = "", ""
+	m.ConfV7 = FileState{Exists: true, Content: []byte("storeMgmtdDirectory = /beegfs/mgmtd\n")}
+	if got := MgmtdProblems(m, release(t, "7.4.6"), "/beegfs/mgmtd/mgmtd.sqlite", "/beegfs"); len(got) != 0 {
+		t.Errorf("7.x problems %v", got)
+	}
+}
+
+func TestInitMgmtd(t *testing.T) {
+	exists := &transport.ExitError{Host: "login01", Status: 1, Stderr: "Error: Creating database file /beegfs/mgmtd/mgmtd.sqlite failed: File exists (os error 17)"}
+	tests := []struct {
+		name       string
+		r          Release
+		reply      transporttest.Reply
+		want       Outcome
+		wantScript []string
+	}{
+		{"8.x initialises", release(t, "8.4.0"), transporttest.Reply{}, Initialised, []string{"mkdir -p -m 0700 /beegfs/mgmtd", MgmtdDaemon + " --init"}},
+		{"8.x existing database", release(t, "8.4.0"), transporttest.Reply{Err: exists}, AlreadyInitialised, nil},
+		{"7.x setup script", release(t, "7.4.6"), transporttest.Reply{}, Initialised, []string{SetupMgmtdTool + " -p /beegfs/mgmtd"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{tt.reply}}
+			got, err := InitMgmtd(context.Background(), fake, tt.r, "/beegfs/mgmtd/mgmtd.sqlite")
+			if err != nil || got != tt.want {
+				t.Fatalf("got %v, %v; want %v", got, err, tt.want)
+			}
+			for _, w := range tt.wantScript {
+				if !strings.Contains(fake.Calls[0].Script, w) {
+					t.Errorf("script lacks %q:\n%s", w, fake.Calls[0].Script)
+				}
+			}
+		})
+	}
+	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Err: &transport.ExitError{Host: "login01", Status: 1, Stderr: "Error: permission denied"}}}}
+	if got, err := InitMgmtd(context.Background(), fake, release(t, "8.4.0"), "/beegfs/mgmtd/mgmtd.sqlite"); got != Failed || err == nil {
+		t.Errorf("another failure: %v, %v", got, err)
+	}
+}
+
+// TestEnsureConnAuthOnThisMachine runs the real script against a temporary path: 128 bytes,
+// mode 0400, created once and never replaced.
+func TestEnsureConnAuthOnThisMachine(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the script chowns to root")
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "conn.auth")
+	sh := transporttest.Shell{Rewrite: func(s string) string { return strings.ReplaceAll(s, ConnAuthPath, target) }}
+	created, err := EnsureConnAuth(context.Background(), sh)
+	if err != nil || !created {
+		t.Fatalf("first call: created=%v err=%v", created, err)
+	}
+	first, err := os.ReadFile(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != ConnAuthSize || fi.Mode().Perm() != 0o400 {
+		t.Errorf("secret is %d bytes, mode %v; want %d bytes, 0400", len(first), fi.Mode().Perm(), ConnAuthSize)
+	}
+	created, err = EnsureConnAuth(context.Background(), sh)
+	if err != nil || created {
+		t.Fatalf("second call: created=%v err=%v", created, err)
+	}
+	if second, _ := os.ReadFile(target); !bytes.Equal(first, second) {
+		t.Error("an existing secret was replaced")
+	}
+	if leftovers, _ := filepath.Glob(target + ".gpucluster.*"); len(leftovers) != 0 {
+		t.Errorf("temporary files left: %v", leftovers)
+	}
+}
+
+func TestSelfSignedCert(t *testing.T) {
+	key, err := GenerateTLSKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	certPEM, err := SelfSignedCert(key, TLSNames{Node: "login01", Address: "10.0.0.10"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(certPEM)
+	if block == nil || block.Type != "CERTIFICATE" {
+		t.Fatalf("not a PEM certificate: %q", certPEM)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cert.VerifyHostname("login01"); err != nil {
+		t.Error(err)
+	}
+	if err := cert.VerifyHostname("10.0.0.10"); err != nil {
+		t.Error(err)
+	}
+	if !cert.NotAfter.After(now.Add(5 * 365 * 24 * time.Hour)) {
+		t.Errorf("certificate expires %v", cert.NotAfter)
+	}
+	if bytes.Contains(certPEM, key) {
+		t.Error("the certificate carries the key")
+	}
+	if _, err := SelfSignedCert([]byte("garbage"), TLSNames{Node: "x"}, now); err == nil || strings.Contains(err.Error(), "garbage") {
+		t.Errorf("bad key: %v (must fail without quoting it)", err)
+	}
+}
+
+func TestCopyProblems(t *testing.T) {
+	tests := []struct {
+		name                       string
+		wantAuth, wantCert         string
+		gotAuth, gotCert, expected string
+	}{
+		{"in sync", "a", "c", "a", "c", ""},
+		{"secret missing", "a", "c", "", "c", ConnAuthPath + " missing on gpu01"},
+		{"different cert", "a", "c", "a", "x", "different " + TLSCertPath + " on gpu01"},
+		{"7.x has no cert", "a", "", "a", "", ""},
+	}
+	for _, tt := range tests {
+		got := strings.Join(CopyProblems("gpu01", tt.wantAuth, tt.wantCert, tt.gotAuth, tt.gotCert), "; ")
+		if got != tt.expected {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.expected)
+		}
+	}
+}
+
+func TestSharedFilesModes(t *testing.T) {
+	files := SharedFiles([]byte("s"), []byte("c"))
+	if len(files) != 2 || files[0].Path != ConnAuthPath || files[0].Mode != 0o400 || files[1].Path != TLSCertPath || files[1].Mode != 0o644 {
+		t.Errorf("shared files %+v", files)
+	}
+	if len(SharedFiles([]byte("s"), nil)) != 1 {
+		t.Error("7.x copies a certificate it does not have")
+	}
+	if f := TLSKeyFile([]byte("k")); f.Mode != 0o400 || f.ExpectSHA256 != transport.Absent {
+		t.Errorf("key file %+v: want 0400, written only where none exists", f)
+	}
+}
+
+func TestDisableMgmtd(t *testing.T) {
+	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{}, {}}}
+	if err := DisableMgmtd(context.Background(), fake); err != nil {
+		t.Fatal(err)
+	}
+	scripts := strings.Join(fake.Scripts(), "\n")
+	for _, w := range []string{"systemctl disable --now", MgmtdDropInPath, "daemon-reload"} {
+		if !strings.Contains(scripts, w) {
+			t.Errorf("scripts lack %q", w)
+		}
+	}
+	if strings.Contains(scripts, "rm -rf") || strings.Contains(scripts, "/beegfs/mgmtd") {
+		t.Error("destroy touches the database")
+	}
+	failing := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Err: errors.New("boom")}}}
+	if err := DisableMgmtd(context.Background(), failing); err == nil {
+		t.Error("a failed stop is not reported")
+	}
+}

@@ -1,0 +1,365 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*beegfsClientResource)(nil)
+	_ resource.ResourceWithImportState = (*beegfsClientResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*beegfsClientResource)(nil)
+)
+
+// NewBeegfsClientResource returns the gpucluster_beegfs_client resource.
+func NewBeegfsClientResource() resource.Resource { return &beegfsClientResource{} }
+
+type beegfsClientResource struct{ cluster *cluster }
+
+type beegfsClientModel struct {
+	ID               types.String `tfsdk:"id"`
+	Node             types.String `tfsdk:"node"`
+	MgmtdHost        types.String `tfsdk:"mgmtd_host"`
+	MountPath        types.String `tfsdk:"mount_path"`
+	MigrateLocalHome types.Bool   `tfsdk:"migrate_local_home"`
+	ExpectedFSType   types.String `tfsdk:"expected_fstype"`
+	Mounted          types.Bool   `tfsdk:"mounted"`
+	Status           types.String `tfsdk:"status"`
+}
+
+func (m beegfsClientModel) settings() beegfs.ClientSettings {
+	return beegfs.ClientSettings{MountPath: m.MountPath.ValueString(), Mgmtd: m.MgmtdHost.ValueString(), FSType: m.ExpectedFSType.ValueString()}
+}
+
+func (r *beegfsClientResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_beegfs_client"
+}
+
+func (r *beegfsClientResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The BeeGFS client of one node, mounting BeeGFS over `/home` as the guide does: `" + beegfs.SetupClientTool + " -m MGMTD_HOST` (run only when `sysMgmtdHost` differs), `" +
+			beegfs.MountsConfPath + "` with the one line `/home " + beegfs.ClientConfPath + "`, `systemctl enable --now " + beegfs.ServiceClient + "`, then a check that `findmnt /home` shows `expected_fstype`.\n\n" +
+			"**Pitfall P9.** Anything in the local `/home` becomes invisible once BeeGFS mounts, including the connecting admin's `~/.ssh/authorized_keys`. Before the first mount the provider " +
+			"looks at BeeGFS through a private staging mount and refuses, changing nothing, unless that admin's home with `.ssh/authorized_keys` (owned by the admin, not writable by others) is already there. " +
+			"Create it on BeeGFS, or set `migrate_local_home = true` to copy the local `/home` into BeeGFS first (`rsync -aHAX --numeric-ids --ignore-existing` from a bind mount of the local directory: " +
+			"files already on BeeGFS are never overwritten).\n\n" +
+			"Refresh reports the guide's \"home directories are missing on one node\" (nothing, or another filesystem, mounted at `/home`), a changed `" + beegfs.MountsConfPath + "` or `sysMgmtdHost`, " +
+			"and a stopped or disabled service; apply mounts again. The node needs `" + beegfs.ConnAuthPath + "` first: let the resource `depends_on` the `gpucluster_beegfs_management` that distributes it.\n\n" +
+			"Destroy stops and disables the client, which unmounts BeeGFS; the local `/home` is visible again and nothing on BeeGFS is touched. Import with the node's name.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The node name.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"node": schema.StringAttribute{
+				MarkdownDescription: "The node, by its name in the provider's node blocks. Changing it replaces the resource.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a host name")},
+			},
+			"mgmtd_host": schema.StringAttribute{
+				MarkdownDescription: "The management host, passed as `-m` to `" + beegfs.SetupClientTool + "` (the guide: `10.0.0.10`). Changing it sets `sysMgmtdHost` again and remounts.",
+				Required:            true,
+				Validators:          []validator.String{clientCheck{"must be an IP address or a host name", beegfs.ValidateMgmtdHost}},
+			},
+			"mount_path": schema.StringAttribute{
+				MarkdownDescription: "Where BeeGFS is mounted. Defaults to `" + beegfs.DefaultClientMountPath + "`. Changing it replaces the resource: the old mount is unmounted, then the new one goes through the P9 check.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(beegfs.DefaultClientMountPath),
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{clientCheck{"must be an absolute directory other than /, without blanks or commas", beegfs.ValidateMountPath}},
+			},
+			"migrate_local_home": schema.BoolAttribute{
+				MarkdownDescription: "Copy the local content of `mount_path` into BeeGFS before the first mount (`rsync -aHAX --numeric-ids --ignore-existing`, from a bind mount of the local directory). " +
+					"Defaults to `false`: the first mount is then refused unless the connecting admin's home with `.ssh/authorized_keys` already exists on BeeGFS. Only acts before a mount; the local copy stays where it is.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+			},
+			"expected_fstype": schema.StringAttribute{
+				MarkdownDescription: "The filesystem type `findmnt` must show at `mount_path`. Defaults to `" + beegfs.DefaultClientFSType + "`; the test lab's stand-in client mounts `tmpfs`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(beegfs.DefaultClientFSType),
+				Validators:          []validator.String{clientCheck{"must be a filesystem type such as beegfs", beegfs.ValidateFSType}},
+			},
+			"mounted": schema.BoolAttribute{
+				MarkdownDescription: "Whether `findmnt` showed `expected_fstype` at `mount_path` at the last refresh. `false` is the guide's \"home directories are missing on one node\"; a plan that changes it back to `true` mounts again.",
+				Computed:            true,
+			},
+			"status": schema.StringAttribute{
+				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the node: `" + beegfs.MountsConfPath + "`, the service not enabled or not active, nothing or another filesystem mounted. " +
+					"A plan that changes it back to `" + inSync + "` repairs the node.",
+				Computed: true,
+			},
+		},
+	}
+}
+
+func (r *beegfsClientResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan plans the node mounted and in sync, so drift shows as a change back to it.
+func (r *beegfsClientResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("mounted"), types.BoolValue(true))...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(inSync))...)
+}
+
+func (r *beegfsClientResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
+}
+
+func (r *beegfsClientResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
+}
+
+// converge sets the management host and the mounts file where they differ, guards the first
+// mount (P9), starts the client and checks what findmnt shows.
+func (r *beegfsClientResource) converge(ctx context.Context, m *beegfsClientModel) diag.Diagnostics {
+	node, set := m.Node.ValueString(), m.settings()
+	h, st, diags := r.readClient(ctx, node, set.MountPath)
+	if diags.HasError() {
+		return diags
+	}
+	if d := checkClientInstalled(node, st); d != nil {
+		diags.Append(d)
+		return diags
+	}
+	if err := st.CheckConnAuth(); err != nil {
+		diags.Append(nodeError("BeeGFS Shared Secret Missing", node, "The client cannot mount without the shared secret",
+			"Add the node to auth_nodes of gpucluster_beegfs_management and let this resource depend on it, then apply again.", err))
+		return diags
+	}
+	mounted := st.MountedAt(set.MountPath, set.FSType)
+	if !mounted {
+		diags.Append(r.guardFirstMount(ctx, h, st, m)...)
+		if diags.HasError() {
+			return diags
+		}
+	}
+	configChanged := false
+	if st.MgmtdHost() != set.Mgmtd {
+		if err := beegfs.SetupClient(ctx, h, set.Mgmtd); err != nil {
+			diags.Append(nodeError("Cannot Set Up BeeGFS Client", node, "Setting the management host with "+beegfs.SetupClientTool+" failed", "", err))
+			return diags
+		}
+		configChanged = true
+	}
+	changed, err := beegfs.WriteMountsConf(ctx, h, set.MountPath, st.MountsConf)
+	if err != nil {
+		diags.Append(nodeError("Cannot Write BeeGFS Mounts", node, "Writing "+beegfs.MountsConfPath+" failed", "", err))
+		return diags
+	}
+	if err := beegfs.StartClient(ctx, h, st, configChanged || changed, mounted); err != nil {
+		diags.Append(nodeError("BeeGFS Client Does Not Start", node, "Starting "+beegfs.ServiceClient+" failed",
+			"Check that the management host answers and that the node has the cluster's "+beegfs.ConnAuthPath+"; the service's journal is below.", err))
+		return diags
+	}
+	after, err := beegfs.ReadClient(ctx, h, set.MountPath)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read BeeGFS Client", node, "Reading the client's state after starting it failed", "", err))
+		return diags
+	}
+	if !after.MountedAt(set.MountPath, set.FSType) {
+		diags.Append(nodeAttributeError(path.Root("expected_fstype"), "BeeGFS Not Mounted", node,
+			fmt.Sprintf("%s runs, but findmnt shows %s at %s, not %s", beegfs.ServiceClient, describeMount(after.Mount), set.MountPath, set.FSType),
+			"Check systemctl status "+beegfs.ServiceClient+" and lsmod | grep beegfs there (the guide's Troubleshooting); a kernel upgrade without matching headers is the usual cause. "+
+				"A lab stand-in mounts tmpfs: set expected_fstype accordingly.", nil))
+		return diags
+	}
+	m.ID = m.Node
+	m.Mounted = types.BoolValue(true)
+	m.Status = types.StringValue(describeDrift(after.Problems(set)))
+	return diags
+}
+
+// guardFirstMount is pitfall P9: the first mount over a local directory must not hide the
+// connecting admin's home with the keys the provider logs in with.
+func (r *beegfsClientResource) guardFirstMount(ctx context.Context, h *transport.Host, st beegfs.ClientState, m *beegfsClientModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	node, set := m.Node.ValueString(), m.settings()
+	admin := r.cluster.userFor(node)
+	err := beegfs.GuardFirstMount(ctx, h, st, set, admin, m.MigrateLocalHome.ValueBool())
+	var refusal *beegfs.HomeRefusal
+	switch {
+	case errors.As(err, &refusal):
+		diags.Append(nodeAttributeError(path.Root("migrate_local_home"), "Mount Would Lock Out "+admin, node,
+			fmt.Sprintf("Nothing was mounted and nothing changed: BeeGFS mounted over %s would hide the local %s, and %s logs in with its key from there (pitfall P9)",
+				set.MountPath, refusal.Account.Home, admin),
+			fmt.Sprintf("Create %s with .ssh/authorized_keys on BeeGFS first, owned by %s (UID %d), or set migrate_local_home = true to copy the local %s into BeeGFS before mounting.",
+				refusal.Account.Home, admin, refusal.Account.UID, set.MountPath), err))
+	case err != nil:
+		diags.Append(nodeError("Cannot Check BeeGFS Before Mounting", node,
+			"Looking at BeeGFS through a staging mount (or copying the local "+set.MountPath+" into it) failed; nothing is mounted over "+set.MountPath,
+			"Check that the management host answers and that the node has "+beegfs.ConnAuthPath+" (and rsync, to migrate).", err))
+	}
+	return diags
+}
+
+func (r *beegfsClientResource) readClient(ctx context.Context, node, mountPath string) (*transport.Host, beegfs.ClientState, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		diags.Append(connectError(node, err))
+		return nil, beegfs.ClientState{}, diags
+	}
+	st, err := beegfs.ReadClient(ctx, h, mountPath)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read BeeGFS Client", node, "Reading the client's package, service, files and mount failed", "", err))
+	}
+	return h, st, diags
+}
+
+// checkClientInstalled gates on the installed release: the files the provider edits differ
+// between majors, and an unknown one is refused rather than guessed.
+func checkClientInstalled(node string, st beegfs.ClientState) diag.Diagnostic {
+	if !st.Installed() {
+		return nodeError("BeeGFS Not Installed", node, "The package "+beegfs.ClientPackage+" is not installed",
+			"Install it from ThinkParQ's repository (with linux-headers for the running kernel, as the guide says), then apply again.", nil)
+	}
+	if _, err := beegfs.ParseRelease(st.Version); err != nil {
+		return nodeError("Unsupported BeeGFS Version", node, "The installed "+beegfs.ClientPackage+" is "+st.Version, "Install BeeGFS 7.x or 8.x.", err)
+	}
+	return nil
+}
+
+func describeMount(m beegfs.Mount) string {
+	if m.Target == "" {
+		return "nothing"
+	}
+	return fmt.Sprintf("%s (%s on %s)", m.FSType, m.Source, m.Target)
+}
+
+func (r *beegfsClientResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state beegfsClientModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node, set := state.Node.ValueString(), state.settings()
+	_, st, diags := r.readClient(ctx, node, set.MountPath)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !st.Installed() {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	status := describeDrift(st.Problems(set))
+	warnDrift(&resp.Diagnostics, "BeeGFS client", map[string]string{node: status})
+	state.MgmtdHost = types.StringValue(st.MgmtdHost())
+	state.Mounted = types.BoolValue(st.MountedAt(set.MountPath, set.FSType))
+	state.Status = types.StringValue(status)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Delete stops and disables the client, which unmounts BeeGFS. Nothing on BeeGFS is touched,
+// and the local directory underneath is visible again.
+func (r *beegfsClientResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state beegfsClientModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node, set := state.Node.ValueString(), state.settings()
+	h, st, diags := r.readClient(ctx, node, set.MountPath)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() || !st.Installed() {
+		return
+	}
+	busy := "A process working in " + set.MountPath + " keeps it busy: fuser -vm " + set.MountPath + " there names it."
+	if err := beegfs.DisableNow(ctx, h, beegfs.ServiceClient); err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Stop BeeGFS Client", node, "Stopping and disabling "+beegfs.ServiceClient+" failed", busy, err))
+		return
+	}
+	after, err := beegfs.ReadClient(ctx, h, set.MountPath)
+	switch {
+	case err != nil:
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Client", node, "Reading the client's state after stopping it failed", "", err))
+	case after.MountedAt(set.MountPath, set.FSType):
+		resp.Diagnostics.Append(nodeError("BeeGFS Still Mounted", node,
+			fmt.Sprintf("%s is stopped and disabled, but BeeGFS is still mounted at %s", beegfs.ServiceClient, set.MountPath), busy, nil))
+	}
+}
+
+// ImportState takes the node name; the mount and management host are read from its files.
+func (r *beegfsClientResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if !nodeRefPattern.MatchString(req.ID) {
+		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Expected the node's name (for example \"gpu01\"); got %q.", req.ID))
+		return
+	}
+	// The mount path is not known before the files are read; the default tells which
+	// filesystem findmnt reports where the guide mounts.
+	_, st, diags := r.readClient(ctx, req.ID, beegfs.DefaultClientMountPath)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	set, err := st.ImportedSettings()
+	if err != nil || !st.Installed() {
+		resp.Diagnostics.Append(nodeError("No BeeGFS Client To Import", req.ID, "The node has no BeeGFS client set up",
+			"Create the resource instead: it runs the P9 check before the first mount.", err))
+		return
+	}
+	if set.MountPath != beegfs.DefaultClientMountPath {
+		_, st, diags = r.readClient(ctx, req.ID, set.MountPath)
+		resp.Diagnostics.Append(diags...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		if set, err = st.ImportedSettings(); err != nil {
+			resp.Diagnostics.Append(nodeError("No BeeGFS Client To Import", req.ID, "The node's client changed while it was imported", "Import again.", err))
+			return
+		}
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &beegfsClientModel{
+		ID: types.StringValue(req.ID), Node: types.StringValue(req.ID), MgmtdHost: types.StringValue(set.Mgmtd),
+		MountPath: types.StringValue(set.MountPath), MigrateLocalHome: types.BoolValue(false), ExpectedFSType: types.StringValue(set.FSType),
+		Mounted: types.BoolValue(st.MountedAt(set.MountPath, set.FSType)), Status: types.StringValue(describeDrift(st.Problems(set))),
+	})...)
+}
+
+// clientCheck validates a string with a domain package's check, so plan refuses exactly
+// what the node would.
+type clientCheck struct {
+	description string
+	check       func(string) error
+}
+
+var _ validator.String = clientCheck{}
+
+func (v clientCheck) Description(context.Context) string { return v.description }
+
+func (v clientCheck) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v clientCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := v.check(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Value", fmt.Sprintf("%s: %v.", v.description, err))
+	}
+}

@@ -1,0 +1,323 @@
+package provider
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/compare"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+)
+
+// The lab's stand-in client bind-mounts the lab-wide tmpfs.
+const labClientFSType = "tmpfs"
+
+func beegfsClientConfig(l *lab.Lab, login01Migrate bool, gpu01Mgmtd string) string {
+	config := providerConfig(l, "") + fmt.Sprintf(`
+resource "gpucluster_beegfs_client" "login01" {
+  node               = "login01"
+  mgmtd_host         = "10.0.0.10"
+  migrate_local_home = %t
+  expected_fstype    = %q
+}
+`, login01Migrate, labClientFSType)
+	if gpu01Mgmtd == "" {
+		return config
+	}
+	return config + fmt.Sprintf(`
+resource "gpucluster_beegfs_client" "gpu01" {
+  node            = "gpu01"
+  mgmtd_host      = %q
+  expected_fstype = %q
+
+  depends_on = [gpucluster_beegfs_client.login01]
+}
+`, gpu01Mgmtd, labClientFSType)
+}
+
+// TestAccBeegfsClient_lifecycle walks the guide's client setup on a fresh BeeGFS: the first
+// mount on login01 is refused until migrate_local_home copies admin's home over (P9), gpu01
+// then mounts without migrating, and destroy leaves the files on BeeGFS.
+func TestAccBeegfsClient_lifecycle(t *testing.T) {
+	l := lab.Require(t)
+	clients := []string{"login01", "gpu01"}
+	prepareFreshBeegfs(t, l, clients)
+	localHome := onHost(t, l, "login01", homeFingerprint)
+	sameID := statecheck.CompareValue(compare.ValuesSame())
+	keysOnBeegfs := lab.StandInNamespace + "/admin/.ssh/authorized_keys"
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkClientsGone(l, clients, keysOnBeegfs, localHome),
+		Steps: []resource.TestStep{
+			{
+				// P9: admin's home is not on BeeGFS yet.
+				Config:      beegfsClientConfig(l, false, ""),
+				ExpectError: regexp.MustCompile(`(?s)Mount Would Lock Out admin.*login01.*Nothing was mounted.*migrate_local_home`),
+			},
+			{
+				PreConfig: func() { assertRefusalChangedNothing(t, l, localHome) },
+				Config:    beegfsClientConfig(l, true, ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpucluster_beegfs_client.login01", tfjsonpath.New("mounted"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue("gpucluster_beegfs_client.login01", tfjsonpath.New("status"), knownvalue.StringExact(inSync)),
+					statecheck.ExpectKnownValue("gpucluster_beegfs_client.login01", tfjsonpath.New("mount_path"), knownvalue.StringExact("/home")),
+					statecheck.ExpectKnownValue("gpucluster_beegfs_client.login01", tfjsonpath.New("id"), knownvalue.StringExact("login01")),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkMounted(l, "login01"),
+					checkHostOutput(l, "login01", "stat -c %u:%a "+keysOnBeegfs, "1000:600"),
+					checkHostOutput(l, "login01", "cat /etc/beegfs/beegfs-mounts.conf", "/home /etc/beegfs/beegfs-client.conf"),
+					checkSSHLogin(l, "login01"),
+				),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// admin's home is on BeeGFS now: gpu01 mounts without migrating.
+				Config: beegfsClientConfig(l, true, "10.0.0.10"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpucluster_beegfs_client.gpu01", tfjsonpath.New("mounted"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue("gpucluster_beegfs_client.gpu01", tfjsonpath.New("migrate_local_home"), knownvalue.Bool(false)),
+					sameID.AddStateValue("gpucluster_beegfs_client.gpu01", tfjsonpath.New("id")),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkMounted(l, "gpu01"),
+					checkHostOutput(l, "gpu01", "stat -c %u /home/admin/.ssh/authorized_keys", "1000"),
+					checkSSHLogin(l, "gpu01"),
+				),
+			},
+			{
+				// In place: a new management host is set up and mounted again.
+				Config: beegfsClientConfig(l, true, "login01"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction("gpucluster_beegfs_client.gpu01", plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpucluster_beegfs_client.gpu01", tfjsonpath.New("mgmtd_host"), knownvalue.StringExact("login01")),
+					sameID.AddStateValue("gpucluster_beegfs_client.gpu01", tfjsonpath.New("id")),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkHostOutput(l, "gpu01", "sed -n 's/^sysMgmtdHost *= *//p' /etc/beegfs/beegfs-client.conf", "login01"),
+					checkMounted(l, "gpu01"),
+				),
+			},
+			{
+				ResourceName:      "gpucluster_beegfs_client.gpu01",
+				ImportState:       true,
+				ImportStateId:     "gpu01",
+				ImportStateVerify: true,
+			},
+			{
+				ResourceName:      "gpucluster_beegfs_client.login01",
+				ImportState:       true,
+				ImportStateId:     "login01",
+				ImportStateVerify: true,
+				// An action before the first mount, not something the node records.
+				ImportStateVerifyIgnore: []string{"migrate_local_home"},
+			},
+			{
+				// The guide's "home directories are missing on one node", by hand, twice over.
+				PreConfig: func() {
+					onHost(t, l, "gpu01", "umount /home")
+					onHost(t, l, "login01", "systemctl stop beegfs-client")
+				},
+				Config:             beegfsClientConfig(l, true, "login01"),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: beegfsClientConfig(l, true, "login01"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction("gpucluster_beegfs_client.gpu01", plancheck.ResourceActionUpdate),
+						plancheck.ExpectResourceAction("gpucluster_beegfs_client.login01", plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue("gpucluster_beegfs_client.gpu01", tfjsonpath.New("mounted"), knownvalue.Bool(true)),
+						expectBeforeValue("gpucluster_beegfs_client.gpu01", "mounted", false),
+						expectBeforeValue("gpucluster_beegfs_client.login01", "mounted", false),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(checkMounted(l, "gpu01"), checkMounted(l, "login01"), checkSSHLogin(l, "gpu01")),
+			},
+			{
+				// Drift in the files and the service: a changed management host, the shipped mounts
+				// file, a disabled service.
+				PreConfig: func() {
+					onHost(t, l, "gpu01", "sed -i 's/^sysMgmtdHost *=.*/sysMgmtdHost = 10.9.9.9/' /etc/beegfs/beegfs-client.conf")
+					onHost(t, l, "login01", "echo '/mnt/beegfs /etc/beegfs/beegfs-client.conf' > /etc/beegfs/beegfs-mounts.conf && systemctl disable beegfs-client")
+				},
+				Config: beegfsClientConfig(l, true, "login01"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction("gpucluster_beegfs_client.gpu01", plancheck.ResourceActionUpdate),
+						plancheck.ExpectResourceAction("gpucluster_beegfs_client.login01", plancheck.ResourceActionUpdate),
+						expectBeforeValue("gpucluster_beegfs_client.gpu01", "mgmtd_host", "10.9.9.9"),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkHostOutput(l, "gpu01", "sed -n 's/^sysMgmtdHost *= *//p' /etc/beegfs/beegfs-client.conf", "login01"),
+					checkHostOutput(l, "login01", "cat /etc/beegfs/beegfs-mounts.conf", "/home /etc/beegfs/beegfs-client.conf"),
+					checkHostOutput(l, "login01", "systemctl is-enabled beegfs-client", "enabled"),
+					checkMounted(l, "login01"),
+				),
+			},
+		},
+	})
+}
+
+// homeFingerprint summarises the local /home: every path with its owner, mode and size.
+const homeFingerprint = `find /home -xdev -printf '%p %U %m %s\n' | sort | sha256sum`
+
+// prepareFreshBeegfs gives the test a BeeGFS that has never held a home: no client mounted
+// anywhere (admin's key stays reachable), an empty shared namespace, the client package from
+// the lab's repository with its shipped files, and the shared secret that gpucluster_beegfs_management would have distributed.
+func prepareFreshBeegfs(t *testing.T, l *lab.Lab, clients []string) {
+	t.Helper()
+	secret := make([]byte, 128)
+	if _, err := rand.Read(secret); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range labNodeNames(l) {
+		onHost(t, l, h, "systemctl disable --now beegfs-client 2>/dev/null; ! mountpoint -q /home")
+	}
+	onHost(t, l, clients[0], "find "+lab.StandInNamespace+" -mindepth 1 -delete")
+	for _, h := range clients {
+		onHost(t, l, h, fmt.Sprintf(`set -e
+dpkg-query -W -f='${Status}' beegfs-client 2>/dev/null | grep -q 'ok installed' ||
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q beegfs-client >/dev/null
+echo %s | base64 -d > /etc/beegfs/conn.auth && chmod 400 /etc/beegfs/conn.auth
+sed -i 's/^sysMgmtdHost *=.*/sysMgmtdHost                  =/' /etc/beegfs/beegfs-client.conf
+echo '/mnt/beegfs /etc/beegfs/beegfs-client.conf' > /etc/beegfs/beegfs-mounts.conf
+test -f /home/admin/.ssh/authorized_keys`, base64.StdEncoding.EncodeToString(secret)))
+	}
+}
+
+// assertRefusalChangedNothing: after the P9 refusal, login01's /home is the same local
+// directory, the client files are as shipped, the service is off and BeeGFS is still empty.
+func assertRefusalChangedNothing(t *testing.T, l *lab.Lab, localHome string) {
+	t.Helper()
+	checks := []struct{ script, want string }{
+		{"mountpoint -q /home && echo mounted || echo local", "local"},
+		{homeFingerprint, localHome},
+		{"sed -n 's/^sysMgmtdHost *= *//p' /etc/beegfs/beegfs-client.conf", ""},
+		{"cat /etc/beegfs/beegfs-mounts.conf", "/mnt/beegfs /etc/beegfs/beegfs-client.conf"},
+		{"systemctl is-enabled beegfs-client || true", "disabled"},
+		{"ls -A " + lab.StandInNamespace, ""},
+		{"findmnt -n -o TARGET | grep -c gpucluster-beegfs-staging || true", "0"},
+		{"ls /run | grep -c gpucluster-beegfs-staging || true", "0"},
+	}
+	for _, c := range checks {
+		if got := onHost(t, l, "login01", c.script); got != c.want {
+			t.Fatalf("after the refusal, login01: %s: got %q, want %q", c.script, got, c.want)
+		}
+	}
+}
+
+func checkHostOutput(l *lab.Lab, host, script, want string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		got, err := onHostErr(l, host, script)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("%s: %s: got %q, want %q", host, script, got, want)
+		}
+		return nil
+	}
+}
+
+// checkMounted is the guide's check: findmnt /home shows the client's filesystem.
+func checkMounted(l *lab.Lab, host string) resource.TestCheckFunc {
+	return checkHostOutput(l, host, "findmnt -n -o FSTYPE --mountpoint /home", labClientFSType)
+}
+
+// checkSSHLogin logs in as admin with the lab key from outside the provider, through login01
+// for a GPU server as the provider does: the key must still be found under the mounted /home.
+func checkSSHLogin(l *lab.Lab, host string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		address := ""
+		for _, h := range l.Hosts {
+			if h.Name == host {
+				address = h.Address
+			}
+		}
+		args := []string{"-i", l.AdminKeyPath, "-o", "BatchMode=yes", "-o", "UserKnownHostsFile=" + l.KnownHostsPath, "-o", "StrictHostKeyChecking=yes"}
+		if host != "login01" {
+			args = append(args, "-o", fmt.Sprintf("ProxyCommand=ssh -i %s -o BatchMode=yes -o UserKnownHostsFile=%s -W %%h:%%p %s@login01", l.AdminKeyPath, l.KnownHostsPath, l.AdminUser))
+		}
+		args = append(args, l.AdminUser+"@"+address, "findmnt -n -o FSTYPE --target \"$HOME\"")
+		out, err := exec.CommandContext(context.Background(), "ssh", args...).CombinedOutput() //nolint:gosec // G204: the lab's own key and hosts.
+		if err != nil {
+			return fmt.Errorf("ssh to %s as %s after the mount: %w: %s", host, l.AdminUser, err, out)
+		}
+		if got := strings.TrimSpace(string(out)); got != labClientFSType {
+			return fmt.Errorf("ssh to %s: admin's home is on %q, want BeeGFS (%s)", host, got, labClientFSType)
+		}
+		return nil
+	}
+}
+
+// checkClientsGone: destroy disabled the clients, the local /home is back, and BeeGFS still
+// holds admin's home (seen from gpu02, which never mounted it).
+func checkClientsGone(l *lab.Lab, clients []string, keysOnBeegfs, localHome string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		for _, h := range clients {
+			if err := checkHostOutput(l, h, "systemctl is-enabled beegfs-client || true", "disabled")(nil); err != nil {
+				return fmt.Errorf("after destroy: %w", err)
+			}
+			if err := checkHostOutput(l, h, "mountpoint -q /home && echo mounted || echo local", "local")(nil); err != nil {
+				return fmt.Errorf("after destroy, /home must be the local directory: %w", err)
+			}
+		}
+		if err := checkHostOutput(l, "login01", homeFingerprint, localHome)(nil); err != nil {
+			return fmt.Errorf("the local /home changed: %w", err)
+		}
+		if _, err := onHostErr(l, "gpu02", "test -s "+keysOnBeegfs); err != nil {
+			return fmt.Errorf("admin's keys are gone from BeeGFS after destroy: %w", err)
+		}
+		return nil
+	}
+}
+
+// expectBeforeValue checks a top-level attribute of the prior state a plan starts from: what
+// the refresh found on the node.
+func expectBeforeValue(address, attr string, want any) plancheck.PlanCheck {
+	return beforeValueCheck{address: address, attr: attr, want: want}
+}
+
+type beforeValueCheck struct {
+	address, attr string
+	want          any
+}
+
+func (c beforeValueCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Address != c.address {
+			continue
+		}
+		before, ok := rc.Change.Before.(map[string]any)
+		if !ok {
+			resp.Error = fmt.Errorf("%s: no prior state in the plan", c.address)
+			return
+		}
+		if got := before[c.attr]; got != c.want {
+			resp.Error = fmt.Errorf("%s: prior %s = %v, want %v", c.address, c.attr, got, c.want)
+		}
+		return
+	}
+	resp.Error = fmt.Errorf("%s: not in the plan", c.address)
+}

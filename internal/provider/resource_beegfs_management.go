@@ -1,0 +1,609 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*beegfsManagementResource)(nil)
+	_ resource.ResourceWithImportState    = (*beegfsManagementResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*beegfsManagementResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*beegfsManagementResource)(nil)
+)
+
+// defaultMgmtdDBFile is the guide's db-file.
+const defaultMgmtdDBFile = "/beegfs/mgmtd/mgmtd.sqlite"
+
+const beegfsManagementImportFormat = "Expected NODE (for example \"login01\"), or NODE@NODE1,NODE2,... to import auth_nodes too (for example \"login01@gpu01,gpu02\")."
+
+// NewBeegfsManagementResource returns the gpucluster_beegfs_management resource.
+func NewBeegfsManagementResource() resource.Resource { return &beegfsManagementResource{} }
+
+type beegfsManagementResource struct{ cluster *cluster }
+
+type beegfsManagementModel struct {
+	ID             types.String `tfsdk:"id"`
+	Node           types.String `tfsdk:"node"`
+	DBFile         types.String `tfsdk:"db_file"`
+	AuthNodes      types.Set    `tfsdk:"auth_nodes"`
+	ConnAuthSHA256 types.String `tfsdk:"conn_auth_sha256"`
+	TLSCertSHA256  types.String `tfsdk:"tls_cert_sha256"`
+	Version        types.String `tfsdk:"version"`
+	Mountpoint     types.String `tfsdk:"mountpoint"`
+	Status         types.String `tfsdk:"status"`
+	NodeStatus     types.Map    `tfsdk:"node_status"`
+}
+
+func (r *beegfsManagementResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_beegfs_management"
+}
+
+func (r *beegfsManagementResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	nodeRef := stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")
+	stable := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The BeeGFS management service (`" + beegfs.ServiceMgmtd + "`) on the controller, as the guide sets it up: `db-file` set in `" +
+			beegfs.MgmtdTOMLPath + "`, the database initialised with `beegfs-mgmtd --init` **exactly once**, a drop-in `RequiresMountsFor=` the filesystem " +
+			"holding the database, and the service enabled and started. The package `" + beegfs.MgmtdPackage + "` must be installed (BeeGFS 7.x or 8.x; " +
+			"7.x keeps its store in the directory of `db_file` and has no TLS files).\n\n" +
+			"The initialisation never runs again: before it, the apply looks for the database on the host, so re-creating the resource after the state " +
+			"was lost, or importing it, adopts the existing database.\n\n" +
+			"The shared secret `" + beegfs.ConnAuthPath + "` (128 random bytes from `/dev/urandom`, mode `0400`) is generated **on the controller** when it " +
+			"is missing, and the TLS key `" + beegfs.TLSKeyPath + "` (ECDSA P-256, `0400`) with its self-signed certificate `" + beegfs.TLSCertPath +
+			"` (valid for the node's name and address, `0644`) when they are missing. `conn.auth` and `cert.pem` are then copied, host to host through the " +
+			"provider's memory, to every node in `auth_nodes`. The secret and the key never enter the state, the plan or the logs; the state keeps SHA-256 fingerprints.\n\n" +
+			"Destroy stops and disables `" + beegfs.ServiceMgmtd + "` and removes its drop-in; the database and the shared files stay.\n\n" +
+			"Import with the node's name: `terraform import gpucluster_beegfs_management.mgmtd login01`, or `login01@gpu01,gpu02` to import `auth_nodes` too.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The node. Refer to it from the metadata, target and client resources (`depends_on`), so they start after the secret is on their node.",
+				Computed:            true,
+				PlanModifiers:       stable,
+			},
+			"node": schema.StringAttribute{
+				MarkdownDescription: "Node, by name or address, that runs the management service (the guide's login01). Changing it replaces the resource.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{nodeRef},
+			},
+			"db_file": schema.StringAttribute{
+				MarkdownDescription: "The management database, `db-file` in `" + beegfs.MgmtdTOMLPath + "`. Its directory must be on a filesystem of its own " +
+					"(the guide's RAID1 at /beegfs), not the root filesystem; the plan refuses it otherwise. Defaults to `" + defaultMgmtdDBFile + "`. " +
+					"Changing it replaces the resource: the new path gets a new, empty database, and the old one is left where it is.",
+				Optional:      true,
+				Computed:      true,
+				Default:       stringdefault.StaticString(defaultMgmtdDBFile),
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"auth_nodes": schema.SetAttribute{
+				MarkdownDescription: "Nodes, by name or address, that get an identical copy of `" + beegfs.ConnAuthPath + "` (`0400`) and `" + beegfs.TLSCertPath +
+					"` (`0644`) from the controller: every node that runs a BeeGFS service or the client. The controller always has them. " +
+					"Adding a node copies the files there; removing one leaves its copies in place. Defaults to none.",
+				Optional:    true,
+				Computed:    true,
+				ElementType: types.StringType,
+				Default:     setdefault.StaticValue(stringSet(nil)),
+				Validators:  []validator.Set{setvalidator.ValueStringsAre(nodeRef)},
+			},
+			"conn_auth_sha256": schema.StringAttribute{
+				MarkdownDescription: "SHA-256 of `" + beegfs.ConnAuthPath + "` on the controller, in hex; compare with `sha256sum " + beegfs.ConnAuthPath + "` on a node.",
+				Computed:            true,
+				PlanModifiers:       stable,
+			},
+			"tls_cert_sha256": schema.StringAttribute{
+				MarkdownDescription: "SHA-256 of `" + beegfs.TLSCertPath + "` on the controller, in hex; empty with BeeGFS 7.x, which has no management API certificate.",
+				Computed:            true,
+				PlanModifiers:       stable,
+			},
+			"version": schema.StringAttribute{
+				MarkdownDescription: "Installed version of `" + beegfs.MgmtdPackage + "` (`dpkg-query`).",
+				Computed:            true,
+				PlanModifiers:       stable,
+			},
+			"mountpoint": schema.StringAttribute{
+				MarkdownDescription: "Mountpoint of the filesystem holding the directory of `db_file` (`findmnt`), the drop-in's `RequiresMountsFor`.",
+				Computed:            true,
+				PlanModifiers:       stable,
+			},
+			"status": schema.StringAttribute{
+				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the controller: `db-file` changed in the config, the drop-in " +
+					"missing or changed, a shared file missing, the service stopped or disabled. A plan that changes it back to `" + inSync + "` repairs it.",
+				Computed: true,
+			},
+			"node_status": schema.MapAttribute{
+				MarkdownDescription: "Per node of `auth_nodes`, `" + inSync + "` or what differs there (\"" + beegfs.ConnAuthPath + " missing on gpu02\", \"different " +
+					beegfs.TLSCertPath + " on gpu02\"), compared by fingerprint only. A plan that changes an entry back to `" + inSync + "` copies the files again.",
+				Computed:    true,
+				ElementType: types.StringType,
+			},
+		},
+	}
+}
+
+func (r *beegfsManagementResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *beegfsManagementResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var dbFile types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("db_file"), &dbFile)...)
+	if dbFile.IsNull() || dbFile.IsUnknown() {
+		return
+	}
+	if err := beegfs.ValidateDBFile(dbFile.ValueString()); err != nil {
+		resp.Diagnostics.Append(settingError(path.Root("db_file"), "Invalid Database Path", "db_file cannot hold the management database",
+			"Use a clean absolute path without blanks or commas, in a directory on the filesystem of its own.", err))
+	}
+}
+
+// ModifyPlan marks the controller and every node in sync, so drift shows as a change, and on
+// create reads the controller: the package must be installed and the database's directory
+// must not be on the root filesystem. An existing database is announced as adopted.
+func (r *beegfsManagementResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan beegfsManagementModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(inSync))...)
+	if fullyKnown(plan.AuthNodes) {
+		nodeNames := setStrings(ctx, plan.AuthNodes, &resp.Diagnostics)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), allInSync(nodeNames))...)
+	}
+	if !req.State.Raw.IsNull() || r.cluster == nil || !r.cluster.canReachHosts() || plan.Node.IsUnknown() || plan.DBFile.IsUnknown() {
+		return
+	}
+	node, dbFile := plan.Node.ValueString(), plan.DBFile.ValueString()
+	mh, _, diags := r.readController(ctx, node, dbFile)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("mountpoint"), types.StringValue(mh.Mount.Target))...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), types.StringValue(mh.PackageVersion))...)
+	if r, err := mh.Release(); err == nil && mh.Initialised(r) {
+		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("db_file"), "Existing BeeGFS Management Database Adopted", node,
+			"The management database "+dbFile+" already exists", "It is kept: beegfs-mgmtd --init does not run again.", nil))
+	}
+}
+
+// readController connects to the controller and reads it; diagnostics explain a missing
+// package or a database directory on the root filesystem.
+func (r *beegfsManagementResource) readController(ctx context.Context, node, dbFile string) (beegfs.MgmtdHost, *transport.Host, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		diags.Append(connectError(node, err))
+		return beegfs.MgmtdHost{}, nil, diags
+	}
+	mh, err := beegfs.ReadMgmtd(ctx, h, dbFile)
+	if err != nil {
+		diags.Append(nodeAttributeError(path.Root("node"), "Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's package, config, service and files failed", "", err))
+		return mh, h, diags
+	}
+	if _, err := mh.Release(); err != nil {
+		diags.Append(notInstalledError(path.Root("node"), node, err))
+		return mh, h, diags
+	}
+	if err := beegfs.CheckSeparateFilesystem(beegfs.MgmtdStoreDir(dbFile), mh.Mount.Target); err != nil {
+		diags.Append(nodeAttributeError(path.Root("db_file"), "Database Not On A Filesystem Of Its Own", node,
+			"The directory of "+dbFile+" would be on "+mh.Mount.Target,
+			"Mount the filesystem meant for it (the guide's /beegfs, by UUID in /etc/fstab) and plan again, or choose a db_file on it.", err))
+	}
+	return mh, h, diags
+}
+
+// notInstalledError is the house diagnostic for a missing or unsupported BeeGFS package.
+func notInstalledError(p path.Path, node string, err error) diag.Diagnostic {
+	if beegfs.IsNotInstalled(err) {
+		return nodeAttributeError(p, "BeeGFS Not Installed", node, "A BeeGFS package this resource needs is not installed",
+			"Install it from ThinkParQ's repository (the BeeGFS quick start), then plan again.", err)
+	}
+	return nodeAttributeError(p, "Unsupported BeeGFS Version", node, "The installed BeeGFS is not a release the provider knows",
+		"Install BeeGFS 8.x (the guide's 8.4) or 7.x.", err)
+}
+
+func (r *beegfsManagementResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
+}
+
+func (r *beegfsManagementResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
+}
+
+// converge brings the controller to the guide's setup, each step only when needed, then copies
+// the shared files to the auth nodes and records what it finds afterwards.
+func (r *beegfsManagementResource) converge(ctx context.Context, m *beegfsManagementModel) diag.Diagnostics {
+	node, dbFile := m.Node.ValueString(), m.DBFile.ValueString()
+	mh, h, diags := r.readController(ctx, node, dbFile)
+	if diags.HasError() {
+		return diags
+	}
+	rel, _ := mh.Release()
+	restart, err := r.setupController(ctx, h, mh, rel, node, dbFile)
+	if err != nil {
+		diags.Append(nodeError("Cannot Set Up BeeGFS Management", node, "Setting up beegfs-mgmtd failed",
+			"Fix the cause named below and apply again; steps already done are not repeated, and the database is never initialised twice.", err))
+		return diags
+	}
+	if err := r.startService(ctx, h, restart); err != nil {
+		diags.Append(nodeError("Cannot Start BeeGFS Management", node, "Starting beegfs-mgmtd failed",
+			"Its journal is quoted below (journalctl -u beegfs-mgmtd).", err))
+		return diags
+	}
+	authNodes := setStrings(ctx, m.AuthNodes, &diags)
+	diags.Append(r.distribute(ctx, h, node, rel, authNodes)...)
+	if diags.HasError() {
+		return diags
+	}
+	mh, err = beegfs.ReadMgmtd(ctx, h, dbFile)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's state after the apply failed", "", err))
+		return diags
+	}
+	if problems := beegfs.MgmtdProblems(mh, rel, dbFile, mh.Mount.Target); len(problems) > 0 {
+		diags.Append(nodeError("BeeGFS Management Not Running As Configured", node, "After the apply: "+strings.Join(problems, "; "),
+			"Check journalctl -u beegfs-mgmtd on the node, then apply again.", nil))
+		return diags
+	}
+	status, statusDiags := r.copyStatus(ctx, authNodes, node, mh)
+	diags.Append(statusDiags...)
+	diags.Append(failedCopies(status)...)
+	r.record(m, mh, status)
+	return diags
+}
+
+// setupController writes the config, initialises the store once, creates the shared files and
+// the drop-in. restart reports a change the running service must be restarted for.
+func (r *beegfsManagementResource) setupController(ctx context.Context, h *transport.Host, mh beegfs.MgmtdHost, rel beegfs.Release, node, dbFile string) (restart bool, err error) {
+	cfg := mh.Config(rel)
+	if !cfg.Exists {
+		return false, fmt.Errorf("%s does not exist; reinstall %s, which ships it", rel.Layout().MgmtdConfigPath, beegfs.MgmtdPackage)
+	}
+	content, err := beegfs.SetMgmtdStore(rel, cfg.Content, dbFile)
+	if err != nil {
+		return false, err
+	}
+	if string(content) != string(cfg.Content) {
+		if _, err := h.WriteFile(ctx, transport.File{Path: rel.Layout().MgmtdConfigPath, Content: content, Owner: "root", Group: "root", Mode: 0o644, ExpectSHA256: cfg.SHA256()}); err != nil {
+			return false, err
+		}
+		restart = true
+	}
+	if !mh.Initialised(rel) {
+		if err := r.initStore(ctx, h, rel, dbFile); err != nil {
+			return false, err
+		}
+	}
+	created, err := beegfs.EnsureConnAuth(ctx, h)
+	if err != nil {
+		return false, err
+	}
+	restart = restart || created
+	if rel.Layout().NeedsTLSCert {
+		changed, err := r.ensureTLS(ctx, h, mh, node)
+		if err != nil {
+			return false, err
+		}
+		restart = restart || changed
+	}
+	_, err = beegfs.WriteMgmtdDropIn(ctx, h, h, mh.Mount.Target)
+	return restart, err
+}
+
+// initStore runs the one-time initialisation. A refusal because the store exists is accepted
+// only once a fresh read finds it: someone initialised it since the read before.
+func (r *beegfsManagementResource) initStore(ctx context.Context, h *transport.Host, rel beegfs.Release, dbFile string) error {
+	outcome, err := beegfs.InitMgmtd(ctx, h, rel, dbFile)
+	if err != nil {
+		return err
+	}
+	if outcome == beegfs.Initialised {
+		return nil
+	}
+	again, err := beegfs.ReadMgmtd(ctx, h, dbFile)
+	if err != nil {
+		return err
+	}
+	if !again.Initialised(rel) {
+		return fmt.Errorf("the initialisation reported an existing store, but %s is not there", dbFile)
+	}
+	return nil
+}
+
+// ensureTLS creates key.pem and cert.pem where missing. The key is generated in memory, written
+// to the controller only if no key appeared there meanwhile, and cleared.
+func (r *beegfsManagementResource) ensureTLS(ctx context.Context, h *transport.Host, mh beegfs.MgmtdHost, node string) (changed bool, err error) {
+	if mh.KeySHA256 != "" && mh.CertSHA256 != "" {
+		return false, nil
+	}
+	var key []byte
+	if mh.KeySHA256 == "" {
+		if key, err = beegfs.GenerateTLSKey(); err != nil {
+			return false, err
+		}
+		defer clear(key)
+		if _, err := h.WriteFile(ctx, beegfs.TLSKeyFile(key)); err != nil {
+			return false, err
+		}
+	} else {
+		var exists bool
+		key, exists, err = h.ReadFile(ctx, beegfs.TLSKeyPath)
+		if err != nil || !exists {
+			return false, fmt.Errorf("read %s: gone or unreadable: %w", beegfs.TLSKeyPath, err)
+		}
+		defer clear(key)
+	}
+	o, _ := r.cluster.override(node)
+	cert, err := beegfs.SelfSignedCert(key, beegfs.TLSNames{Node: o.name, Address: firstNonEmpty(o.address, node)}, time.Now())
+	if err != nil {
+		return false, err
+	}
+	expect := transport.Absent
+	if mh.CertSHA256 != "" {
+		expect = mh.CertSHA256
+	}
+	_, err = h.WriteFile(ctx, transport.File{Path: beegfs.TLSCertPath, Content: cert, Owner: "root", Group: "root", Mode: 0o644, ExpectSHA256: expect})
+	return true, err
+}
+
+func (r *beegfsManagementResource) startService(ctx context.Context, h *transport.Host, restart bool) error {
+	st, err := beegfs.ReadHost(ctx, h, beegfs.HostQuery{Services: []string{beegfs.ServiceMgmtd}})
+	if err != nil {
+		return err
+	}
+	if restart && st.Services[beegfs.ServiceMgmtd].Running() {
+		return beegfs.Restart(ctx, h, beegfs.ServiceMgmtd)
+	}
+	return beegfs.EnableNow(ctx, h, beegfs.ServiceMgmtd)
+}
+
+// distribute copies conn.auth and cert.pem from the controller to every other auth node. The
+// files pass through memory only and go to each node on stdin; WriteFile leaves identical
+// copies alone.
+func (r *beegfsManagementResource) distribute(ctx context.Context, ctl *transport.Host, node string, rel beegfs.Release, authNodes []string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	targets := slices.DeleteFunc(slices.Clone(authNodes), func(n string) bool { return r.cluster.sameNode(n, node) })
+	if len(targets) == 0 {
+		return diags
+	}
+	connAuth, cert, err := readShared(ctx, ctl, rel)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read BeeGFS Shared Files", node, "Reading "+beegfs.ConnAuthPath+" or "+beegfs.TLSCertPath+" failed", "", err))
+		return diags
+	}
+	defer clear(connAuth)
+	files := beegfs.SharedFiles(connAuth, cert)
+	failures := r.cluster.onEachNode(ctx, targets, func(_ string, h *transport.Host) error {
+		for _, f := range files {
+			if _, err := h.WriteFile(ctx, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	diags.Append(failureDiags(failures, "Cannot Copy BeeGFS Shared Files", "Copying "+beegfs.ConnAuthPath+" and "+beegfs.TLSCertPath+" from "+node+" failed",
+		"Check that "+beegfs.ConfDir+" exists there (any BeeGFS package creates it), then apply again.")...)
+	return diags
+}
+
+func readShared(ctx context.Context, ctl *transport.Host, rel beegfs.Release) (connAuth, cert []byte, err error) {
+	connAuth, exists, err := ctl.ReadFile(ctx, beegfs.ConnAuthPath)
+	if err == nil && !exists {
+		err = errors.New(beegfs.ConnAuthPath + " disappeared while the apply read it")
+	}
+	if err != nil || !rel.Layout().NeedsTLSCert {
+		return connAuth, nil, err
+	}
+	cert, exists, err = ctl.ReadFile(ctx, beegfs.TLSCertPath)
+	if err == nil && !exists {
+		err = errors.New(beegfs.TLSCertPath + " disappeared while the apply read it")
+	}
+	return connAuth, cert, err
+}
+
+// copyStatus compares every auth node's copies with the controller's, by fingerprint.
+func (r *beegfsManagementResource) copyStatus(ctx context.Context, authNodes []string, node string, mh beegfs.MgmtdHost) (map[string]string, diag.Diagnostics) {
+	var mu sync.Mutex
+	status := make(map[string]string, len(authNodes))
+	failures := r.cluster.onEachNode(ctx, authNodes, func(n string, h *transport.Host) error {
+		auth, cert, err := beegfs.SharedFingerprints(ctx, h)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		status[n] = describeDrift(beegfs.CopyProblems(n, mh.ConnAuthSHA256, mh.CertSHA256, auth, cert))
+		mu.Unlock()
+		return nil
+	})
+	for _, f := range failures {
+		status[f.node] = "cannot read " + f.node
+	}
+	return status, failureDiags(failures, "Cannot Read BeeGFS Shared Files", "Reading the fingerprints of the copies from "+node+" failed", "")
+}
+
+// failedCopies turns a node that still differs after the copy into an error.
+func failedCopies(status map[string]string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	for _, n := range sortedKeys(status) {
+		if s := status[n]; s != inSync && !strings.HasPrefix(s, "cannot read") {
+			diags.Append(nodeError("BeeGFS Shared Files Differ", n, "After copying: "+s, "Apply again; if it persists, check the node's disk.", nil))
+		}
+	}
+	return diags
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// record stores what the controller holds now.
+func (r *beegfsManagementResource) record(m *beegfsManagementModel, mh beegfs.MgmtdHost, status map[string]string) {
+	rel, _ := mh.Release()
+	m.ID = m.Node
+	m.ConnAuthSHA256 = types.StringValue(mh.ConnAuthSHA256)
+	m.TLSCertSHA256 = types.StringValue(mh.CertSHA256)
+	m.Version = types.StringValue(mh.PackageVersion)
+	m.Mountpoint = types.StringValue(mh.Mount.Target)
+	m.Status = types.StringValue(describeDrift(beegfs.MgmtdProblems(mh, rel, m.DBFile.ValueString(), mh.Mount.Target)))
+	m.NodeStatus = statusMap(status)
+}
+
+func (r *beegfsManagementResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state beegfsManagementModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node, dbFile := state.Node.ValueString(), state.DBFile.ValueString()
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	mh, err := beegfs.ReadMgmtd(ctx, h, dbFile)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's package, config, service and files failed", "", err))
+		return
+	}
+	rel, err := mh.Release()
+	if err != nil || !mh.Initialised(rel) {
+		// Without the package or the database there is nothing left of this resource.
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	authNodes := setStrings(ctx, state.AuthNodes, &resp.Diagnostics)
+	status, diags := r.copyStatus(ctx, authNodes, node, mh)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.record(&state, mh, status)
+	if s := state.Status.ValueString(); s != inSync {
+		resp.Diagnostics.Append(nodeWarning("Drift Detected On "+node, node, "beegfs-mgmtd differs from its configuration: "+s, "Apply repairs it.", nil))
+	}
+	warnDrift(&resp.Diagnostics, "copy of the BeeGFS shared files", status)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Delete stops and disables beegfs-mgmtd and removes its drop-in; the database and the shared
+// files stay, so a new resource adopts them.
+func (r *beegfsManagementResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state beegfsManagementModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node := state.Node.ValueString()
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	if err := beegfs.DisableMgmtd(ctx, h); err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Stop BeeGFS Management", node, "Stopping and disabling beegfs-mgmtd or removing its drop-in failed", "", err))
+	}
+}
+
+// ImportState takes NODE or NODE@AUTHNODE,...; db_file comes from the config on the node, and
+// a node without a database is refused: creating the resource initialises one.
+func (r *beegfsManagementResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	node, authNodes, ok := parseManagementImportID(req.ID)
+	if !ok {
+		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Import ID %q is not valid. %s", req.ID, beegfsManagementImportFormat))
+		return
+	}
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	st, err := beegfs.ReadHost(ctx, h, beegfs.HostQuery{Packages: []string{beegfs.MgmtdPackage}, Files: []string{beegfs.MgmtdTOMLPath}})
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Management State", node, "Reading "+beegfs.MgmtdTOMLPath+" failed", "", err))
+		return
+	}
+	rel, err := beegfs.ParseRelease(st.Packages[beegfs.MgmtdPackage])
+	if err != nil || rel.Major != 8 {
+		resp.Diagnostics.Append(nodeError("Cannot Import BeeGFS Management", node, "Import needs BeeGFS 8.x installed, which names its database in "+beegfs.MgmtdTOMLPath,
+			"Install BeeGFS 8.x, or create the resource with db_file set.", err))
+		return
+	}
+	dbFile, found, err := beegfs.MgmtdStore(rel, st.Files[beegfs.MgmtdTOMLPath].Content)
+	if err == nil && !found {
+		err = errors.New("db-file is not set")
+	}
+	if err == nil {
+		err = beegfs.ValidateDBFile(dbFile)
+	}
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Import BeeGFS Management", node, "No usable db-file in "+beegfs.MgmtdTOMLPath,
+			"Create the resource instead: it sets db-file and initialises the database.", err))
+		return
+	}
+	mh, err := beegfs.ReadMgmtd(ctx, h, dbFile)
+	if err == nil && !mh.Initialised(rel) {
+		err = fmt.Errorf("%s does not exist", dbFile)
+	}
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("No BeeGFS Management Database To Import", node, "The database named in "+beegfs.MgmtdTOMLPath+" is not there",
+			"Create the resource instead: it initialises the database.", err))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &beegfsManagementModel{
+		ID:             types.StringValue(node),
+		Node:           types.StringValue(node),
+		DBFile:         types.StringValue(dbFile),
+		AuthNodes:      stringSet(authNodes),
+		ConnAuthSHA256: types.StringValue(mh.ConnAuthSHA256),
+		TLSCertSHA256:  types.StringValue(mh.CertSHA256),
+		Version:        types.StringValue(mh.PackageVersion),
+		Mountpoint:     types.StringValue(mh.Mount.Target),
+		Status:         types.StringValue(inSync),
+		NodeStatus:     allInSync(authNodes),
+	})...)
+}
+
+func parseManagementImportID(id string) (node string, authNodes []string, ok bool) {
+	node, list, hasList := strings.Cut(id, "@")
+	if hasList && list != "" {
+		authNodes = strings.Split(list, ",")
+	}
+	for _, n := range append([]string{node}, authNodes...) {
+		if !nodeRefPattern.MatchString(n) {
+			return "", nil, false
+		}
+	}
+	slices.Sort(authNodes)
+	return node, slices.Compact(authNodes), true
+}

@@ -1,0 +1,407 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/compare"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+)
+
+const (
+	mgmtdAddr   = "gpucluster_beegfs_management.test"
+	labDBFile   = "/beegfs/mgmtd/mgmtd.sqlite"
+	sha256Regex = `^[0-9a-f]{64}$`
+)
+
+func mgmtdResource(authNodes []string) string {
+	return fmt.Sprintf(`
+resource "gpucluster_beegfs_management" "test" {
+  node       = "login01"
+  auth_nodes = %s
+}
+`, hclList(authNodes))
+}
+
+func mgmtdConfig(l *lab.Lab, authNodes []string) string {
+	return providerConfig(l, "") + mgmtdResource(authNodes)
+}
+
+// installBeegfs puts the stand-in packages on the lab hosts the way an admin installs
+// ThinkParQ's; the resources themselves refuse to install them.
+func installBeegfs(t *testing.T, l *lab.Lab, host string, pkgs ...string) {
+	t.Helper()
+	onHost(t, l, host, "missing=; for p in "+strings.Join(pkgs, " ")+"; do "+
+		"dpkg-query -W -f='${db:Status-Abbrev}' $p 2>/dev/null | grep -q '^ii' || missing=\"$missing $p\"; done; "+
+		"[ -z \"$missing\" ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null")
+}
+
+// TestAccBeegfsManagement_lifecycle creates the management service, grows auth_nodes in place,
+// imports, repairs drift made by hand, survives the loss of its state without a second --init,
+// and proves conn.auth and key.pem never reach the state or the trace log.
+func TestAccBeegfsManagement_lifecycle(t *testing.T) {
+	l := lab.Require(t)
+	installBeegfs(t, l, "login01", "beegfs-mgmtd")
+	logFile := filepath.Join(t.TempDir(), "terraform.log")
+	t.Setenv("TF_ACC_LOG_PATH", logFile)
+	t.Setenv("TF_LOG", "TRACE")
+	secrets := &beegfsSecrets{}
+	sameAuth := statecheck.CompareValue(compare.ValuesSame())
+	sameCert := statecheck.CompareValue(compare.ValuesSame())
+	var db string
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkMgmtdDestroyed(l),
+		Steps: []resource.TestStep{
+			{
+				Config: mgmtdConfig(l, []string{"gpu01"}),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("id"), knownvalue.StringExact("login01")),
+					statecheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("db_file"), knownvalue.StringExact(labDBFile)),
+					statecheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("mountpoint"), knownvalue.StringExact("/beegfs")),
+					statecheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("version"), knownvalue.StringRegexp(regexp.MustCompile(`^8\.`))),
+					statecheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("status"), knownvalue.StringExact(inSync)),
+					statecheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("node_status"), allInSyncValue([]string{"gpu01"})),
+					statecheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("conn_auth_sha256"), knownvalue.StringRegexp(regexp.MustCompile(sha256Regex))),
+					statecheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("tls_cert_sha256"), knownvalue.StringRegexp(regexp.MustCompile(sha256Regex))),
+					sameAuth.AddStateValue(mgmtdAddr, tfjsonpath.New("conn_auth_sha256")),
+					sameCert.AddStateValue(mgmtdAddr, tfjsonpath.New("tls_cert_sha256")),
+					stateLacksBeegfsSecrets(l, secrets),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkMgmtdOnController(l),
+					checkSharedCopies(l, []string{"gpu01"}),
+					func(*terraform.State) error {
+						var err error
+						db, err = onHostErr(l, "login01", "stat -c '%i %Y' "+labDBFile)
+						return err
+					},
+				),
+			},
+			{
+				Config: mgmtdConfig(l, []string{"gpu01", "gpu02"}),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(mgmtdAddr, plancheck.ResourceActionUpdate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("node_status"), allInSyncValue([]string{"gpu01", "gpu02"})),
+					sameAuth.AddStateValue(mgmtdAddr, tfjsonpath.New("conn_auth_sha256")),
+					sameCert.AddStateValue(mgmtdAddr, tfjsonpath.New("tls_cert_sha256")),
+					stateLacksBeegfsSecrets(l, secrets),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(checkSharedCopies(l, []string{"gpu01", "gpu02"}), checkDBUnchanged(l, &db)),
+			},
+			{
+				ResourceName:      mgmtdAddr,
+				ImportState:       true,
+				ImportStateId:     "login01@gpu01,gpu02",
+				ImportStateVerify: true,
+			},
+			{
+				// Drift by hand: a node lost its secret, the service was stopped.
+				PreConfig: func() {
+					onHost(t, l, "gpu02", "rm -f "+beegfs.ConnAuthPath)
+					onHost(t, l, "login01", "systemctl stop "+beegfs.ServiceMgmtd)
+				},
+				Config: mgmtdConfig(l, []string{"gpu01", "gpu02"}),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(mgmtdAddr, plancheck.ResourceActionUpdate),
+						expectBefore(mgmtdAddr, "node_status", "gpu02", beegfs.ConnAuthPath+" missing on gpu02"),
+						expectBefore(mgmtdAddr, "node_status", "gpu01", inSync),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(checkMgmtdOnController(l), checkSharedCopies(l, []string{"gpu01", "gpu02"}), checkDBUnchanged(l, &db)),
+			},
+			{
+				PreConfig: func() {
+					onHost(t, l, "login01", "rm -f "+beegfs.MgmtdDropInPath+" && systemctl daemon-reload")
+				},
+				Config: mgmtdConfig(l, []string{"gpu01", "gpu02"}),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectNonEmptyPlan()},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: checkMgmtdOnController(l),
+			},
+			{
+				// State loss: forget the resource without destroying it...
+				PreConfig: func() { recordMgmtdInit(t, l) },
+				Config: providerConfig(l, "") + `
+removed {
+  from = gpucluster_beegfs_management.test
+  lifecycle {
+    destroy = false
+  }
+}
+`,
+			},
+			{
+				// ... and create it again: the database is adopted, --init does not run again.
+				Config: mgmtdConfig(l, []string{"gpu01", "gpu02"}),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(mgmtdAddr, plancheck.ResourceActionCreate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					sameAuth.AddStateValue(mgmtdAddr, tfjsonpath.New("conn_auth_sha256")),
+					sameCert.AddStateValue(mgmtdAddr, tfjsonpath.New("tls_cert_sha256")),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(checkMgmtdOnController(l), checkDBUnchanged(l, &db), checkInitNotRun(l)),
+			},
+		},
+	})
+	secrets.checkLog(t, logFile)
+}
+
+// TestAccBeegfsManagement_rootFilesystem refuses a database on the OS disk at plan time, and
+// changes nothing on the host.
+func TestAccBeegfsManagement_rootFilesystem(t *testing.T) {
+	l := lab.Require(t)
+	installBeegfs(t, l, "login01", "beegfs-mgmtd")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: providerConfig(l, "") + `
+resource "gpucluster_beegfs_management" "test" {
+  node    = "login01"
+  db_file = "/var/lib/gpucluster-test-mgmtd/mgmtd.sqlite"
+}
+`,
+			ExpectError: regexp.MustCompile(`(?s)Database Not On A Filesystem Of Its Own.*root filesystem`),
+		}},
+	})
+	if out := onHost(t, l, "login01", "test -e /var/lib/gpucluster-test-mgmtd && echo created || true"); out != "" {
+		t.Errorf("a refused plan %s the database directory", out)
+	}
+}
+
+func TestParseManagementImportID(t *testing.T) {
+	tests := []struct {
+		id    string
+		node  string
+		nodes []string
+		ok    bool
+	}{
+		{"login01", "login01", nil, true},
+		{"login01@gpu02,gpu01,gpu01", "login01", []string{"gpu01", "gpu02"}, true},
+		{"login01;reboot", "", nil, false},
+		{"login01@gpu01,", "", nil, false},
+	}
+	for _, tt := range tests {
+		node, nodes, ok := parseManagementImportID(tt.id)
+		if ok != tt.ok || node != tt.node || strings.Join(nodes, ",") != strings.Join(tt.nodes, ",") {
+			t.Errorf("%q: %q %v %v; want %q %v %v", tt.id, node, nodes, ok, tt.node, tt.nodes, tt.ok)
+		}
+	}
+}
+
+// checkMgmtdOnController looks at login01 through the lab, not the provider.
+func checkMgmtdOnController(l *lab.Lab) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		got, err := onHostErr(l, "login01", "grep -c '^db-file = \""+labDBFile+"\"' "+beegfs.MgmtdTOMLPath+"; "+
+			"stat -c '%s %a %U' "+beegfs.ConnAuthPath+"; stat -c '%a' "+beegfs.TLSKeyPath+" "+beegfs.TLSCertPath+"; "+
+			"cat "+beegfs.MgmtdDropInPath+"; systemctl is-active "+beegfs.ServiceMgmtd+"; systemctl is-enabled "+beegfs.ServiceMgmtd+"; test -f "+labDBFile+" && echo db")
+		if err != nil {
+			return err
+		}
+		want := "1\n128 400 root\n400\n644\n[Unit]\nRequiresMountsFor=/beegfs\nactive\nenabled\ndb"
+		if got != want {
+			return fmt.Errorf("login01:\n%s\nwant:\n%s", got, want)
+		}
+		return nil
+	}
+}
+
+// checkSharedCopies compares each node's conn.auth and cert.pem with login01's and with the
+// fingerprints in state.
+func checkSharedCopies(l *lab.Lab, nodes []string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		attrs := s.RootModule().Resources[mgmtdAddr].Primary.Attributes
+		want := attrs["conn_auth_sha256"] + " " + attrs["tls_cert_sha256"] + " 400 644"
+		for _, n := range append([]string{"login01"}, nodes...) {
+			got, err := onHostErr(l, n, "echo $(sha256sum < "+beegfs.ConnAuthPath+" | cut -d' ' -f1) $(sha256sum < "+beegfs.TLSCertPath+" | cut -d' ' -f1) "+
+				"$(stat -c %a "+beegfs.ConnAuthPath+") $(stat -c %a "+beegfs.TLSCertPath+")")
+			if err != nil {
+				return err
+			}
+			if got != want {
+				return fmt.Errorf("%s: %q, want %q", n, got, want)
+			}
+		}
+		return nil
+	}
+}
+
+// checkDBUnchanged proves --init did not run again: the database keeps its inode and mtime.
+func checkDBUnchanged(l *lab.Lab, before *string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		got, err := onHostErr(l, "login01", "stat -c '%i %Y' "+labDBFile)
+		if err != nil {
+			return err
+		}
+		if *before == "" || got != *before {
+			return fmt.Errorf("database %s is now %q (inode mtime), was %q: it was initialised again", labDBFile, got, *before)
+		}
+		return nil
+	}
+}
+
+const (
+	mgmtdInitMarker = "/run/gpucluster-test-mgmtd-init"
+	mgmtdRealBinary = beegfs.MgmtdDaemon + ".gpucluster-test-real"
+)
+
+// recordMgmtdInit wraps beegfs-mgmtd on login01 so that every --init leaves a mark, and proves
+// the wrapper records one; the stand-in's refusal of a second --init alone would hide a re-run.
+func recordMgmtdInit(t *testing.T, l *lab.Lab) {
+	t.Helper()
+	t.Cleanup(func() {
+		onHost(t, l, "login01", "if [ -e "+mgmtdRealBinary+" ]; then mv -f "+mgmtdRealBinary+" "+beegfs.MgmtdDaemon+"; fi; rm -f "+mgmtdInitMarker)
+	})
+	onHost(t, l, "login01", "mv "+beegfs.MgmtdDaemon+" "+mgmtdRealBinary+" && "+
+		"printf '#!/bin/sh\ncase \" $* \" in *\" --init \"*) echo ran >> "+mgmtdInitMarker+";; esac\nexec "+mgmtdRealBinary+" \"$@\"\n' > "+beegfs.MgmtdDaemon+
+		" && chmod 0755 "+beegfs.MgmtdDaemon+" && { "+beegfs.MgmtdDaemon+" --init >/dev/null 2>&1; true; }")
+	if got := onHost(t, l, "login01", "cat "+mgmtdInitMarker+" && rm -f "+mgmtdInitMarker); got != "ran" {
+		t.Fatalf("the --init recorder does not record (%q)", got)
+	}
+}
+
+func checkInitNotRun(l *lab.Lab) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		got, err := onHostErr(l, "login01", "cat "+mgmtdInitMarker+" 2>/dev/null; true")
+		if err != nil {
+			return err
+		}
+		if got != "" {
+			return fmt.Errorf("beegfs-mgmtd --init ran again after the state was lost")
+		}
+		return nil
+	}
+}
+
+// checkMgmtdDestroyed: the service is stopped and disabled, the drop-in gone, and the database
+// and the secret are still there.
+func checkMgmtdDestroyed(l *lab.Lab) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		got, err := onHostErr(l, "login01", "systemctl is-active "+beegfs.ServiceMgmtd+"; systemctl is-enabled "+beegfs.ServiceMgmtd+"; "+
+			"test -e "+beegfs.MgmtdDropInPath+" && echo drop-in; test -f "+labDBFile+" && echo db; test -f "+beegfs.ConnAuthPath+" && echo auth; true")
+		if err != nil {
+			return err
+		}
+		if want := "inactive\ndisabled\ndb\nauth"; got != want {
+			return fmt.Errorf("login01 after destroy: %q, want %q (stopped, disabled, no drop-in, database and secret kept)", got, want)
+		}
+		return nil
+	}
+}
+
+// beegfsSecrets remembers the forms of conn.auth and key.pem seen on login01, so the state and
+// the log can be searched for them.
+type beegfsSecrets struct{ forms []keyForm }
+
+func (b *beegfsSecrets) current(l *lab.Lab) ([]keyForm, error) {
+	var forms []keyForm
+	for _, f := range []string{beegfs.ConnAuthPath, beegfs.TLSKeyPath} {
+		b64, err := onHostErr(l, "login01", "base64 -w0 "+f)
+		if err != nil {
+			return nil, err
+		}
+		hex, err := onHostErr(l, "login01", "od -An -v -tx1 "+f+" | tr -d ' \\n'")
+		if err != nil {
+			return nil, err
+		}
+		if len(b64) < 100 || len(hex) < 100 {
+			return nil, fmt.Errorf("login01: %s too short to search for", f)
+		}
+		// key.pem is PEM: its base64 body is what a leak would show, past the header line.
+		body := strings.ReplaceAll(onHostOr(l, f), "\n", "")
+		forms = append(forms, keyForm{f + " as base64", b64[:40]}, keyForm{f + " as hex", hex[:40]}, keyForm{f + " as upper-case hex", strings.ToUpper(hex[:40])})
+		if len(body) > 80 {
+			forms = append(forms, keyForm{f + " PEM body", body[40:80]})
+		}
+	}
+	b.forms = append(b.forms, forms...)
+	return forms, nil
+}
+
+// onHostOr is the file's content, or "" when it cannot be read.
+func onHostOr(l *lab.Lab, file string) string {
+	out, _, err := l.Exec(context.Background(), "login01", "cat "+file)
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
+func (b *beegfsSecrets) checkLog(t *testing.T, logFile string) {
+	t.Helper()
+	content, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatalf("no Terraform log at %s: %v", logFile, err)
+	}
+	for _, want := range []string{"gpucluster_beegfs_management", "tf_resource_type=gpucluster_beegfs_management"} {
+		if !strings.Contains(string(content), want) {
+			t.Fatalf("the trace log (%d bytes) lacks %q: it does not capture what it should", len(content), want)
+		}
+	}
+	if len(b.forms) == 0 {
+		t.Fatal("no secret was recorded to search the log for")
+	}
+	for _, f := range b.forms {
+		if strings.Contains(string(content), f.text) {
+			t.Errorf("a BeeGFS secret appears in the Terraform log (%s)", f.form)
+		}
+	}
+}
+
+func stateLacksBeegfsSecrets(l *lab.Lab, secrets *beegfsSecrets) statecheck.StateCheck {
+	return beegfsSecretsCheck{l: l, secrets: secrets}
+}
+
+type beegfsSecretsCheck struct {
+	l       *lab.Lab
+	secrets *beegfsSecrets
+}
+
+func (c beegfsSecretsCheck) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	raw, err := json.Marshal(req.State)
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	forms, err := c.secrets.current(c.l)
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	for _, f := range forms {
+		if strings.Contains(string(raw), f.text) {
+			resp.Error = fmt.Errorf("a BeeGFS secret appears in the Terraform state (%s)", f.form)
+			return
+		}
+	}
+	fp, err := onHostErr(c.l, "login01", "sha256sum < "+beegfs.ConnAuthPath+" | cut -d' ' -f1")
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	if !strings.Contains(string(raw), fp) {
+		resp.Error = fmt.Errorf("the state does not hold conn.auth's fingerprint %s: wrong state searched", fp)
+	}
+}

@@ -1,0 +1,403 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*beegfsMetadataResource)(nil)
+	_ resource.ResourceWithImportState    = (*beegfsMetadataResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*beegfsMetadataResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*beegfsMetadataResource)(nil)
+)
+
+const defaultMetaPath = "/beegfs/meta"
+
+const beegfsMetadataImportFormat = "Expected NODE:PATH (for example \"login01:/beegfs/meta\")."
+
+// NewBeegfsMetadataResource returns the gpucluster_beegfs_metadata resource.
+func NewBeegfsMetadataResource() resource.Resource { return &beegfsMetadataResource{} }
+
+type beegfsMetadataResource struct{ cluster *cluster }
+
+type beegfsMetadataModel struct {
+	ID         types.String `tfsdk:"id"`
+	Node       types.String `tfsdk:"node"`
+	Path       types.String `tfsdk:"path"`
+	NodeNumID  types.Int64  `tfsdk:"node_num_id"`
+	MgmtdHost  types.String `tfsdk:"mgmtd_host"`
+	FsUUID     types.String `tfsdk:"fs_uuid"`
+	Mountpoint types.String `tfsdk:"mountpoint"`
+	Version    types.String `tfsdk:"version"`
+	Status     types.String `tfsdk:"status"`
+}
+
+func (r *beegfsMetadataResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_beegfs_metadata"
+}
+
+func (r *beegfsMetadataResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	stable := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The BeeGFS metadata service (`" + beegfs.ServiceMeta + "`) with the guide's safety interlock. `beegfs-setup-meta -p PATH -s ID -m MGMT` " +
+			"runs **once**, only on a missing or empty directory; a directory already initialised with the same `nodeNumID` is adopted without running it, " +
+			"and one with another ID is refused, naming both. `" + beegfs.MetaConfPath + "` then gets `storeAllowFirstRunInit = false` and `storeFsUUID` set " +
+			"to the UUID of the filesystem holding `path`, as a single value with no comma, and a drop-in makes systemd start `" + beegfs.ServiceMeta +
+			"` only once that filesystem is mounted (`RequiresMountsFor=`). The service is enabled and started. The package `" + beegfs.MetaPackage + "` must be installed.\n\n" +
+			"Make it depend on `gpucluster_beegfs_management`: the daemon refuses to start without `" + beegfs.ConnAuthPath + "`.\n\n" +
+			"Destroy stops and disables the service and removes the drop-in; the metadata directory is left untouched.\n\n" +
+			"Import with `NODE:PATH`: `terraform import gpucluster_beegfs_metadata.meta login01:/beegfs/meta`; `node_num_id` is read from the directory.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "`NODE:PATH`.",
+				Computed:            true,
+				PlanModifiers:       stable,
+			},
+			"node": schema.StringAttribute{
+				MarkdownDescription: "Node, by name or address, that runs the metadata service (the guide's login01). Changing it replaces the resource.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+			},
+			"path": schema.StringAttribute{
+				MarkdownDescription: "The metadata directory, `storeMetaDirectory`. It must be on a filesystem of its own, never the root filesystem; the plan refuses it otherwise. " +
+					"Defaults to `" + defaultMetaPath + "`. Changing it replaces the resource; the old directory stays.",
+				Optional:      true,
+				Computed:      true,
+				Default:       stringdefault.StaticString(defaultMetaPath),
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"node_num_id": schema.Int64Attribute{
+				MarkdownDescription: "Numeric node ID, `-s` of beegfs-setup-meta, written once into `nodeNumID`. Defaults to `1`, as in the guide. Changing it replaces the resource.",
+				Optional:            true,
+				Computed:            true,
+				Default:             int64default.StaticInt64(1),
+				PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
+				Validators:          []validator.Int64{int64validator.Between(beegfs.MinNumID, beegfs.MaxNumID)},
+			},
+			"mgmtd_host": schema.StringAttribute{
+				MarkdownDescription: "Address or name of the management service, `-m` of beegfs-setup-meta and `sysMgmtdHost` (the guide's 10.0.0.10). Changing it edits the config and restarts the service.",
+				Required:            true,
+			},
+			"fs_uuid": schema.StringAttribute{
+				MarkdownDescription: "UUID of the filesystem holding `path` (`findmnt`), the value of `storeFsUUID`.",
+				Computed:            true,
+				PlanModifiers:       stable,
+			},
+			"mountpoint": schema.StringAttribute{
+				MarkdownDescription: "Mountpoint of the filesystem holding `path`, the drop-in's `RequiresMountsFor`.",
+				Computed:            true,
+				PlanModifiers:       stable,
+			},
+			"version": schema.StringAttribute{
+				MarkdownDescription: "Installed version of `" + beegfs.MetaPackage + "` (`dpkg-query`).",
+				Computed:            true,
+				PlanModifiers:       stable,
+			},
+			"status": schema.StringAttribute{
+				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different: an interlock key changed by hand, `storeFsUUID` not naming the mounted " +
+					"filesystem, `sysMgmtdHost` changed, the drop-in missing or changed, the service stopped or disabled. A plan that changes it back to `" + inSync + "` repairs it.",
+				Computed: true,
+			},
+		},
+	}
+}
+
+func (r *beegfsMetadataResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *beegfsMetadataResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m beegfsMetadataModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !m.Path.IsNull() && !m.Path.IsUnknown() {
+		if err := beegfs.ValidateDirectory(m.Path.ValueString()); err != nil {
+			resp.Diagnostics.Append(settingError(path.Root("path"), "Invalid Metadata Directory", "path cannot be a metadata directory",
+				"Use a clean absolute path without blanks or commas.", err))
+		}
+	}
+	if !m.MgmtdHost.IsNull() && !m.MgmtdHost.IsUnknown() {
+		if err := beegfs.ValidateMgmtdHost(m.MgmtdHost.ValueString()); err != nil {
+			resp.Diagnostics.Append(settingError(path.Root("mgmtd_host"), "Invalid Management Host", "mgmtd_host cannot be passed to beegfs-setup-meta",
+				"Use an IP address or a DNS name.", err))
+		}
+	}
+}
+
+// ModifyPlan marks the service in sync, so drift shows as a change, and on create reads the
+// node: package installed, path on a filesystem of its own, and an initialised directory only
+// with the configured node ID. The filesystem's UUID and mountpoint are then known at plan.
+func (r *beegfsMetadataResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan beegfsMetadataModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(inSync))...)
+	if !req.State.Raw.IsNull() || r.cluster == nil || !r.cluster.canReachHosts() || plan.Node.IsUnknown() || plan.Path.IsUnknown() || plan.NodeNumID.IsUnknown() {
+		return
+	}
+	node, dir := plan.Node.ValueString(), plan.Path.ValueString()
+	mh, target, _, diags := r.readNode(ctx, node, dir)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if _, err := beegfs.MetaSetupNeeded(dir, mh.Dir, plan.NodeNumID.ValueInt64()); err != nil {
+		resp.Diagnostics.Append(nodeAttributeError(path.Root("node_num_id"), "Metadata Directory Cannot Be Used", node,
+			"The directory "+dir+" is not one this resource may set up or adopt", "", err))
+		return
+	}
+	if mh.Dir.Initialised() {
+		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("path"), "Existing BeeGFS Metadata Directory Adopted", node,
+			dir+" is already initialised with the configured node_num_id", "It is kept: beegfs-setup-meta does not run.", nil))
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("fs_uuid"), types.StringValue(target.FsUUID))...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("mountpoint"), types.StringValue(mh.Mount.Target))...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), types.StringValue(mh.PackageVersion))...)
+}
+
+// readNode connects and reads the node; diagnostics explain a missing package or a path that
+// is not on a filesystem of its own.
+func (r *beegfsMetadataResource) readNode(ctx context.Context, node, dir string) (beegfs.MetaHost, beegfs.StorageTarget, *transport.Host, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		diags.Append(connectError(node, err))
+		return beegfs.MetaHost{}, beegfs.StorageTarget{}, nil, diags
+	}
+	mh, err := beegfs.ReadMeta(ctx, h, dir)
+	if err != nil {
+		diags.Append(nodeAttributeError(path.Root("node"), "Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's package, config, service and directory failed", "", err))
+		return mh, beegfs.StorageTarget{}, h, diags
+	}
+	if _, err := mh.Release(); err != nil {
+		diags.Append(notInstalledError(path.Root("node"), node, err))
+		return mh, beegfs.StorageTarget{}, h, diags
+	}
+	target, err := mh.Target(dir)
+	if err != nil {
+		diags.Append(nodeAttributeError(path.Root("path"), "Metadata Directory Not On A Filesystem Of Its Own", node,
+			dir+" would be on the filesystem mounted at "+mh.Mount.Target,
+			"Mount the filesystem meant for it (the guide's /beegfs, by UUID in /etc/fstab) and plan again, or choose a path on it.", err))
+	}
+	return mh, target, h, diags
+}
+
+func (r *beegfsMetadataResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
+}
+
+func (r *beegfsMetadataResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
+}
+
+// converge sets the directory up once (or adopts it), writes the interlock and the drop-in,
+// and starts the service, restarting it only when its config changed.
+func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadataModel) diag.Diagnostics {
+	node, dir, id, mgmtd := m.Node.ValueString(), m.Path.ValueString(), m.NodeNumID.ValueInt64(), m.MgmtdHost.ValueString()
+	mh, target, h, diags := r.readNode(ctx, node, dir)
+	if diags.HasError() {
+		return diags
+	}
+	mh, err := r.setupOnce(ctx, h, mh, dir, id, mgmtd)
+	if err != nil {
+		diags.Append(nodeError("Cannot Set Up BeeGFS Metadata", node, "Setting up "+dir+" with beegfs-setup-meta failed",
+			"Fix the cause named below and apply again; an initialised directory is never set up twice.", err))
+		return diags
+	}
+	rel, _ := mh.Release()
+	restart, err := r.configure(ctx, h, mh, rel, target, mgmtd)
+	if err != nil {
+		diags.Append(nodeError("Cannot Configure BeeGFS Metadata", node, "Writing the interlock to "+beegfs.MetaConfPath+" or the drop-in failed", "", err))
+		return diags
+	}
+	if restart && mh.Service.Running() {
+		err = beegfs.Restart(ctx, h, beegfs.ServiceMeta)
+	} else {
+		err = beegfs.EnableNow(ctx, h, beegfs.ServiceMeta)
+	}
+	if err != nil {
+		diags.Append(nodeError("Cannot Start BeeGFS Metadata", node, "Starting beegfs-meta failed",
+			"Its journal is quoted below. A refusal naming storeFsUUID is the interlock: check that the filesystem of "+dir+" is mounted. "+
+				"A missing conn.auth means gpucluster_beegfs_management has not copied it to this node yet: add it to auth_nodes and depends_on.", err))
+		return diags
+	}
+	after, err := beegfs.ReadMeta(ctx, h, dir)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's state after the apply failed", "", err))
+		return diags
+	}
+	if problems := beegfs.MetaProblems(after, rel, dir, mgmtd); len(problems) > 0 {
+		diags.Append(nodeError("BeeGFS Metadata Not Running As Configured", node, "After the apply: "+strings.Join(problems, "; "),
+			"Check journalctl -u beegfs-meta on the node, then apply again.", nil))
+		return diags
+	}
+	recordMeta(m, after)
+	return diags
+}
+
+// setupOnce runs beegfs-setup-meta on a missing or empty directory only, and returns the host
+// as read afterwards. A setup that reports the directory as already used is accepted only when
+// a fresh read finds the configured node ID there.
+func (r *beegfsMetadataResource) setupOnce(ctx context.Context, h *transport.Host, mh beegfs.MetaHost, dir string, id int64, mgmtd string) (beegfs.MetaHost, error) {
+	needed, err := beegfs.MetaSetupNeeded(dir, mh.Dir, id)
+	if err != nil || !needed {
+		return mh, err
+	}
+	if _, err := beegfs.SetupMeta(ctx, h, dir, id, mgmtd); err != nil {
+		return mh, err
+	}
+	again, err := beegfs.ReadMeta(ctx, h, dir)
+	if err != nil {
+		return mh, err
+	}
+	if !again.Dir.Initialised() {
+		return again, fmt.Errorf("%s holds no %s after beegfs-setup-meta", dir, beegfs.NodeNumIDFile)
+	}
+	return again, beegfs.CheckMetaNodeNumID(dir, again.Dir, id)
+}
+
+// configure writes the interlock and the drop-in; restart reports a config change.
+func (r *beegfsMetadataResource) configure(ctx context.Context, h *transport.Host, mh beegfs.MetaHost, rel beegfs.Release, target beegfs.StorageTarget, mgmtd string) (restart bool, err error) {
+	if !mh.Config.Exists {
+		return false, fmt.Errorf("%s does not exist; reinstall %s, which ships it", beegfs.MetaConfPath, beegfs.MetaPackage)
+	}
+	c, err := beegfs.ConfigureMeta(rel, mh.Config.Content, target, mgmtd)
+	if err != nil {
+		return false, err
+	}
+	restart, err = beegfs.WriteConf(ctx, h, beegfs.MetaConfPath, mh.Config, c, 0o644)
+	if err != nil {
+		return false, err
+	}
+	_, err = beegfs.WriteMetaDropIn(ctx, h, h, mh.Mount.Target)
+	return restart, err
+}
+
+func recordMeta(m *beegfsMetadataModel, mh beegfs.MetaHost) {
+	m.ID = types.StringValue(m.Node.ValueString() + ":" + m.Path.ValueString())
+	m.FsUUID = types.StringValue(mh.Mount.UUID)
+	m.Mountpoint = types.StringValue(mh.Mount.Target)
+	m.Version = types.StringValue(mh.PackageVersion)
+	rel, _ := mh.Release()
+	m.Status = types.StringValue(describeDrift(beegfs.MetaProblems(mh, rel, m.Path.ValueString(), m.MgmtdHost.ValueString())))
+}
+
+func (r *beegfsMetadataResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state beegfsMetadataModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node, dir := state.Node.ValueString(), state.Path.ValueString()
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	mh, err := beegfs.ReadMeta(ctx, h, dir)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's package, config, service and directory failed", "", err))
+		return
+	}
+	if _, err := mh.Release(); err != nil || !mh.Dir.Initialised() {
+		// The directory (or the package) is gone: nothing of this resource is left.
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err := beegfs.CheckMetaNodeNumID(dir, mh.Dir, state.NodeNumID.ValueInt64()); err != nil {
+		resp.Diagnostics.Append(nodeWarning("BeeGFS Metadata Node ID Changed", node, "The directory's nodeNumID is not the one in state",
+			"The plan replaces the resource, which refuses to set up a used directory: restore the directory or change node_num_id.", err))
+		if got, perr := beegfs.ParseNumID(beegfs.NodeNumIDFile, mh.Dir.NodeNumID); perr == nil {
+			state.NodeNumID = types.Int64Value(int64(got))
+		}
+	}
+	recordMeta(&state, mh)
+	if s := state.Status.ValueString(); s != inSync {
+		resp.Diagnostics.Append(nodeWarning("Drift Detected On "+node, node, "beegfs-meta differs from its configuration: "+s, "Apply repairs it.", nil))
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Delete stops and disables beegfs-meta and removes its drop-in; the metadata stays.
+func (r *beegfsMetadataResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state beegfsMetadataModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node := state.Node.ValueString()
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	if err := beegfs.DisableMeta(ctx, h); err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Stop BeeGFS Metadata", node, "Stopping and disabling beegfs-meta or removing its drop-in failed", "", err))
+	}
+}
+
+// ImportState takes NODE:PATH; the node ID and management host come from the node.
+func (r *beegfsMetadataResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	node, dir, ok := strings.Cut(req.ID, ":")
+	if !ok || !nodeRefPattern.MatchString(node) || beegfs.ValidateDirectory(dir) != nil {
+		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Import ID %q is not valid. %s", req.ID, beegfsMetadataImportFormat))
+		return
+	}
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	mh, err := beegfs.ReadMeta(ctx, h, dir)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Metadata State", node, "Reading "+dir+" failed", "", err))
+		return
+	}
+	id, err := beegfs.ParseNumID(beegfs.NodeNumIDFile, mh.Dir.NodeNumID)
+	if err != nil || !mh.Dir.Initialised() {
+		resp.Diagnostics.Append(nodeError("No BeeGFS Metadata Directory To Import", node, dir+" is not an initialised metadata directory",
+			"Create the resource instead: it runs beegfs-setup-meta there.", err))
+		return
+	}
+	conf, err := beegfs.ParseConf(mh.Config.Content)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Import BeeGFS Metadata", node, "Reading "+beegfs.MetaConfPath+" failed", "", err))
+		return
+	}
+	mgmtd, _ := conf.Get(beegfs.KeyMgmtdHost)
+	m := beegfsMetadataModel{
+		Node:      types.StringValue(node),
+		Path:      types.StringValue(dir),
+		NodeNumID: types.Int64Value(int64(id)),
+		MgmtdHost: types.StringValue(mgmtd),
+	}
+	recordMeta(&m, mh)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

@@ -1,0 +1,701 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*beegfsTargetResource)(nil)
+	_ resource.ResourceWithImportState    = (*beegfsTargetResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*beegfsTargetResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*beegfsTargetResource)(nil)
+)
+
+const (
+	beegfsTargetResourceName = "gpucluster_beegfs_target"
+	defaultStoragePath       = "/data/beegfs-storage"
+	beegfsTargetIDFormat     = "NODE:PATH"
+	installBeeGFSAdvice      = "Install it from ThinkParQ's repository (the BeeGFS quick start), then plan again."
+)
+
+// NewBeegfsTargetResource returns the gpucluster_beegfs_target resource.
+func NewBeegfsTargetResource() resource.Resource { return &beegfsTargetResource{} }
+
+type beegfsTargetResource struct{ cluster *cluster }
+
+type beegfsTargetModel struct {
+	ID               types.String `tfsdk:"id"`
+	Node             types.String `tfsdk:"node"`
+	Path             types.String `tfsdk:"path"`
+	NodeNumID        types.Int64  `tfsdk:"node_num_id"`
+	TargetID         types.Int64  `tfsdk:"target_id"`
+	MgmtdHost        types.String `tfsdk:"mgmtd_host"`
+	ForceDestroyData types.Bool   `tfsdk:"force_destroy_data"`
+	FsUUID           types.String `tfsdk:"fs_uuid"`
+	Mountpoint       types.String `tfsdk:"mountpoint"`
+	Status           types.String `tfsdk:"status"`
+}
+
+func (m beegfsTargetModel) identity(c *cluster) beegfs.TargetIdentity {
+	return beegfs.TargetIdentity{
+		Host:      c.canonicalNode(m.Node.ValueString()),
+		Directory: m.Path.ValueString(),
+		NodeNumID: m.NodeNumID.ValueInt64(),
+		TargetID:  m.TargetID.ValueInt64(),
+	}
+}
+
+// recorded is the filesystem the target was set up on, "" while unknown.
+func (m beegfsTargetModel) recorded() (mountpoint, uuid string) {
+	return knownString(m.Mountpoint), knownString(m.FsUUID)
+}
+
+func knownString(v types.String) string {
+	if v.IsUnknown() || v.IsNull() {
+		return ""
+	}
+	return v.ValueString()
+}
+
+func targetID(node, dir string) string { return node + ":" + dir }
+
+// canonicalNode names a node the same way whether it is referred to by name or address.
+func (c *cluster) canonicalNode(node string) string {
+	o, _ := c.override(node)
+	return o.name
+}
+
+// targetDeclarations are the storage targets planned in this run, so that two resources with
+// one target ID, or one node ID on two hosts, are refused at plan even before either exists.
+// Terraform plans every resource in one provider process per run (see declareRule).
+type targetDeclarations struct {
+	mu    sync.Mutex
+	byDir map[string]beegfs.TargetIdentity
+}
+
+// declare records t unless it conflicts with another declared target. The same node and path
+// planned again (Terraform plans a replacement twice) replaces the earlier declaration.
+func (d *targetDeclarations) declare(t beegfs.TargetIdentity) (attr string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	others := make([]beegfs.TargetIdentity, 0, len(d.byDir))
+	for _, e := range d.byDir {
+		others = append(others, e)
+	}
+	if err := beegfs.CheckIDConflicts(others, t); err != nil {
+		return beegfs.ConflictAttribute(others, t), err
+	}
+	if d.byDir == nil {
+		d.byDir = map[string]beegfs.TargetIdentity{}
+	}
+	d.byDir[targetID(t.Host, t.Directory)] = t
+	return "", nil
+}
+
+func (r *beegfsTargetResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_beegfs_target"
+}
+
+func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	numID := []validator.Int64{int64validator.Between(beegfs.MinNumID, beegfs.MaxNumID)}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "One BeeGFS storage target, set up as the guide does: `beegfs-setup-storage -p PATH -s NODE -i TARGET -m MGMT` runs " +
+			"**once**, on a missing or empty directory, and never again. A directory that is already initialised with the same " +
+			"`" + beegfs.NodeNumIDFile + "` and `" + beegfs.TargetNumIDFile + "` is adopted; one with other IDs is refused, naming both.\n\n" +
+			"The safety interlock is kept in `" + beegfs.StorageConfPath + "`: `" + beegfs.KeyAllowFirstRunInit + " = false`, and `" +
+			beegfs.KeyFsUUID + "` aligned with `" + beegfs.KeyStorageDirectory + "` as comma-separated lists that keep the leading empty " +
+			"element (pitfall P12). A systemd drop-in `" + beegfs.SystemdUnitDir + "/" + beegfs.ServiceStorage + ".service.d/target-TARGET.conf` " +
+			"with `RequiresMountsFor=` the path's mountpoint stops `" + beegfs.ServiceStorage + "` from starting while the filesystem is missing. " +
+			"The service is enabled and started, and restarted only when its config changed.\n\n" +
+			"The plan refuses a path on the root filesystem (it would land on the OS disk), a `" + beegfs.KeyFsUUID + "` that does not " +
+			"match the mounted filesystem, and a `target_id` or `node_num_id` already used by another target of the configuration or " +
+			"of the host's config. A filesystem that is not mounted any more (the guide's RAID array that did not assemble) shows as " +
+			"a problem in the plan, never as a new target.\n\n" +
+			"Destroy stops and disables `" + beegfs.ServiceStorage + "`, removes the drop-in and leaves the data untouched, unless " +
+			"`force_destroy_data` is set.\n\n" +
+			"The node needs the `" + beegfs.StoragePackage + "` package and `" + beegfs.ConnAuthPath + "`: `depends_on` the " +
+			"`gpucluster_beegfs_management` resource that distributes it.\n\n" +
+			"Import with `terraform import " + beegfsTargetResourceName + ".NAME " + beegfsTargetIDFormat + "` (`gpu02:/data/beegfs-storage`); " +
+			"the IDs are read from the target's ID files.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "`" + beegfsTargetIDFormat + "`.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"node": schema.StringAttribute{
+				MarkdownDescription: "Node, by name or address, that runs `" + beegfs.ServiceStorage + "` for this target. Changing it replaces the resource.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+			},
+			"path": schema.StringAttribute{
+				MarkdownDescription: "Target directory, on a filesystem of its own (the guide's RAID10 at `/data`). Defaults to `" + defaultStoragePath + "`. Changing it replaces the resource.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(defaultStoragePath),
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"node_num_id": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("Numeric storage node ID (`-s`), %d to %d. All targets of one host share it. Changing it replaces the resource, which the plan refuses for an initialised directory.", beegfs.MinNumID, beegfs.MaxNumID),
+				Required:            true,
+				PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
+				Validators:          numID,
+			},
+			"target_id": schema.Int64Attribute{
+				MarkdownDescription: "Numeric target ID (`-i`). Defaults to the guide's numbering `node_num_id * 100 + 1` (node 2 gets target 201), and is kept in state. Changing it replaces the resource, which the plan refuses for an initialised directory.",
+				Optional:            true,
+				Computed:            true,
+				PlanModifiers:       []planmodifier.Int64{int64planmodifier.UseStateForUnknown(), int64planmodifier.RequiresReplace()},
+				Validators:          numID,
+			},
+			"mgmtd_host": schema.StringAttribute{
+				MarkdownDescription: "Management host (`-m`, `" + beegfs.KeyMgmtdHost + "`): an address or host name. Changing it edits the config in place and restarts the service.",
+				Required:            true,
+			},
+			"force_destroy_data": schema.BoolAttribute{
+				MarkdownDescription: "When `true`, destroy also deletes the target directory with all its data and takes it out of `" + beegfs.StorageConfPath + "`. " +
+					"**This is unrecoverable**: BeeGFS keeps no other copy of the chunks stored on this target. Defaults to `false`, which leaves the data untouched.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+			},
+			"fs_uuid": schema.StringAttribute{
+				MarkdownDescription: "UUID of the filesystem the target was set up on, as findmnt reports it; `" + beegfs.KeyFsUUID + "` names it.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"mountpoint": schema.StringAttribute{
+				MarkdownDescription: "Mountpoint of that filesystem, which the drop-in's `RequiresMountsFor` names.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"status": schema.StringAttribute{
+				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the node (\"filesystem missing: ...\", \"interlock: ...\", " +
+					"\"beegfs-storage is inactive\", a changed drop-in or ID file). A plan that sets it back to `" + inSync + "` repairs the node.",
+				Computed: true,
+			},
+		},
+	}
+}
+
+func (r *beegfsTargetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ValidateConfig refuses, with no node asked, what the setup script and the config lists
+// cannot take.
+func (r *beegfsTargetResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m beegfsTargetModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !m.Path.IsNull() && !m.Path.IsUnknown() {
+		if err := beegfs.ValidateDirectory(m.Path.ValueString()); err != nil {
+			resp.Diagnostics.Append(settingError(path.Root("path"), "Invalid Storage Path", "The path cannot be a BeeGFS storage directory",
+				"Use a clean absolute path below the target's own filesystem, such as "+defaultStoragePath+".", err))
+		}
+	}
+	if !m.MgmtdHost.IsNull() && !m.MgmtdHost.IsUnknown() {
+		if err := beegfs.ValidateMgmtdHost(m.MgmtdHost.ValueString()); err != nil {
+			resp.Diagnostics.Append(settingError(path.Root("mgmtd_host"), "Invalid Management Host", "mgmtd_host is passed to beegfs-setup-storage -m",
+				"Use the management node's address or host name, as in the guide's -m 10.0.0.10.", err))
+		}
+	}
+	if m.TargetID.IsNull() && !m.NodeNumID.IsNull() && !m.NodeNumID.IsUnknown() {
+		if _, err := beegfs.DefaultTargetID(m.NodeNumID.ValueInt64()); err != nil {
+			resp.Diagnostics.Append(settingError(path.Root("target_id"), "No Default Target ID", "The guide's numbering cannot give this node a target ID", "Set target_id.", err))
+		}
+	}
+}
+
+// ModifyPlan fills the ID and the default target ID, refuses IDs declared twice in the
+// configuration, and asks the node, in one round trip, whether the target can be set up
+// there: the package, the filesystem, the interlock lists and the IDs on disk.
+func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		r.warnDestroy(ctx, req, resp)
+		return
+	}
+	var plan, state beegfsTargetModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	creating := req.State.Raw.IsNull()
+	if !creating {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !plan.Node.IsUnknown() && !plan.Path.IsUnknown() {
+		plan.ID = types.StringValue(targetID(plan.Node.ValueString(), plan.Path.ValueString()))
+	}
+	if plan.TargetID.IsUnknown() && !plan.NodeNumID.IsUnknown() {
+		id, err := beegfs.DefaultTargetID(plan.NodeNumID.ValueInt64())
+		if err != nil {
+			resp.Diagnostics.Append(settingError(path.Root("target_id"), "No Default Target ID", "The guide's numbering cannot give this node a target ID", "Set target_id.", err))
+			return
+		}
+		plan.TargetID = types.Int64Value(id)
+	}
+	plan.Status = types.StringValue(inSync)
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || r.cluster == nil ||
+		plan.Node.IsUnknown() || plan.Path.IsUnknown() || plan.NodeNumID.IsUnknown() || plan.TargetID.IsUnknown() {
+		return
+	}
+	want := plan.identity(r.cluster)
+	if attr, err := r.cluster.declaredTargets.declare(want); err != nil {
+		resp.Diagnostics.Append(settingError(path.Root(attr), "Storage Target ID Already Used",
+			"Another "+beegfsTargetResourceName+" in this configuration uses the same ID", "Give every target its own target_id, and every storage host its own node_num_id.", err))
+		return
+	}
+	if (!creating && resp.Plan.Raw.Equal(req.State.Raw)) || !r.cluster.canReachHosts() {
+		return
+	}
+	node := plan.Node.ValueString()
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	mountpoint, uuid := state.recorded()
+	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid)
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(checkHostIDs(ctx, h, node, want, hs)...)
+	if creating && !resp.Diagnostics.HasError() {
+		plan.FsUUID = types.StringValue(hs.Mount.UUID)
+		plan.Mountpoint = types.StringValue(hs.Mount.Target)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	}
+}
+
+func (r *beegfsTargetResource) warnDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var state beegfsTargetModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || !state.ForceDestroyData.ValueBool() {
+		return
+	}
+	resp.Diagnostics.AddWarning("Storage Target Data Will Be Deleted",
+		fmt.Sprintf("force_destroy_data is true: destroying %s deletes %s on node %s with all its data and takes it out of %s. This cannot be undone.",
+			beegfsTargetResourceName, state.Path.ValueString(), state.Node.ValueString(), beegfs.StorageConfPath))
+}
+
+// checkTargetHost reads the node and refuses what must not be set up or kept there. mountpoint
+// and uuid are the filesystem the target was recorded on, "" for a new target.
+func checkTargetHost(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity, mountpoint, uuid string) (beegfs.StorageHost, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the storage service, its config and "+want.Directory+" failed", "", err))
+		return hs, diags
+	}
+	if _, err := hs.Release(); err != nil {
+		diags.Append(nodeAttributeError(path.Root("node"), "BeeGFS Not Installed", node,
+			"The "+beegfs.StoragePackage+" package is not installed, or its version is not one the provider knows", installBeeGFSAdvice, err))
+		return hs, diags
+	}
+	if !beegfs.OnRecordedFilesystem(hs.Mount, mountpoint, uuid) {
+		diags.Append(nodeAttributeError(path.Root("path"), "Storage Filesystem Missing", node,
+			"The filesystem the target was set up on is not mounted where it was", "Nothing is changed until it is back.",
+			beegfs.FilesystemMissing(want.Directory, mountpoint, uuid, hs.Mount)))
+		return hs, diags
+	}
+	if err := beegfs.CheckSeparateFilesystem(want.Directory, hs.Mount.Target); err != nil {
+		diags.Append(nodeAttributeError(path.Root("path"), "Storage Path Not On Its Own Filesystem", node,
+			"The target directory would land on the OS disk", "Mount the target's filesystem (by UUID in /etc/fstab) and put path below it.", err))
+		return hs, diags
+	}
+	conf, err := hs.ParseConf()
+	if err == nil {
+		var listed []beegfs.StorageTarget
+		if listed, err = beegfs.StorageTargets(conf); err == nil {
+			err = checkListedUUID(listed, want.Directory, hs.Mount)
+		}
+	}
+	if err != nil {
+		diags.Append(nodeAttributeError(path.Root("path"), "Storage Interlock Does Not Match", node,
+			"The interlock in "+beegfs.StorageConfPath+" does not match the mounted filesystem", "Repair the file by hand; the provider does not guess.", err))
+		return hs, diags
+	}
+	switch {
+	case hs.Dir.Initialised():
+		if err := beegfs.CheckDirIDs(want, hs.Dir); err != nil {
+			diags.Append(nodeAttributeError(path.Root("target_id"), "Storage Target IDs Differ", node,
+				want.Directory+" is already a storage target with other IDs, and beegfs-setup-storage never runs twice",
+				"Set node_num_id and target_id to the IDs on disk, or choose another path.", err))
+		}
+	case hs.Dir.Exists && !hs.Dir.Empty:
+		diags.Append(nodeAttributeError(path.Root("path"), "Storage Directory Not Empty", node,
+			want.Directory+" holds files but no "+beegfs.NodeNumIDFile, "Choose an empty or missing directory; beegfs-setup-storage refuses a non-empty one.", nil))
+	}
+	return hs, diags
+}
+
+func checkListedUUID(listed []beegfs.StorageTarget, dir string, m beegfs.Mount) error {
+	for _, t := range listed {
+		if t.Directory == dir {
+			return beegfs.CheckMountedUUID(t, m.Target, m.UUID)
+		}
+	}
+	return nil
+}
+
+// checkHostIDs refuses IDs that other targets of the host's own config hold on disk.
+func checkHostIDs(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity, hs beegfs.StorageHost) diag.Diagnostics {
+	var diags diag.Diagnostics
+	conf, err := hs.ParseConf()
+	if err != nil {
+		return diags // reported by checkTargetHost
+	}
+	listed, err := beegfs.StorageTargets(conf)
+	if err != nil {
+		return diags
+	}
+	others := beegfs.OtherDirectories(listed, want.Directory)
+	dirs, err := beegfs.ReadTargetDirs(ctx, h, others)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the ID files of the other targets in "+beegfs.StorageConfPath+" failed", "", err))
+		return diags
+	}
+	existing := beegfs.HostTargets(want.Host, want.Directory, listed, dirs)
+	if err := beegfs.CheckIDConflicts(existing, want); err != nil {
+		attr := beegfs.ConflictAttribute(existing, want)
+		diags.Append(nodeAttributeError(path.Root(attr), "Storage Target ID Already Used", node,
+			"Another target in "+beegfs.StorageConfPath+" already uses this "+attr, "Choose another "+attr+".", err))
+	}
+	return diags
+}
+
+func (r *beegfsTargetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsTargetModel) diag.Diagnostics {
+		return r.converge(ctx, m, true)
+	})
+}
+
+func (r *beegfsTargetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsTargetModel) diag.Diagnostics {
+		return r.converge(ctx, m, false)
+	})
+}
+
+// converge sets the target up once (Create only), then makes the interlock, the drop-in and
+// the service what they should be, all under the host's lock.
+func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetModel, creating bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	node := m.Node.ValueString()
+	if m.TargetID.IsUnknown() {
+		id, err := beegfs.DefaultTargetID(m.NodeNumID.ValueInt64())
+		if err != nil {
+			diags.Append(settingError(path.Root("target_id"), "No Default Target ID", "The guide's numbering cannot give this node a target ID", "Set target_id.", err))
+			return diags
+		}
+		m.TargetID = types.Int64Value(id)
+	}
+	want := m.identity(r.cluster)
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		diags.Append(connectError(node, err))
+		return diags
+	}
+	unlock, err := h.Lock(ctx)
+	if err != nil {
+		diags.Append(nodeError("Cannot Lock Node", node, "Taking the host lock failed", "", err))
+		return diags
+	}
+	defer unlock()
+	mountpoint, uuid := m.recorded()
+	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid)
+	if diags.HasError() {
+		return diags
+	}
+	if !hs.Dir.Initialised() {
+		if !creating {
+			diags.Append(nodeAttributeError(path.Root("path"), "Storage Target Not Initialised", node,
+				want.Directory+" has no "+beegfs.NodeNumIDFile+" any more", "Refresh: a target that is really gone is then planned anew.", nil))
+			return diags
+		}
+		if hs, diags = setUpTarget(ctx, h, node, want, m.MgmtdHost.ValueString()); diags.HasError() {
+			return diags
+		}
+	}
+	mount := hs.Mount
+	confChanged, diags := writeStorageInterlock(ctx, h, node, hs, beegfs.StorageTarget{Directory: want.Directory, FsUUID: mount.UUID}, m.MgmtdHost.ValueString())
+	if diags.HasError() {
+		return diags
+	}
+	dropIn, err := beegfs.StorageDropIn(want.TargetID, mount.Target)
+	if err == nil {
+		_, err = beegfs.WriteDropIn(ctx, h, h, dropIn)
+	}
+	if err != nil {
+		diags.Append(nodeError("Cannot Write Drop-In", node, "Writing the RequiresMountsFor drop-in for "+beegfs.ServiceStorage+" failed", "", err))
+		return diags
+	}
+	start := beegfs.EnableNow
+	if confChanged && hs.Service.Running() {
+		start = beegfs.Restart
+	}
+	if err := start(ctx, h, beegfs.ServiceStorage); err != nil {
+		diags.Append(nodeError("Storage Service Does Not Start", node, beegfs.ServiceStorage+" did not start",
+			"Read its refusal below. A missing "+beegfs.ConnAuthPath+" comes from gpucluster_beegfs_management (depends_on it).", err))
+		return diags
+	}
+	m.ID = types.StringValue(targetID(node, want.Directory))
+	m.FsUUID = types.StringValue(mount.UUID)
+	m.Mountpoint = types.StringValue(mount.Target)
+	m.Status = types.StringValue(inSync)
+	return diags
+}
+
+// setUpTarget runs beegfs-setup-storage on a missing or empty directory and reads the host
+// again. A refusal as "already initialised" is never taken as success: the IDs on disk decide.
+func setUpTarget(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity, mgmtd string) (beegfs.StorageHost, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	outcome, err := beegfs.SetupStorage(ctx, h, beegfs.StorageSetup{Path: want.Directory, NodeNumID: want.NodeNumID, TargetID: want.TargetID, Mgmtd: mgmtd})
+	if outcome == beegfs.Failed {
+		diags.Append(nodeError("Cannot Set Up Storage Target", node, "beegfs-setup-storage failed", "", err))
+		return beegfs.StorageHost{}, diags
+	}
+	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the target after beegfs-setup-storage failed", "", err))
+		return hs, diags
+	}
+	if err := beegfs.CheckDirIDs(want, hs.Dir); err != nil {
+		diags.Append(nodeAttributeError(path.Root("target_id"), "Storage Target IDs Differ", node,
+			"beegfs-setup-storage reported "+outcome.String()+", but the directory's IDs are not the configured ones", "Nothing else was changed.", err))
+	}
+	return hs, diags
+}
+
+// writeStorageInterlock puts the target into beegfs-storage.conf with the interlock and the
+// management host, writing only when that changes the file.
+func writeStorageInterlock(ctx context.Context, w beegfs.FileWriter, node string, hs beegfs.StorageHost, t beegfs.StorageTarget, mgmtd string) (bool, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	conf, err := hs.ParseConf()
+	if err == nil {
+		err = beegfs.SetStorageTarget(conf, t)
+	}
+	if err == nil {
+		err = conf.Set(beegfs.KeyMgmtdHost, mgmtd)
+	}
+	var changed bool
+	if err == nil {
+		changed, err = beegfs.WriteConf(ctx, w, beegfs.StorageConfPath, hs.Conf, conf, 0o644)
+	}
+	if err != nil {
+		todo := ""
+		if errors.Is(err, transport.ErrWriteConflict) {
+			todo = "Someone changed the file meanwhile; apply again."
+		}
+		diags.Append(nodeError("Cannot Write Storage Interlock", node, "Editing "+beegfs.StorageConfPath+" failed", todo, err))
+	}
+	return changed, diags
+}
+
+func (r *beegfsTargetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state beegfsTargetModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node := state.Node.ValueString()
+	want := state.identity(r.cluster)
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the storage service, its config and "+want.Directory+" failed", "", err))
+		return
+	}
+	mountpoint, uuid := state.recorded()
+	onFilesystem := beegfs.OnRecordedFilesystem(hs.Mount, mountpoint, uuid)
+	if !hs.Dir.Initialised() && onFilesystem {
+		// Gone from the filesystem it was set up on: really gone, not merely unmounted.
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if !onFilesystem {
+		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("path"), "Storage Filesystem Missing", node,
+			"The filesystem the target was set up on is not mounted where it was", "Nothing is changed until it is back.",
+			beegfs.FilesystemMissing(want.Directory, mountpoint, uuid, hs.Mount)))
+	}
+	if mgmtd := hs.MgmtdHost(); mgmtd != "" {
+		state.MgmtdHost = types.StringValue(mgmtd)
+	}
+	problems := beegfs.StorageDrift(hs, beegfs.StorageWant{Target: want, Mountpoint: mountpoint, FsUUID: uuid})
+	state.Status = types.StringValue(describeDrift(problems))
+	if len(problems) > 0 && onFilesystem {
+		resp.Diagnostics.AddWarning("Drift Detected On "+node,
+			fmt.Sprintf("The storage target %s differs from its configuration: %s.\n\nApply repairs what it can.", want.Directory, strings.Join(problems, "; ")))
+	}
+	state.ID = types.StringValue(targetID(node, want.Directory))
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Delete stops and disables beegfs-storage and removes the target's drop-in. The data stays
+// unless force_destroy_data is set; then the directory and its config entries go as well,
+// but only when the directory is this target on its own filesystem.
+func (r *beegfsTargetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state beegfsTargetModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node := state.Node.ValueString()
+	want := state.identity(r.cluster)
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	unlock, err := h.Lock(ctx)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Lock Node", node, "Taking the host lock failed", "", err))
+		return
+	}
+	defer unlock()
+	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the storage service, its config and "+want.Directory+" failed", "", err))
+		return
+	}
+	if hs.Service.Enabled != "not-found" {
+		if err := beegfs.DisableNow(ctx, h, beegfs.ServiceStorage); err != nil {
+			resp.Diagnostics.Append(nodeError("Cannot Stop Storage Service", node, "Stopping and disabling "+beegfs.ServiceStorage+" failed", "", err))
+			return
+		}
+	}
+	if err := beegfs.RemoveDropIn(ctx, h, beegfs.StorageDropInPath(want.TargetID)); err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Remove Drop-In", node, "Removing the target's drop-in failed", "", err))
+		return
+	}
+	if state.ForceDestroyData.ValueBool() {
+		mountpoint, uuid := state.recorded()
+		resp.Diagnostics.Append(wipeTarget(ctx, h, node, want, hs, mountpoint, uuid)...)
+	}
+}
+
+func wipeTarget(ctx context.Context, h *transport.Host, node string, want beegfs.TargetIdentity, hs beegfs.StorageHost, mountpoint, uuid string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	keep := "Set force_destroy_data = false (and apply) to destroy the resource without deleting data."
+	if !beegfs.OnRecordedFilesystem(hs.Mount, mountpoint, uuid) {
+		diags.Append(nodeAttributeError(path.Root("force_destroy_data"), "Storage Filesystem Missing", node,
+			"The target's data is not reachable, so it was not deleted", keep, beegfs.FilesystemMissing(want.Directory, mountpoint, uuid, hs.Mount)))
+		return diags
+	}
+	if hs.Dir.Initialised() {
+		if err := beegfs.CheckDirIDs(want, hs.Dir); err != nil {
+			diags.Append(nodeAttributeError(path.Root("force_destroy_data"), "Storage Target IDs Differ", node,
+				"The directory is another target now, so it was not deleted", keep, err))
+			return diags
+		}
+	}
+	if err := beegfs.WipeTarget(ctx, h, want.Directory); err != nil {
+		diags.Append(nodeError("Cannot Delete Storage Target", node, "Deleting "+want.Directory+" failed", "", err))
+		return diags
+	}
+	conf, err := hs.ParseConf()
+	var removed bool
+	if err == nil {
+		removed, err = beegfs.RemoveStorageTarget(conf, want.Directory)
+	}
+	if err == nil && removed {
+		_, err = beegfs.WriteConf(ctx, h, beegfs.StorageConfPath, hs.Conf, conf, 0o644)
+	}
+	if err != nil {
+		diags.Append(nodeError("Cannot Remove Target From Config", node, "The directory is deleted, but taking it out of "+beegfs.StorageConfPath+" failed",
+			"Remove its entries from "+beegfs.KeyStorageDirectory+" and "+beegfs.KeyFsUUID+" by hand, keeping the lists aligned.", err))
+	}
+	return diags
+}
+
+// ImportState takes NODE:PATH and reads the IDs from the target's ID files.
+func (r *beegfsTargetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	node, dir, err := parseTargetImportID(req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid Import ID",
+			fmt.Sprintf("Expected %s, the node and the target directory (for example \"gpu02:%s\"); got %q.\n\nOriginal Error: %s", beegfsTargetIDFormat, defaultStoragePath, req.ID, err))
+		return
+	}
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		resp.Diagnostics.Append(connectError(node, err))
+		return
+	}
+	hs, err := beegfs.ReadStorageHost(ctx, h, dir, 0)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading "+dir+" and "+beegfs.StorageConfPath+" failed", "", err))
+		return
+	}
+	nodeNumID, target, err := beegfs.DirIDs(dir, hs.Dir)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("No Storage Target To Import", node, dir+" is not an initialised storage target",
+			"Check the path (and that its filesystem is mounted), or create the resource instead.", err))
+		return
+	}
+	mgmtd := hs.MgmtdHost()
+	if mgmtd == "" {
+		resp.Diagnostics.Append(nodeError("No Storage Target To Import", node, beegfs.StorageConfPath+" names no "+beegfs.KeyMgmtdHost,
+			"Create the resource instead; it adopts the initialised directory.", nil))
+		return
+	}
+	m := beegfsTargetModel{
+		ID:               types.StringValue(targetID(node, dir)),
+		Node:             types.StringValue(node),
+		Path:             types.StringValue(dir),
+		NodeNumID:        types.Int64Value(nodeNumID),
+		TargetID:         types.Int64Value(target),
+		MgmtdHost:        types.StringValue(mgmtd),
+		ForceDestroyData: types.BoolValue(false),
+		FsUUID:           types.StringValue(hs.Mount.UUID),
+		Mountpoint:       types.StringValue(hs.Mount.Target),
+		Status:           types.StringValue(inSync),
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// parseTargetImportID splits NODE:PATH at the colon that starts the absolute path, so an IPv6
+// node address keeps its own colons.
+func parseTargetImportID(id string) (node, dir string, err error) {
+	node, rest, ok := strings.Cut(id, ":/")
+	if !ok {
+		return "", "", errors.New("no \":/\" between the node and the path")
+	}
+	if !nodeRefPattern.MatchString(node) {
+		return "", "", fmt.Errorf("%q is not a node name or address", node)
+	}
+	dir = "/" + rest
+	if err := beegfs.ValidateDirectory(dir); err != nil {
+		return "", "", err
+	}
+	return node, dir, nil
+}

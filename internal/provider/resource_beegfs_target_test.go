@@ -1,0 +1,371 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/compare"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+)
+
+func TestParseTargetImportID(t *testing.T) {
+	tests := map[string]struct{ node, dir string }{
+		"gpu02:/data/beegfs-storage":    {"gpu02", "/data/beegfs-storage"},
+		"10.0.0.12:/data/x":             {"10.0.0.12", "/data/x"},
+		"fd00::12:/data/beegfs-storage": {"fd00::12", "/data/beegfs-storage"},
+		"gpu02":                         {},
+		"gpu02:data":                    {},
+		"gpu02:/":                       {},
+		"gpu02:/data/a,b":               {},
+		":/data/beegfs-storage":         {},
+	}
+	for id, want := range tests {
+		node, dir, err := parseTargetImportID(id)
+		if want.node == "" {
+			if err == nil {
+				t.Errorf("%q accepted as %q, %q", id, node, dir)
+			}
+			continue
+		}
+		if err != nil || node != want.node || dir != want.dir {
+			t.Errorf("%q: %q, %q, %v; want %q, %q", id, node, dir, err, want.node, want.dir)
+		}
+	}
+}
+
+func TestTargetDeclarations(t *testing.T) {
+	var d targetDeclarations
+	steps := []struct {
+		t    beegfs.TargetIdentity
+		attr string // "" when accepted
+	}{
+		{beegfs.TargetIdentity{Host: "gpu01", Directory: "/data/beegfs-storage", NodeNumID: 1, TargetID: 101}, ""},
+		{beegfs.TargetIdentity{Host: "gpu02", Directory: "/data/beegfs-storage", NodeNumID: 2, TargetID: 201}, ""},
+		// Terraform plans a replacement twice: the same node and path is the same target.
+		{beegfs.TargetIdentity{Host: "gpu02", Directory: "/data/beegfs-storage", NodeNumID: 2, TargetID: 202}, ""},
+		{beegfs.TargetIdentity{Host: "gpu03", Directory: "/data/beegfs-storage", NodeNumID: 3, TargetID: 101}, "target_id"},
+		{beegfs.TargetIdentity{Host: "gpu03", Directory: "/data/beegfs-storage", NodeNumID: 1, TargetID: 301}, "node_num_id"},
+		{beegfs.TargetIdentity{Host: "gpu02", Directory: "/data2/beegfs-storage", NodeNumID: 2, TargetID: 201}, ""},
+		{beegfs.TargetIdentity{Host: "gpu02", Directory: "/data3/beegfs-storage", NodeNumID: 5, TargetID: 203}, "node_num_id"},
+	}
+	for i, s := range steps {
+		attr, err := d.declare(s.t)
+		if (err == nil) != (s.attr == "") || attr != s.attr {
+			t.Errorf("step %d %+v: attribute %q, %v; want %q", i, s.t, attr, err, s.attr)
+		}
+	}
+}
+
+// Two targets with one target_id in one configuration are refused at plan, before any node is
+// asked: the provider's connection settings are not known yet.
+func TestBeegfsTargetDuplicateIDsRefusedAtPlan(t *testing.T) {
+	config := func(second string) string {
+		return `
+resource "terraform_data" "user" {
+  input = "admin"
+}
+
+provider "gpucluster" {
+  user = terraform_data.user.output
+}
+
+resource "gpucluster_beegfs_target" "one" {
+  node        = "gpu01"
+  node_num_id = 1
+  mgmtd_host  = "10.0.0.10"
+}
+
+resource "gpucluster_beegfs_target" "two" {
+  node        = "gpu02"
+  mgmtd_host  = "10.0.0.10"
+` + second + `
+}
+`
+	}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      config("node_num_id = 2\n  target_id = 101"),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Storage Target ID Already Used.*target_id 101 is already used`),
+			},
+			{
+				Config:      config("node_num_id = 1\n  target_id = 102"),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Storage Target ID Already Used.*node_num_id 1 is already used`),
+			},
+			{
+				Config:      config("node_num_id = 2\n  path = \"/data/a,b\""),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Invalid Storage Path.*comma`),
+			},
+		},
+	})
+}
+
+const targetResource = "gpucluster_beegfs_target.test"
+
+func targetConfig(l *lab.Lab, node string, nodeNumID int, extra string) string {
+	return providerConfig(l, "") + fmt.Sprintf(`
+resource "gpucluster_beegfs_target" "test" {
+  node        = %q
+  node_num_id = %d
+  mgmtd_host  = %q
+%s
+}
+`, node, nodeNumID, l.Host("login01").Address, extra)
+}
+
+// prepareStorageHost installs beegfs-storage and gives the node a conn.auth of its own, which
+// gpucluster_beegfs_management distributes in a real configuration. Cleanup puts back the
+// shipped config and removes what the test set up, data included.
+func prepareStorageHost(t *testing.T, l *lab.Lab, node string) {
+	t.Helper()
+	onHost(t, l, node, `set -e
+dpkg-query -W -f='${Status}' beegfs-storage 2>/dev/null | grep -q 'ok installed' || DEBIAN_FRONTEND=noninteractive apt-get install -y -q beegfs-storage >/dev/null
+cp -a /etc/beegfs/beegfs-storage.conf /root/beegfs-storage.conf.tacc
+if [ ! -e /etc/beegfs/conn.auth ]; then head -c 128 /dev/urandom > /etc/beegfs/conn.auth; chmod 400 /etc/beegfs/conn.auth; fi
+findmnt -n /data >/dev/null`)
+	t.Cleanup(func() {
+		onHost(t, l, node, `systemctl start data.mount
+systemctl disable --now beegfs-storage 2>/dev/null
+rm -rf /data/beegfs-storage /data/other-target /etc/systemd/system/beegfs-storage.service.d
+systemctl daemon-reload
+cp /root/beegfs-storage.conf.tacc /etc/beegfs/beegfs-storage.conf`)
+	})
+}
+
+func diskUUID(t *testing.T, l *lab.Lab, node string) string {
+	t.Helper()
+	d, err := l.Disk(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.UUID
+}
+
+// checkOnHost runs a script through the lab's own seam and compares its output.
+func checkOnHost(l *lab.Lab, node, script, want string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		got, err := onHostErr(l, node, script)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("%s: %s printed %q, want %q", node, script, got, want)
+		}
+		return nil
+	}
+}
+
+// checkTargetOnHost proves the target as the guide sets it up: ID files, the interlock with
+// the leading empty element, the drop-in and the running service.
+func checkTargetOnHost(l *lab.Lab, node, nodeID, targetID, uuid, mgmtd string) resource.TestCheckFunc {
+	return resource.ComposeAggregateTestCheckFunc(
+		checkOnHost(l, node, "cat /data/beegfs-storage/nodeNumID /data/beegfs-storage/targetNumID", nodeID+"\n"+targetID),
+		checkOnHost(l, node, `sed -n 's/^\(sysMgmtdHost\|storeStorageDirectory\|storeAllowFirstRunInit\|storeFsUUID\) *= */\1=/p' /etc/beegfs/beegfs-storage.conf`,
+			"sysMgmtdHost="+mgmtd+"\nstoreStorageDirectory=,/data/beegfs-storage\nstoreAllowFirstRunInit=false\nstoreFsUUID=,"+uuid),
+		checkOnHost(l, node, "cat /etc/systemd/system/beegfs-storage.service.d/target-"+targetID+".conf", "[Unit]\nRequiresMountsFor=/data"),
+		checkOnHost(l, node, "systemctl is-active beegfs-storage; systemctl is-enabled beegfs-storage", "active\nenabled"),
+		checkOnHost(l, node, "findmnt -n -o TARGET --target /data/beegfs-storage", "/data"),
+	)
+}
+
+func TestAccBeegfsTarget_lifecycle(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu01"
+	prepareStorageHost(t, l, node)
+	uuid := diskUUID(t, l, node)
+	login := l.Host("login01").Address
+	sameUUID := statecheck.CompareValue(compare.ValuesSame())
+	// After the in-place update the configuration names the management host by name.
+	byName := strings.Replace(targetConfig(l, node, 1, ""), fmt.Sprintf("mgmtd_host  = %q", login), `mgmtd_host  = "login01"`, 1)
+	step := func(drift string) resource.TestStep {
+		return resource.TestStep{
+			PreConfig: func() { onHost(t, l, node, drift) },
+			Config:    byName,
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(targetResource, plancheck.ResourceActionUpdate)},
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			Check: checkTargetOnHost(l, node, "1", "101", uuid, "login01"),
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			checkOnHost(l, node, "systemctl is-enabled beegfs-storage; systemctl is-active beegfs-storage || true", "disabled\ninactive"),
+			checkOnHost(l, node, "cat /data/beegfs-storage/targetNumID /data/beegfs-storage/tacc-chunk", "101\nuser data"),
+			checkOnHost(l, node, "test -e /etc/systemd/system/beegfs-storage.service.d/target-101.conf && echo left || echo removed", "removed"),
+		),
+		Steps: []resource.TestStep{
+			{
+				Config: targetConfig(l, node, 1, ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(targetResource, tfjsonpath.New("id"), knownvalue.StringExact("gpu01:/data/beegfs-storage")),
+					statecheck.ExpectKnownValue(targetResource, tfjsonpath.New("target_id"), knownvalue.Int64Exact(101)),
+					statecheck.ExpectKnownValue(targetResource, tfjsonpath.New("fs_uuid"), knownvalue.StringExact(uuid)),
+					statecheck.ExpectKnownValue(targetResource, tfjsonpath.New("mountpoint"), knownvalue.StringExact("/data")),
+					statecheck.ExpectKnownValue(targetResource, tfjsonpath.New("status"), knownvalue.StringExact(inSync)),
+					statecheck.ExpectKnownValue(targetResource, tfjsonpath.New("force_destroy_data"), knownvalue.Bool(false)),
+					sameUUID.AddStateValue(targetResource, tfjsonpath.New("fs_uuid")),
+				},
+				Check: checkTargetOnHost(l, node, "1", "101", uuid, login),
+			},
+			{
+				// In place: the management host changes in the config, the target is not set up again.
+				PreConfig: func() { onHost(t, l, node, "echo 'user data' > /data/beegfs-storage/tacc-chunk") },
+				Config:    byName,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(targetResource, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(targetResource, tfjsonpath.New("mgmtd_host"), knownvalue.StringExact("login01")),
+					sameUUID.AddStateValue(targetResource, tfjsonpath.New("fs_uuid")),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkTargetOnHost(l, node, "1", "101", uuid, "login01"),
+					checkOnHost(l, node, "cat /data/beegfs-storage/tacc-chunk", "user data"),
+				),
+			},
+			{
+				ResourceName:      targetResource,
+				ImportState:       true,
+				ImportStateId:     "gpu01:/data/beegfs-storage",
+				ImportStateVerify: true,
+			},
+			step(`sed -i 's/^storeAllowFirstRunInit.*/storeAllowFirstRunInit = true/' /etc/beegfs/beegfs-storage.conf`),
+			step(`rm /etc/systemd/system/beegfs-storage.service.d/target-101.conf && systemctl daemon-reload`),
+			step(`systemctl stop beegfs-storage`),
+			{
+				// The array that did not assemble: /data is an empty directory on the root
+				// filesystem. The plan stops with the guide's advice and nothing is set up there.
+				PreConfig: func() { onHost(t, l, node, "systemctl stop data.mount && ! findmnt -n /data") },
+				Config:    byName,
+				ExpectError: regexp.MustCompile(`(?s)Storage Filesystem Missing.*` + regexp.QuoteMeta(uuid) +
+					`.*` + wrapped("is not the filesystem named in storeFsUUID") + `.*` + wrapped("Do not set storeAllowFirstRunInit = true")),
+			},
+			{
+				PreConfig: func() {
+					if out := onHost(t, l, node, "ls -A /data; systemctl is-active beegfs-storage || true"); out != "inactive" && out != "failed" {
+						t.Fatalf("with /data unmounted: %q, want an empty /data and beegfs-storage not running", out)
+					}
+					onHost(t, l, node, "systemctl start data.mount")
+				},
+				Config: byName,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(targetResource, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkTargetOnHost(l, node, "1", "101", uuid, "login01"),
+					checkOnHost(l, node, "cat /data/beegfs-storage/tacc-chunk", "user data"),
+				),
+			},
+		},
+	})
+}
+
+// The plan refuses, on the node's own evidence, what would set a target up wrongly; nothing is
+// created on the node.
+func TestAccBeegfsTarget_planRefusals(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu02"
+	prepareStorageHost(t, l, node)
+	uuid := diskUUID(t, l, node)
+	const otherUUID = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+	plan := func(pre, config, want string) resource.TestStep {
+		return resource.TestStep{
+			PreConfig: func() {
+				onHost(t, l, node, "cp /root/beegfs-storage.conf.tacc /etc/beegfs/beegfs-storage.conf; rm -rf /data/beegfs-storage /data/other-target\n"+pre)
+			},
+			Config:      config,
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(want),
+		}
+	}
+	setConf := func(dirs, uuids string) string {
+		return fmt.Sprintf("sed -i 's|^storeStorageDirectory.*|storeStorageDirectory = %s|; s|^storeFsUUID.*|storeFsUUID = %s|' /etc/beegfs/beegfs-storage.conf", dirs, uuids)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			plan("", targetConfig(l, node, 2, `path = "/var/beegfs-storage"`),
+				`(?s)Storage Path Not On Its Own Filesystem.*/var/beegfs-storage is on the root filesystem`),
+			plan(setConf(",/data/beegfs-storage", ","+otherUUID), targetConfig(l, node, 2, ""),
+				`(?s)Storage Interlock Does Not Match.*`+otherUUID+`.*`+uuid),
+			plan("mkdir /data/beegfs-storage && echo 7 > /data/beegfs-storage/nodeNumID && echo 701 > /data/beegfs-storage/targetNumID",
+				targetConfig(l, node, 2, ""),
+				`(?s)Storage Target IDs Differ.*nodeNumID holds 7, but node_num_id is 2.*targetNumID holds 701, but target_id is 201`),
+			plan("mkdir /data/beegfs-storage && echo lost > /data/beegfs-storage/file", targetConfig(l, node, 2, ""),
+				`(?s)Storage Directory Not Empty`),
+			plan(setConf(",/data/other-target", ","+uuid)+"\nmkdir /data/other-target && echo 2 > /data/other-target/nodeNumID && echo 201 > /data/other-target/targetNumID",
+				targetConfig(l, node, 2, ""),
+				`(?s)Storage Target ID Already Used.*target_id 201 is already used by gpu02:/data/other-target`),
+			plan(setConf(",/data/other-target", ","+uuid)+"\nmkdir /data/other-target && echo 3 > /data/other-target/nodeNumID && echo 301 > /data/other-target/targetNumID",
+				targetConfig(l, node, 2, ""),
+				`(?s)Storage Target ID Already Used.*already runs storage node 3`),
+			{
+				PreConfig: func() {
+					if out := onHost(t, l, node, "ls -d /var/beegfs-storage /data/beegfs-storage 2>/dev/null; systemctl is-enabled beegfs-storage || true"); out != "disabled" {
+						t.Fatalf("the refused plans left %q on %s", out, node)
+					}
+					onHost(t, l, node, "cp /root/beegfs-storage.conf.tacc /etc/beegfs/beegfs-storage.conf; rm -rf /data/other-target")
+				},
+				Config:             targetConfig(l, node, 2, ""),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+		},
+	})
+}
+
+// A target an admin set up by hand is adopted without running the setup again; with
+// force_destroy_data the destroy deletes it and takes it out of the config lists.
+func TestAccBeegfsTarget_adoptAndForceDestroy(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu02"
+	prepareStorageHost(t, l, node)
+	uuid := diskUUID(t, l, node)
+	login := l.Host("login01").Address
+	onHost(t, l, node, fmt.Sprintf("/opt/beegfs/sbin/beegfs-setup-storage -p /data/beegfs-storage -s 2 -i 201 -m %s >/dev/null && echo 'user data' > /data/beegfs-storage/tacc-chunk", login))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			checkOnHost(l, node, "test -e /data/beegfs-storage && echo left || echo wiped", "wiped"),
+			checkOnHost(l, node, `sed -n 's/^\(storeStorageDirectory\|storeFsUUID\) *=/\1=/p' /etc/beegfs/beegfs-storage.conf`, "storeStorageDirectory=\nstoreFsUUID="),
+			checkOnHost(l, node, "systemctl is-enabled beegfs-storage; findmnt -n -o TARGET /data", "disabled\n/data"),
+		),
+		Steps: []resource.TestStep{
+			{
+				Config: targetConfig(l, node, 2, "force_destroy_data = true"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(targetResource, tfjsonpath.New("target_id"), knownvalue.Int64Exact(201)),
+					statecheck.ExpectKnownValue(targetResource, tfjsonpath.New("force_destroy_data"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(targetResource, tfjsonpath.New("fs_uuid"), knownvalue.StringExact(uuid)),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkTargetOnHost(l, node, "2", "201", uuid, login),
+					checkOnHost(l, node, "cat /data/beegfs-storage/tacc-chunk", "user data"),
+				),
+			},
+		},
+	})
+}
+
+// wrapped matches a sentence however Terraform wraps the diagnostic's lines.
+func wrapped(sentence string) string {
+	return strings.ReplaceAll(regexp.QuoteMeta(sentence), " ", `\s+`)
+}
