@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 lab=bin/gpucluster-lab
+netns=gpucluster-lab${GPUCLUSTER_LAB_INSTANCE:+-$GPUCLUSTER_LAB_INSTANCE} # the lab the make targets use
 demo=.demo
 [ -r "$demo/terraformrc" ] || { echo "run make demo first" >&2; exit 1; }
 
@@ -14,7 +15,7 @@ accepted() { "$lab" exec "$1" -- journalctl -u ssh --no-pager -o cat | grep -c '
 declare -A before
 for host in $("$lab" hosts); do before[$host]=$(accepted "$host"); done
 
-ip netns exec gpucluster-lab env TF_CLI_CONFIG_FILE="$PWD/$demo/terraformrc" CHECKPOINT_DISABLE=1 \
+ip netns exec "$netns" env TF_CLI_CONFIG_FILE="$PWD/$demo/terraformrc" CHECKPOINT_DISABLE=1 \
 	terraform -chdir=examples/lab-cluster plan -input=false -detailed-exitcode \
 	-var-file="$PWD/$demo/lab.tfvars.json" >/dev/null 2>&1 || {
 	echo "the plan was not a no-op (or failed): apply examples/lab-cluster first" >&2

@@ -112,6 +112,7 @@ func TestAccBeegfs_interlockAfterReboot(t *testing.T) {
 	config := beegfsCluster{storage: []string{node}}.config(l)
 	const target = "gpucluster_beegfs_target.gpu01"
 	const chunk = "/data/beegfs-storage/chunks-written-before-the-reboot"
+	var untouched string
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -165,8 +166,29 @@ func TestAccBeegfs_interlockAfterReboot(t *testing.T) {
 					checkOnHost(l, node, "cat "+chunk, "user data"),
 				),
 			},
+			{
+				// A no-op run: refresh and apply leave every file and daemon as they were.
+				PreConfig: func() { untouched = beegfsFingerprint(t, l, node) },
+				Config:    config,
+				Check: func(*terraform.State) error {
+					if after := beegfsFingerprint(t, l, node); after != untouched {
+						return fmt.Errorf("a no-op apply changed the hosts:\nbefore:\n%s\nafter:\n%s", untouched, after)
+					}
+					return nil
+				},
+			},
 		},
 	})
+}
+
+// beegfsFingerprint is what a no-op apply must not change: the BeeGFS files' content and
+// modification times on login01 and node, and each daemon's invocation (a restart gets a new one).
+func beegfsFingerprint(t *testing.T, l *lab.Lab, node string) string {
+	t.Helper()
+	const script = `find /etc/beegfs /etc/systemd/system -path '*beegfs*' -type f -exec stat -c '%n %Y' {} + | sort
+find /etc/beegfs -type f -exec sha256sum {} + | sort
+systemctl show -p InvocationID beegfs-mgmtd beegfs-meta beegfs-storage 2>/dev/null`
+	return onHost(t, l, lab.LoginHost, script) + "\n" + onHost(t, l, node, script)
 }
 
 // assertInterlockHolds looks at gpu01 booted without its /data: the mount failed, systemd

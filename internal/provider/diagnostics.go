@@ -87,3 +87,16 @@ func settingError(p path.Path, summary, happened, todo string, err error) diag.D
 	}
 	return diag.NewAttributeErrorDiagnostic(p, summary, detail)
 }
+
+// What to do after the common failures of a step on a node. Each says what state the node is
+// left in, so the admin knows whether anything needs undoing.
+const (
+	adviceRead  = "Nothing was changed on the node. Check that it is reachable and that the packages this resource needs are installed; the original error names the command that failed."
+	adviceWrite = "Files are replaced atomically, so the node keeps its previous file. Fix the cause named below (disk space, a read-only /etc, a missing package) and apply again."
+	adviceStop  = "The data is untouched. Stop and disable the service by hand (systemctl disable --now SERVICE) if it still runs, then run the destroy again."
+	adviceSetup = "Read the tool's message below and fix its cause, then apply again. The setup tool runs only on a missing or empty directory, so a retry never initialises anything twice."
+	adviceLock  = "Another apply on this machine may be holding the node's lock; wait for it to finish and apply again."
+	adviceWipe  = "Part of the directory may already be gone: force_destroy_data is unrecoverable. Remove what is left by hand, or run the destroy again."
+
+	adviceForeignDir = "Choose another path, or clear the directory by hand if it really is unused: the provider never overwrites a directory that holds another BeeGFS node's data."
+)

@@ -162,14 +162,14 @@ func (r *beegfsClientResource) converge(ctx context.Context, m *beegfsClientMode
 	configChanged := false
 	if st.MgmtdHost() != set.Mgmtd {
 		if err := beegfs.SetupClient(ctx, h, set.Mgmtd); err != nil {
-			diags.Append(nodeError("Cannot Set Up BeeGFS Client", node, "Setting the management host with "+beegfs.SetupClientTool+" failed", "", err))
+			diags.Append(nodeError("Cannot Set Up BeeGFS Client", node, "Setting the management host with "+beegfs.SetupClientTool+" failed", adviceWrite, err))
 			return diags
 		}
 		configChanged = true
 	}
 	changed, err := beegfs.WriteMountsConf(ctx, h, set.MountPath, st.MountsConf)
 	if err != nil {
-		diags.Append(nodeError("Cannot Write BeeGFS Mounts", node, "Writing "+beegfs.MountsConfPath+" failed", "", err))
+		diags.Append(nodeError("Cannot Write BeeGFS Mounts", node, "Writing "+beegfs.MountsConfPath+" failed", adviceWrite, err))
 		return diags
 	}
 	if err := beegfs.StartClient(ctx, h, st, configChanged || changed, mounted); err != nil {
@@ -179,7 +179,7 @@ func (r *beegfsClientResource) converge(ctx context.Context, m *beegfsClientMode
 	}
 	after, err := beegfs.ReadClient(ctx, h, set.MountPath)
 	if err != nil {
-		diags.Append(nodeError("Cannot Read BeeGFS Client", node, "Reading the client's state after starting it failed", "", err))
+		diags.Append(nodeError("Cannot Read BeeGFS Client", node, "Reading the client's state after starting it failed", adviceRead, err))
 		return diags
 	}
 	if !after.MountedAt(set.MountPath, set.FSType) {
@@ -227,7 +227,7 @@ func (r *beegfsClientResource) readClient(ctx context.Context, node, mountPath s
 	}
 	st, err := beegfs.ReadClient(ctx, h, mountPath)
 	if err != nil {
-		diags.Append(nodeError("Cannot Read BeeGFS Client", node, "Reading the client's package, service, files and mount failed", "", err))
+		diags.Append(nodeError("Cannot Read BeeGFS Client", node, "Reading the client's package, service, files and mount failed", adviceRead, err))
 	}
 	return h, st, diags
 }
@@ -298,7 +298,7 @@ func (r *beegfsClientResource) Delete(ctx context.Context, req resource.DeleteRe
 	after, err := beegfs.ReadClient(ctx, h, set.MountPath)
 	switch {
 	case err != nil:
-		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Client", node, "Reading the client's state after stopping it failed", "", err))
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Client", node, "Reading the client's state after stopping it failed", adviceRead, err))
 	case after.MountedAt(set.MountPath, set.FSType):
 		resp.Diagnostics.Append(nodeError("BeeGFS Still Mounted", node,
 			fmt.Sprintf("%s is stopped and disabled, but BeeGFS is still mounted at %s", beegfs.ServiceClient, set.MountPath), busy, nil))

@@ -203,7 +203,7 @@ func (r *beegfsManagementResource) readController(ctx context.Context, node, dbF
 	}
 	mh, err := beegfs.ReadMgmtd(ctx, h, dbFile)
 	if err != nil {
-		diags.Append(nodeAttributeError(path.Root("node"), "Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's package, config, service and files failed", "", err))
+		diags.Append(nodeAttributeError(path.Root("node"), "Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's package, config, service and files failed", adviceRead, err))
 		return mh, h, diags
 	}
 	if _, err := mh.Release(); err != nil {
@@ -263,7 +263,7 @@ func (r *beegfsManagementResource) converge(ctx context.Context, m *beegfsManage
 	}
 	mh, err = beegfs.ReadMgmtd(ctx, h, dbFile)
 	if err != nil {
-		diags.Append(nodeError("Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's state after the apply failed", "", err))
+		diags.Append(nodeError("Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's state after the apply failed", adviceRead, err))
 		return diags
 	}
 	if problems := beegfs.MgmtdProblems(mh, rel, dbFile, mh.Mount.Target); len(problems) > 0 {
@@ -394,7 +394,7 @@ func (r *beegfsManagementResource) distribute(ctx context.Context, ctl *transpor
 	}
 	connAuth, cert, err := readShared(ctx, ctl, rel)
 	if err != nil {
-		diags.Append(nodeError("Cannot Read BeeGFS Shared Files", node, "Reading "+beegfs.ConnAuthPath+" or "+beegfs.TLSCertPath+" failed", "", err))
+		diags.Append(nodeError("Cannot Read BeeGFS Shared Files", node, "Reading "+beegfs.ConnAuthPath+" or "+beegfs.TLSCertPath+" failed", adviceRead, err))
 		return diags
 	}
 	defer clear(connAuth)
@@ -493,7 +493,7 @@ func (r *beegfsManagementResource) Read(ctx context.Context, req resource.ReadRe
 	}
 	mh, err := beegfs.ReadMgmtd(ctx, h, dbFile)
 	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's package, config, service and files failed", "", err))
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's package, config, service and files failed", adviceRead, err))
 		return
 	}
 	rel, err := mh.Release()
@@ -531,7 +531,7 @@ func (r *beegfsManagementResource) Delete(ctx context.Context, req resource.Dele
 		return
 	}
 	if err := beegfs.DisableMgmtd(ctx, h); err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Stop BeeGFS Management", node, "Stopping and disabling beegfs-mgmtd or removing its drop-in failed", "", err))
+		resp.Diagnostics.Append(nodeError("Cannot Stop BeeGFS Management", node, "Stopping and disabling beegfs-mgmtd or removing its drop-in failed", adviceStop, err))
 	}
 }
 
@@ -550,7 +550,7 @@ func (r *beegfsManagementResource) ImportState(ctx context.Context, req resource
 	}
 	st, err := beegfs.ReadHost(ctx, h, beegfs.HostQuery{Packages: []string{beegfs.MgmtdPackage}, Files: []string{beegfs.MgmtdTOMLPath}})
 	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Management State", node, "Reading "+beegfs.MgmtdTOMLPath+" failed", "", err))
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Management State", node, "Reading "+beegfs.MgmtdTOMLPath+" failed", adviceRead, err))
 		return
 	}
 	rel, err := beegfs.ParseRelease(st.Packages[beegfs.MgmtdPackage])

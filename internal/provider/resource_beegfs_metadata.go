@@ -170,7 +170,7 @@ func (r *beegfsMetadataResource) ModifyPlan(ctx context.Context, req resource.Mo
 	}
 	if _, err := beegfs.MetaSetupNeeded(dir, mh.Dir, plan.NodeNumID.ValueInt64()); err != nil {
 		resp.Diagnostics.Append(nodeAttributeError(path.Root("node_num_id"), "Metadata Directory Cannot Be Used", node,
-			"The directory "+dir+" is not one this resource may set up or adopt", "", err))
+			"The directory "+dir+" is not one this resource may set up or adopt", adviceForeignDir, err))
 		return
 	}
 	if mh.Dir.Initialised() {
@@ -193,7 +193,7 @@ func (r *beegfsMetadataResource) readNode(ctx context.Context, node, dir string)
 	}
 	mh, err := beegfs.ReadMeta(ctx, h, dir)
 	if err != nil {
-		diags.Append(nodeAttributeError(path.Root("node"), "Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's package, config, service and directory failed", "", err))
+		diags.Append(nodeAttributeError(path.Root("node"), "Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's package, config, service and directory failed", adviceRead, err))
 		return mh, beegfs.StorageTarget{}, h, diags
 	}
 	if _, err := mh.Release(); err != nil {
@@ -234,7 +234,7 @@ func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadata
 	rel, _ := mh.Release()
 	restart, err := r.configure(ctx, h, mh, rel, target, mgmtd)
 	if err != nil {
-		diags.Append(nodeError("Cannot Configure BeeGFS Metadata", node, "Writing the interlock to "+beegfs.MetaConfPath+" or the drop-in failed", "", err))
+		diags.Append(nodeError("Cannot Configure BeeGFS Metadata", node, "Writing the interlock to "+beegfs.MetaConfPath+" or the drop-in failed", adviceWrite, err))
 		return diags
 	}
 	if restart && mh.Service.Running() {
@@ -250,7 +250,7 @@ func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadata
 	}
 	after, err := beegfs.ReadMeta(ctx, h, dir)
 	if err != nil {
-		diags.Append(nodeError("Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's state after the apply failed", "", err))
+		diags.Append(nodeError("Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's state after the apply failed", adviceRead, err))
 		return diags
 	}
 	if problems := beegfs.MetaProblems(after, rel, dir, mgmtd); len(problems) > 0 {
@@ -323,7 +323,7 @@ func (r *beegfsMetadataResource) Read(ctx context.Context, req resource.ReadRequ
 	}
 	mh, err := beegfs.ReadMeta(ctx, h, dir)
 	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's package, config, service and directory failed", "", err))
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's package, config, service and directory failed", adviceRead, err))
 		return
 	}
 	if _, err := mh.Release(); err != nil || !mh.Dir.Initialised() {
@@ -359,7 +359,7 @@ func (r *beegfsMetadataResource) Delete(ctx context.Context, req resource.Delete
 		return
 	}
 	if err := beegfs.DisableMeta(ctx, h); err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Stop BeeGFS Metadata", node, "Stopping and disabling beegfs-meta or removing its drop-in failed", "", err))
+		resp.Diagnostics.Append(nodeError("Cannot Stop BeeGFS Metadata", node, "Stopping and disabling beegfs-meta or removing its drop-in failed", adviceStop, err))
 	}
 }
 
@@ -377,7 +377,7 @@ func (r *beegfsMetadataResource) ImportState(ctx context.Context, req resource.I
 	}
 	mh, err := beegfs.ReadMeta(ctx, h, dir)
 	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Metadata State", node, "Reading "+dir+" failed", "", err))
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Metadata State", node, "Reading "+dir+" failed", adviceRead, err))
 		return
 	}
 	id, err := beegfs.ParseNumID(beegfs.NodeNumIDFile, mh.Dir.NodeNumID)
@@ -388,7 +388,7 @@ func (r *beegfsMetadataResource) ImportState(ctx context.Context, req resource.I
 	}
 	conf, err := beegfs.ParseConf(mh.Config.Content)
 	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Import BeeGFS Metadata", node, "Reading "+beegfs.MetaConfPath+" failed", "", err))
+		resp.Diagnostics.Append(nodeError("Cannot Import BeeGFS Metadata", node, "Reading "+beegfs.MetaConfPath+" failed", adviceRead, err))
 		return
 	}
 	mgmtd, _ := conf.Get(beegfs.KeyMgmtdHost)

@@ -311,7 +311,7 @@ func checkTargetHost(ctx context.Context, h beegfs.Executor, node string, want b
 	var diags diag.Diagnostics
 	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
 	if err != nil {
-		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the storage service, its config and "+want.Directory+" failed", "", err))
+		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the storage service, its config and "+want.Directory+" failed", adviceRead, err))
 		return hs, diags
 	}
 	if _, err := hs.Release(); err != nil {
@@ -379,7 +379,7 @@ func checkHostIDs(ctx context.Context, h beegfs.Executor, node string, want beeg
 	others := beegfs.OtherDirectories(listed, want.Directory)
 	dirs, err := beegfs.ReadTargetDirs(ctx, h, others)
 	if err != nil {
-		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the ID files of the other targets in "+beegfs.StorageConfPath+" failed", "", err))
+		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the ID files of the other targets in "+beegfs.StorageConfPath+" failed", adviceRead, err))
 		return diags
 	}
 	existing := beegfs.HostTargets(want.Host, want.Directory, listed, dirs)
@@ -424,7 +424,7 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 	}
 	unlock, err := h.Lock(ctx)
 	if err != nil {
-		diags.Append(nodeError("Cannot Lock Node", node, "Taking the host lock failed", "", err))
+		diags.Append(nodeError("Cannot Lock Node", node, "Taking the host lock failed", adviceLock, err))
 		return diags
 	}
 	defer unlock()
@@ -453,7 +453,7 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 		_, err = beegfs.WriteDropIn(ctx, h, h, dropIn)
 	}
 	if err != nil {
-		diags.Append(nodeError("Cannot Write Drop-In", node, "Writing the RequiresMountsFor drop-in for "+beegfs.ServiceStorage+" failed", "", err))
+		diags.Append(nodeError("Cannot Write Drop-In", node, "Writing the RequiresMountsFor drop-in for "+beegfs.ServiceStorage+" failed", adviceWrite, err))
 		return diags
 	}
 	start := beegfs.EnableNow
@@ -478,12 +478,12 @@ func setUpTarget(ctx context.Context, h beegfs.Executor, node string, want beegf
 	var diags diag.Diagnostics
 	outcome, err := beegfs.SetupStorage(ctx, h, beegfs.StorageSetup{Path: want.Directory, NodeNumID: want.NodeNumID, TargetID: want.TargetID, Mgmtd: mgmtd})
 	if outcome == beegfs.Failed {
-		diags.Append(nodeError("Cannot Set Up Storage Target", node, "beegfs-setup-storage failed", "", err))
+		diags.Append(nodeError("Cannot Set Up Storage Target", node, "beegfs-setup-storage failed", adviceSetup, err))
 		return beegfs.StorageHost{}, diags
 	}
 	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
 	if err != nil {
-		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the target after beegfs-setup-storage failed", "", err))
+		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the target after beegfs-setup-storage failed", adviceRead, err))
 		return hs, diags
 	}
 	if err := beegfs.CheckDirIDs(want, hs.Dir); err != nil {
@@ -533,7 +533,7 @@ func (r *beegfsTargetResource) Read(ctx context.Context, req resource.ReadReques
 	}
 	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
 	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the storage service, its config and "+want.Directory+" failed", "", err))
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the storage service, its config and "+want.Directory+" failed", adviceRead, err))
 		return
 	}
 	mountpoint, uuid := state.recorded()
@@ -579,23 +579,23 @@ func (r *beegfsTargetResource) Delete(ctx context.Context, req resource.DeleteRe
 	}
 	unlock, err := h.Lock(ctx)
 	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Lock Node", node, "Taking the host lock failed", "", err))
+		resp.Diagnostics.Append(nodeError("Cannot Lock Node", node, "Taking the host lock failed", adviceLock, err))
 		return
 	}
 	defer unlock()
 	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
 	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the storage service, its config and "+want.Directory+" failed", "", err))
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the storage service, its config and "+want.Directory+" failed", adviceRead, err))
 		return
 	}
 	if hs.Service.Enabled != "not-found" {
 		if err := beegfs.DisableNow(ctx, h, beegfs.ServiceStorage); err != nil {
-			resp.Diagnostics.Append(nodeError("Cannot Stop Storage Service", node, "Stopping and disabling "+beegfs.ServiceStorage+" failed", "", err))
+			resp.Diagnostics.Append(nodeError("Cannot Stop Storage Service", node, "Stopping and disabling "+beegfs.ServiceStorage+" failed", adviceStop, err))
 			return
 		}
 	}
 	if err := beegfs.RemoveDropIn(ctx, h, beegfs.StorageDropInPath(want.TargetID)); err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Remove Drop-In", node, "Removing the target's drop-in failed", "", err))
+		resp.Diagnostics.Append(nodeError("Cannot Remove Drop-In", node, "Removing the target's drop-in failed", adviceStop, err))
 		return
 	}
 	if state.ForceDestroyData.ValueBool() {
@@ -620,7 +620,7 @@ func wipeTarget(ctx context.Context, h *transport.Host, node string, want beegfs
 		}
 	}
 	if err := beegfs.WipeTarget(ctx, h, want.Directory); err != nil {
-		diags.Append(nodeError("Cannot Delete Storage Target", node, "Deleting "+want.Directory+" failed", "", err))
+		diags.Append(nodeError("Cannot Delete Storage Target", node, "Deleting "+want.Directory+" failed", adviceWipe, err))
 		return diags
 	}
 	conf, err := hs.ParseConf()
@@ -653,7 +653,7 @@ func (r *beegfsTargetResource) ImportState(ctx context.Context, req resource.Imp
 	}
 	hs, err := beegfs.ReadStorageHost(ctx, h, dir, 0)
 	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading "+dir+" and "+beegfs.StorageConfPath+" failed", "", err))
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading "+dir+" and "+beegfs.StorageConfPath+" failed", adviceRead, err))
 		return
 	}
 	nodeNumID, target, err := beegfs.DirIDs(dir, hs.Dir)
