@@ -139,12 +139,14 @@ resource "gpucluster_slurm_compute" "gpu" {
   depends_on = [gpucluster_munge_key.cluster, gpucluster_slurm_partition.gpu]
 }
 
-# The guide's verification: munge -n | unmunge across nodes, scontrol ping, sinfo -a.
+# The guide's verification: munge -n | unmunge across nodes, scontrol ping, sinfo -a, and
+# findmnt -n -o FSTYPE /home (beegfs on every node).
 data "gpucluster_cluster_check" "guide" {
-  controller = "login01"
-  nodes      = local.all_nodes
+  controller  = "login01"
+  nodes       = local.all_nodes
+  home_fstype = "beegfs"
 
-  depends_on = [gpucluster_slurm_compute.gpu]
+  depends_on = [gpucluster_slurm_compute.gpu, gpucluster_beegfs_client.gpu]
 }
 
 output "cluster_ok" {
@@ -160,4 +162,9 @@ output "cluster_problems" {
 output "node_states" {
   description = "Each node's state from sinfo -a."
   value       = data.gpucluster_cluster_check.guide.node_states
+}
+
+output "home_mounts" {
+  description = "What each node has mounted on /home (beegfs when BeeGFS is there)."
+  value       = data.gpucluster_cluster_check.guide.home_mounts
 }

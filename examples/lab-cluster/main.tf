@@ -157,12 +157,13 @@ resource "gpucluster_slurm_compute" "gpu" {
   depends_on = [gpucluster_munge_key.cluster, gpucluster_slurm_partition.gpu]
 }
 
-# The guide's verification: MUNGE across nodes, scontrol ping, sinfo -a.
+# The guide's verification: MUNGE across nodes, scontrol ping, sinfo -a, findmnt /home.
 data "gpucluster_cluster_check" "guide" {
-  controller = "login01"
-  nodes      = local.all_nodes
+  controller  = "login01"
+  nodes       = local.all_nodes
+  home_fstype = "tmpfs" # the lab's BeeGFS stand-in; beegfs on a real cluster
 
-  depends_on = [gpucluster_slurm_compute.gpu]
+  depends_on = [gpucluster_slurm_compute.gpu, gpucluster_beegfs_client.gpu]
 }
 
 ## Outputs ----------------------------------------------------------------------
@@ -190,5 +191,6 @@ output "cluster_check" {
     controller_ping = data.gpucluster_cluster_check.guide.controller_ping
     munge           = data.gpucluster_cluster_check.guide.munge
     node_states     = data.gpucluster_cluster_check.guide.node_states
+    home_mounts     = data.gpucluster_cluster_check.guide.home_mounts
   }
 }

@@ -578,3 +578,19 @@ func StartClient(ctx context.Context, ex Executor, st ClientState, configChanged
 		return nil
 	}
 }
+
+// MountedFSType is what `findmnt -n -o FSTYPE PATH` prints, the guide's check
+// that BeeGFS is mounted over /home; "" when nothing is mounted there, which is
+// the guide's "home directories are missing on one node".
+func MountedFSType(ctx context.Context, ex Executor, mountPath string) (string, error) {
+	if err := ValidateMountPath(mountPath); err != nil {
+		return "", err
+	}
+	// findmnt exits 1 when nothing is mounted at the path: an answer, not a failure.
+	script := transport.ScriptEnv + "findmnt -n -o FSTYPE -- " + transport.Quote(mountPath) + " || [ $? -eq 1 ]\n"
+	res, err := ex.Sudo(ctx, script, nil)
+	if err != nil {
+		return "", fmt.Errorf("findmnt %s: %w", mountPath, err)
+	}
+	return strings.TrimSpace(string(res.Stdout)), nil
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -13,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
@@ -33,6 +35,8 @@ type clusterCheckModel struct {
 	ControllerPing types.String `tfsdk:"controller_ping"`
 	ControllerUp   types.Bool   `tfsdk:"controller_up"`
 	NodeStates     types.Map    `tfsdk:"node_states"`
+	HomeFSType     types.String `tfsdk:"home_fstype"`
+	HomeMounts     types.Map    `tfsdk:"home_mounts"`
 	Problems       types.List   `tfsdk:"problems"`
 	OK             types.Bool   `tfsdk:"ok"`
 }
@@ -79,6 +83,19 @@ func (d *clusterCheckDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 				Computed:            true,
 				ElementType:         types.StringType,
 			},
+			"home_fstype": schema.StringAttribute{
+				MarkdownDescription: "When set, the guide's check that BeeGFS is mounted over /home everywhere: `findmnt -n -o FSTYPE /home` " +
+					"on every node in `nodes` must print this type, `beegfs` for real BeeGFS (the lab's BeeGFS stand-in mounts `tmpfs`). " +
+					"Unset: /home is not checked.",
+				Optional:   true,
+				Validators: []validator.String{stringCheck{"must be a filesystem type such as beegfs", beegfs.ValidateFSType}},
+			},
+			"home_mounts": schema.MapAttribute{
+				MarkdownDescription: "With `home_fstype`: per node, the filesystem type mounted on /home, or an empty string when nothing is " +
+					"mounted there and the local /home underneath is in use.",
+				Computed:    true,
+				ElementType: types.StringType,
+			},
 			"problems": schema.ListAttribute{
 				MarkdownDescription: "Everything that failed, one sentence each, naming the node.",
 				Computed:            true,
@@ -114,6 +131,13 @@ func (d *clusterCheckDataSource) Read(ctx context.Context, req datasource.ReadRe
 		return
 	}
 	problems := checkProblems(controller, decoded, health)
+	m.HomeMounts = types.MapNull(types.StringType)
+	if want := m.HomeFSType.ValueString(); want != "" {
+		mounts := d.homeMounts(ctx, nodeNames)
+		m.HomeMounts = statusMap(mounts)
+		problems = append(problems, homeProblems(want, mounts)...)
+		sort.Strings(problems)
+	}
 	m.ID = m.Controller
 	m.Munge = statusMap(decoded)
 	m.ControllerPing = types.StringValue(health.Ping)
@@ -148,6 +172,45 @@ func (d *clusterCheckDataSource) mungeAcross(ctx context.Context, ctl *transport
 		decoded[f.node] = f.err.Error()
 	}
 	return decoded
+}
+
+// homeMounts asks every node at once what is mounted on /home; a node that cannot be asked
+// reports why in place of a type.
+func (d *clusterCheckDataSource) homeMounts(ctx context.Context, nodeNames []string) map[string]string {
+	var mu sync.Mutex
+	mounts := make(map[string]string, len(nodeNames))
+	failures := d.cluster.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
+		fsType, err := beegfs.MountedFSType(ctx, h, beegfs.DefaultClientMountPath)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		mounts[node] = fsType
+		mu.Unlock()
+		return nil
+	})
+	for _, f := range failures {
+		mounts[f.node] = "unknown: " + f.err.Error()
+	}
+	return mounts
+}
+
+// homeProblems are the guide's "Home directories are missing on one node", named per node.
+func homeProblems(want string, mounts map[string]string) []string {
+	var problems []string
+	for node, got := range mounts {
+		switch {
+		case got == want:
+		case got == "":
+			problems = append(problems, fmt.Sprintf("/home on %s is not mounted: beegfs-client did not mount it and the local /home underneath is in use "+
+				"(see the guide's Troubleshooting: check systemctl status beegfs-client and lsmod | grep beegfs)", node))
+		case strings.HasPrefix(got, "unknown: "):
+			problems = append(problems, fmt.Sprintf("/home on %s could not be checked: %s", node, strings.TrimPrefix(got, "unknown: ")))
+		default:
+			problems = append(problems, fmt.Sprintf("/home on %s is %s, not %s", node, got, want))
+		}
+	}
+	return problems
 }
 
 func checkProblems(controller string, decoded map[string]string, health slurm.Health) []string {

@@ -3,6 +3,7 @@ package provider
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -70,5 +71,58 @@ data "gpucluster_cluster_check" "test" {
 				ExpectError: regexp.MustCompile(`(?s)Cluster Check Failed.*slurmctld on login01 does not answer`),
 			},
 		},
+	})
+}
+
+func TestHomeProblemsNameTheNodes(t *testing.T) {
+	problems := homeProblems("beegfs", map[string]string{
+		"login01": "beegfs",
+		"gpu01":   "",
+		"gpu02":   "ext4",
+		"gpu03":   "unknown: connection refused",
+	})
+	sort.Strings(problems)
+	want := []string{
+		"/home on gpu01 is not mounted: beegfs-client did not mount it and the local /home underneath is in use " +
+			"(see the guide's Troubleshooting: check systemctl status beegfs-client and lsmod | grep beegfs)",
+		"/home on gpu02 is ext4, not beegfs",
+		"/home on gpu03 could not be checked: connection refused",
+	}
+	if strings.Join(problems, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(problems, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The guide's `findmnt -n -o FSTYPE /home` on every node: with BeeGFS mounted on login01 and
+// gpu01 but not on gpu02, the check names gpu02 and only gpu02.
+func TestAccClusterCheck_homes(t *testing.T) {
+	l := lab.Require(t)
+	nodes := labNodeNames(l)
+	clients := []string{"login01", "gpu01"}
+	prepareFreshBeegfs(t, l, clients)
+	config := mungeKeyConfig(l, "login01", nodes, "") +
+		strings.TrimPrefix(beegfsClientConfig(l, true, l.Host("login01").Address), providerConfig(l, "")) + fmt.Sprintf(`
+data "gpucluster_cluster_check" "test" {
+  controller  = "login01"
+  nodes       = %s
+  home_fstype = %q
+  depends_on  = [gpucluster_munge_key.test, gpucluster_beegfs_client.gpu01]
+}
+`, hclList(nodes), labClientFSType)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkMungeStillRunning(l, nodes),
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("home_mounts"), knownvalue.MapExact(map[string]knownvalue.Check{
+					"login01": knownvalue.StringExact(labClientFSType),
+					"gpu01":   knownvalue.StringExact(labClientFSType),
+					"gpu02":   knownvalue.StringExact(""),
+				})),
+				statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("problems"),
+					knownvalue.ListPartial(map[int]knownvalue.Check{0: knownvalue.StringRegexp(regexp.MustCompile(`^/home on gpu02 is not mounted`))})),
+			},
+		}},
 	})
 }

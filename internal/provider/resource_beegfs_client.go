@@ -77,7 +77,7 @@ func (r *beegfsClientResource) Schema(_ context.Context, _ resource.SchemaReques
 			"mgmtd_host": schema.StringAttribute{
 				MarkdownDescription: "The management host, passed as `-m` to `" + beegfs.SetupClientTool + "` (the guide: `10.0.0.10`). Changing it sets `sysMgmtdHost` again and remounts.",
 				Required:            true,
-				Validators:          []validator.String{clientCheck{"must be an IP address or a host name", beegfs.ValidateMgmtdHost}},
+				Validators:          []validator.String{stringCheck{"must be an IP address or a host name", beegfs.ValidateMgmtdHost}},
 			},
 			"mount_path": schema.StringAttribute{
 				MarkdownDescription: "Where BeeGFS is mounted. Defaults to `" + beegfs.DefaultClientMountPath + "`. Changing it replaces the resource: the old mount is unmounted, then the new one goes through the P9 check.",
@@ -85,7 +85,7 @@ func (r *beegfsClientResource) Schema(_ context.Context, _ resource.SchemaReques
 				Computed:            true,
 				Default:             stringdefault.StaticString(beegfs.DefaultClientMountPath),
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{clientCheck{"must be an absolute directory other than /, without blanks or commas", beegfs.ValidateMountPath}},
+				Validators:          []validator.String{stringCheck{"must be an absolute directory other than /, without blanks or commas", beegfs.ValidateMountPath}},
 			},
 			"migrate_local_home": schema.BoolAttribute{
 				MarkdownDescription: "Copy the local content of `mount_path` into BeeGFS before the first mount (`rsync -aHAX --numeric-ids --ignore-existing`, from a bind mount of the local directory). " +
@@ -99,7 +99,7 @@ func (r *beegfsClientResource) Schema(_ context.Context, _ resource.SchemaReques
 				Optional:            true,
 				Computed:            true,
 				Default:             stringdefault.StaticString(beegfs.DefaultClientFSType),
-				Validators:          []validator.String{clientCheck{"must be a filesystem type such as beegfs", beegfs.ValidateFSType}},
+				Validators:          []validator.String{stringCheck{"must be a filesystem type such as beegfs", beegfs.ValidateFSType}},
 			},
 			"mounted": schema.BoolAttribute{
 				MarkdownDescription: "Whether `findmnt` showed `expected_fstype` at `mount_path` at the last refresh. `false` is the guide's \"home directories are missing on one node\"; a plan that changes it back to `true` mounts again.",
@@ -340,26 +340,4 @@ func (r *beegfsClientResource) ImportState(ctx context.Context, req resource.Imp
 		MountPath: types.StringValue(set.MountPath), MigrateLocalHome: types.BoolValue(false), ExpectedFSType: types.StringValue(set.FSType),
 		Mounted: types.BoolValue(st.MountedAt(set.MountPath, set.FSType)), Status: types.StringValue(describeDrift(st.Problems(set))),
 	})...)
-}
-
-// clientCheck validates a string with a domain package's check, so plan refuses exactly
-// what the node would.
-type clientCheck struct {
-	description string
-	check       func(string) error
-}
-
-var _ validator.String = clientCheck{}
-
-func (v clientCheck) Description(context.Context) string { return v.description }
-
-func (v clientCheck) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (v clientCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if err := v.check(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Value", fmt.Sprintf("%s: %v.", v.description, err))
-	}
 }

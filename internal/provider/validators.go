@@ -45,3 +45,25 @@ func (durationValidator) ValidateString(_ context.Context, req validator.StringR
 			fmt.Sprintf("%q is not a positive duration. Use a value such as \"30s\" or \"2m\".", req.ConfigValue.ValueString()))
 	}
 }
+
+// stringCheck validates a string with a domain package's check, so plan refuses exactly
+// what the node would.
+type stringCheck struct {
+	description string
+	check       func(string) error
+}
+
+var _ validator.String = stringCheck{}
+
+func (v stringCheck) Description(context.Context) string { return v.description }
+
+func (v stringCheck) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v stringCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := v.check(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Value", fmt.Sprintf("%s: %v.", v.description, err))
+	}
+}
