@@ -106,6 +106,26 @@ func TestAccBeegfsMetadata_lifecycle(t *testing.T) {
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(checkMetaOnHost(l, uuid, "login01"), checkNodeNumIDUnchanged(l, &ids)),
 			},
+			{
+				// Another node_num_id means a replacement that would set up the directory again.
+				// Terraform plans the create half of a replacement with no prior state, so the
+				// refusal comes at plan, before its destroy could stop beegfs-meta.
+				Config:      strings.Replace(metaConfig(l, "login01"), `mgmtd_host = "login01"`, "mgmtd_host = \"login01\"\n  node_num_id = 2", 1),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Metadata Directory Cannot Be Used.*metadata node 1, not 2`),
+			},
+			{
+				PreConfig: func() {
+					if got := onHost(t, l, "login01", "systemctl is-active "+beegfs.ServiceMeta); got != "active" {
+						t.Fatalf("after the refused plan, beegfs-meta is %s", got)
+					}
+				},
+				Config: metaConfig(l, "login01"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(checkMetaOnHost(l, uuid, "login01"), checkNodeNumIDUnchanged(l, &ids)),
+			},
 		},
 	})
 }
