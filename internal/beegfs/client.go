@@ -423,8 +423,9 @@ func stagingScript(s Staging) (string, error) {
 }
 
 // stagingBody runs the staging in a private mount namespace (unshare). The
-// directories are removed with rmdir only, which cannot delete anything that
-// is still mounted there. rsync keeps numeric owners, hard links, ACLs and
+// trap, set before anything else can fail, removes the staging directory on
+// every exit, with rmdir only, which cannot delete anything that is still
+// mounted there. rsync keeps numeric owners, hard links, ACLs and
 // extended attributes (-aHAX --numeric-ids) and never overwrites a file that
 // already exists on BeeGFS (--ignore-existing): a migration adds what is
 // missing and leaves what other nodes wrote alone.
@@ -432,6 +433,7 @@ const stagingBody = `if [ "$migrate" = 1 ] && ! command -v rsync >/dev/null; the
 	echo "rsync is not installed: install it to migrate $mnt" >&2; exit 1
 fi
 stage=$(mktemp -d /run/gpucluster-beegfs-staging.XXXXXX) || exit 1
+trap 'rm -f "$stage/client.conf"; rmdir "$stage/beegfs" "$stage/local" "$stage" 2>/dev/null' EXIT
 if [ "$ownconf" = 1 ]; then cat > "$stage/client.conf" && cfg=$stage/client.conf || exit 1; fi
 mkdir "$stage/beegfs" "$stage/local" || exit 1
 inner=$(cat <<'EOS'
@@ -450,10 +452,6 @@ done
 EOS
 )
 unshare --mount --propagation private /bin/sh -c "$inner" sh "$stage" "$cfg" "$mnt" "$rel" "$migrate"
-rc=$?
-rm -f "$stage/client.conf"
-rmdir "$stage/beegfs" "$stage/local" "$stage"
-exit $rc
 `
 
 func parseHomeReport(sections map[string]transport.Section) (HomeReport, error) {
@@ -506,6 +504,10 @@ type HomeRefusal struct {
 	// OnBeeGFS says what is wrong with the home on BeeGFS; Local, set only
 	// when a migration was asked for, what is wrong with the local one.
 	OnBeeGFS, Local error
+	// Copied reports that the migration had already copied the local
+	// content into BeeGFS when the home there still proved unusable: the
+	// node is unchanged, BeeGFS is not.
+	Copied bool
 }
 
 func (e *HomeRefusal) Error() string {
@@ -560,7 +562,7 @@ func GuardFirstMount(ctx context.Context, ex Executor, st ClientState, set Clien
 		return err
 	}
 	if err := rep.OnBeeGFS.Usable(a); err != nil {
-		return &HomeRefusal{Account: a, MountPath: set.MountPath, OnBeeGFS: fmt.Errorf("after copying the local content, %w", err)}
+		return &HomeRefusal{Account: a, MountPath: set.MountPath, OnBeeGFS: fmt.Errorf("after copying the local content, %w", err), Copied: true}
 	}
 	return nil
 }
@@ -592,5 +594,8 @@ func MountedFSType(ctx context.Context, ex Executor, mountPath string) (string, 
 	if err != nil {
 		return "", fmt.Errorf("findmnt %s: %w", mountPath, err)
 	}
-	return strings.TrimSpace(string(res.Stdout)), nil
+	// Mounts stacked on one path (a local /home partition under BeeGFS) print one line
+	// each in mount order; the last is the one in use.
+	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1]), nil
 }

@@ -270,6 +270,7 @@ func TestGuardFirstMount(t *testing.T) {
 		migrate bool
 		replies []transporttest.Reply
 		refused string // "" means allowed
+		copied  bool   // the refusal comes after the migration wrote into BeeGFS
 		scripts int
 	}{
 		"home already on BeeGFS": {
@@ -297,6 +298,7 @@ func TestGuardFirstMount(t *testing.T) {
 			migrate: true,
 			replies: []transporttest.Reply{{Stdout: adminPasswd}, {Stdout: stagingReply(HomeCopy{}, goodCopy())}, {Stdout: stagingReply(HomeCopy{goodCopy()[0]}, goodCopy())}},
 			refused: "after copying the local content",
+			copied:  true,
 			scripts: 3,
 		},
 		"home outside the mount": {
@@ -316,6 +318,8 @@ func TestGuardFirstMount(t *testing.T) {
 				t.Fatalf("got %v, want a HomeRefusal", err)
 			case tc.refused != "" && !strings.Contains(err.Error(), tc.refused):
 				t.Fatalf("got %q, want %q", err, tc.refused)
+			case tc.refused != "" && refusal.Copied != tc.copied:
+				t.Fatalf("refusal says copied = %v, want %v", refusal.Copied, tc.copied)
 			}
 			if len(f.Calls) != tc.scripts {
 				t.Fatalf("%d scripts ran, want %d", len(f.Calls), tc.scripts)
@@ -388,6 +392,34 @@ func TestWriteMountsConf(t *testing.T) {
 	}
 	if changed, _ := WriteMountsConf(context.Background(), w, "/home", FileState{Exists: true, Content: w.files[0].Content}); changed || len(w.files) != 1 {
 		t.Error("an unchanged file was written again")
+	}
+}
+
+// A staging script that fails before its mount namespace leaves no staging
+// directory behind in /run, whichever step failed.
+func TestStagingScriptCleansUpOnEarlyFailure(t *testing.T) {
+	failures := map[string][2]string{
+		"config copy": {`cat > "$stage/client.conf"`, `cat > "$stage/none/client.conf"`},
+		"mkdir":       {`mkdir "$stage/beegfs" "$stage/local"`, `mkdir "$stage/none/beegfs"`},
+	}
+	for name, f := range failures {
+		t.Run(name, func(t *testing.T) {
+			run := t.TempDir()
+			sandbox := transporttest.Shell{Rewrite: func(s string) string {
+				if !strings.Contains(s, f[0]) {
+					t.Fatalf("the script has no %s", f[0])
+				}
+				s = strings.Replace(s, f[0], f[1], 1)
+				return strings.Replace(s, "/run/gpucluster-beegfs-staging", run+"/staging", 1)
+			}}
+			_, err := InspectHome(context.Background(), sandbox, Staging{MountPath: "/home", Rel: "admin", Conf: []byte("sysMgmtdHost = 10.0.0.10\n")})
+			if err == nil {
+				t.Fatal("the failing step went unnoticed")
+			}
+			if left, _ := os.ReadDir(run); len(left) != 0 {
+				t.Errorf("staging left %v behind after %v", left, err)
+			}
+		})
 	}
 }
 

@@ -58,6 +58,10 @@ func TestSetupCommandsRefuse(t *testing.T) {
 		"storage path with comma": func() (string, error) {
 			return SetupStorageCommand(StorageSetup{Path: "/data/a,b", NodeNumID: 2, TargetID: 201, Mgmtd: "10.0.0.10"})
 		},
+		"storage path with & (sed's matched text)": func() (string, error) {
+			return SetupStorageCommand(StorageSetup{Path: "/data/a&b", NodeNumID: 2, TargetID: 201, Mgmtd: "10.0.0.10"})
+		},
+		"meta path with % (a systemd specifier)": func() (string, error) { return SetupMetaCommand("/beegfs/%h", 1, "10.0.0.10") },
 		"mgmtd host with a slash breaks the script's sed": func() (string, error) {
 			return SetupClientCommand("10.0.0.10/24")
 		},

@@ -161,14 +161,15 @@ func validateStorageTarget(t StorageTarget) error {
 }
 
 // ValidateDirectory accepts a clean absolute path that can stand in a
-// comma-separated list and on a command line the setup scripts pass to sed:
-// no comma, blank, '|' or line break.
+// comma-separated list, in a sed replacement the setup scripts build from it
+// ('&' there means the matched text) and in a systemd unit ('%' starts a
+// specifier): no comma, blank, '|', '&', '%', backslash or line break.
 func ValidateDirectory(dir string) error {
 	if !path.IsAbs(dir) || path.Clean(dir) != dir || dir == "/" {
 		return fmt.Errorf("directory %q must be a clean absolute path below /", dir)
 	}
-	if strings.ContainsAny(dir, ", \t\n\r|\\\x00") {
-		return fmt.Errorf("directory %q must not contain a comma, blank, '|' or backslash", dir)
+	if strings.ContainsAny(dir, ", \t\n\r|&%\\\x00") {
+		return fmt.Errorf("directory %q must not contain a comma, blank, '|', '&', '%%' or backslash", dir)
 	}
 	return nil
 }

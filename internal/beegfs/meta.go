@@ -3,6 +3,7 @@ package beegfs
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
@@ -136,38 +137,60 @@ func MetaDropIn(mountpoint string) (transport.File, error) {
 	return RequiresMountsDropIn(ServiceMeta, metaDropInName, mountpoint)
 }
 
+// MetaWant is what a set-up metadata service should show: its directory,
+// the management host, and the filesystem it was set up on ("" before it
+// is recorded, when the filesystem mounted now is compared instead).
+type MetaWant struct {
+	Dir        string
+	Mgmtd      string
+	Mountpoint string
+	FsUUID     string
+}
+
 // MetaProblems lists what differs from a converged metadata service, in
-// words for a plan: an empty list means in sync. The interlock is checked
-// against the filesystem mounted now.
-func MetaProblems(m MetaHost, r Release, dir, mgmtd string) []string {
+// words for a plan: an empty list means in sync.
+func MetaProblems(m MetaHost, r Release, w MetaWant) []string {
 	var problems []string
+	if !OnRecordedFilesystem(m.Mount, w.Mountpoint, w.FsUUID) {
+		problems = append(problems, fmt.Sprintf("filesystem missing: %s is on %s (UUID %q), not on %s (UUID %s)",
+			w.Dir, m.Mount.Target, m.Mount.UUID, w.Mountpoint, w.FsUUID))
+	}
 	c, err := ParseConf(m.Config.Content)
 	if err != nil || !m.Config.Exists {
 		problems = append(problems, MetaConfPath+" missing or unreadable")
 	} else {
-		problems = append(problems, metaConfProblems(c, m, r, dir, mgmtd)...)
+		problems = append(problems, metaConfProblems(c, m, r, w)...)
 	}
-	if d, err := MetaDropIn(m.Mount.Target); err != nil || !m.DropIn.Exists || string(m.DropIn.Content) != string(d.Content) {
+	if d, err := MetaDropIn(firstSet(w.Mountpoint, m.Mount.Target)); err != nil || !m.DropIn.Exists || string(m.DropIn.Content) != string(d.Content) {
 		problems = append(problems, "drop-in "+MetaDropInPath+" missing or changed")
 	}
 	return append(problems, daemonProblems(ServiceMeta, m.Service)...)
 }
 
-func metaConfProblems(c *Conf, m MetaHost, r Release, dir, mgmtd string) []string {
+func firstSet(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func metaConfProblems(c *Conf, m MetaHost, r Release, w MetaWant) []string {
 	var problems []string
 	t, err := CheckMetaInterlock(c)
 	switch {
 	case err != nil:
 		problems = append(problems, "interlock: "+err.Error())
-	case t.Directory != dir:
-		problems = append(problems, fmt.Sprintf("%s is %s, want %s", KeyMetaDirectory, t.Directory, dir))
+	case t.Directory != w.Dir:
+		problems = append(problems, fmt.Sprintf("%s is %s, want %s", KeyMetaDirectory, t.Directory, w.Dir))
 	default:
 		if err := CheckMountedUUID(t, m.Mount.Target, m.Mount.UUID); err != nil {
 			problems = append(problems, "interlock: "+err.Error())
 		}
 	}
-	if got, _ := c.Get(KeyMgmtdHost); got != mgmtd {
-		problems = append(problems, fmt.Sprintf("%s is %q, want %q", KeyMgmtdHost, got, mgmtd))
+	if got, _ := c.Get(KeyMgmtdHost); got != w.Mgmtd {
+		problems = append(problems, fmt.Sprintf("%s is %q, want %q", KeyMgmtdHost, got, w.Mgmtd))
 	}
 	if got, _ := c.Get(r.Layout().ServerAuthKey); got == "" {
 		problems = append(problems, r.Layout().ServerAuthKey+" not set")
@@ -175,10 +198,87 @@ func metaConfProblems(c *Conf, m MetaHost, r Release, dir, mgmtd string) []strin
 	return problems
 }
 
+// KeptMetaTarget is the interlock an update writes: the directory with the
+// UUID it was set up on. storeFsUUID is never moved to another filesystem:
+// a mounted filesystem that is not the recorded one, or a storeFsUUID
+// naming another, is refused with the guide's advice.
+func KeptMetaTarget(m MetaHost, dir, recordedUUID string) (StorageTarget, error) {
+	t := StorageTarget{Directory: dir, FsUUID: firstSet(recordedUUID, m.Mount.UUID)}
+	if err := CheckMountedUUID(t, m.Mount.Target, m.Mount.UUID); err != nil {
+		return StorageTarget{}, err
+	}
+	c, err := ParseConf(m.Config.Content)
+	if err != nil {
+		return StorageTarget{}, fmt.Errorf("%s: %w", MetaConfPath, err)
+	}
+	if got, _ := c.Get(KeyFsUUID); got != "" && got != t.FsUUID {
+		return StorageTarget{}, fmt.Errorf("%s: %w", MetaConfPath,
+			CheckMountedUUID(StorageTarget{Directory: dir, FsUUID: got}, m.Mount.Target, m.Mount.UUID))
+	}
+	return t, nil
+}
+
+// MetaStore is the metadata store beegfs-meta.conf names, as found on the host.
+type MetaStore struct {
+	Directory string
+	FsUUID    string
+	Mount     Mount
+	Dir       DirState
+}
+
+// ConfiguredMetaStore is the directory and UUID beegfs-meta.conf names, ""
+// for a config that names none.
+func (m MetaHost) ConfiguredMetaStore() (dir, fsUUID string, err error) {
+	c, err := ParseConf(m.Config.Content)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", MetaConfPath, err)
+	}
+	dir, _ = c.Get(KeyMetaDirectory)
+	fsUUID, _ = c.Get(KeyFsUUID)
+	return dir, fsUUID, nil
+}
+
+// ReadConfiguredMetaStore reads the store beegfs-meta.conf names when that
+// is not dir; a config naming dir or nothing gives a zero MetaStore.
+func ReadConfiguredMetaStore(ctx context.Context, ex Executor, m MetaHost, dir string) (MetaStore, error) {
+	current, fsUUID, err := m.ConfiguredMetaStore()
+	if err != nil || current == "" || current == dir {
+		return MetaStore{}, err
+	}
+	if err := ValidateDirectory(current); err != nil {
+		return MetaStore{}, fmt.Errorf("%s = %q in %s: %w", KeyMetaDirectory, current, MetaConfPath, err)
+	}
+	st, err := ReadHost(ctx, ex, HostQuery{Mounts: []string{current}, Dirs: []string{current}})
+	if err != nil {
+		return MetaStore{}, err
+	}
+	return MetaStore{Directory: current, FsUUID: fsUUID, Mount: st.Mounts[current], Dir: st.Dirs[current]}, nil
+}
+
+// CheckMetaStoreSwitch refuses to set up dir while beegfs-meta.conf names
+// another store that is initialised, or whose filesystem is not mounted so
+// that nobody can tell: beegfs-setup-meta would point the daemon at a new,
+// empty store and leave the metadata behind.
+func CheckMetaStoreSwitch(dir string, s MetaStore) error {
+	if s.Directory == "" || s.Directory == dir {
+		return nil
+	}
+	if s.Dir.Initialised() {
+		return fmt.Errorf("%s names %s, an initialised metadata store (%s %s); setting up %s would start %s on a new, empty store. "+
+			"Set path = %s to keep it; moving metadata is a copy and an edit of %s by hand, not a new setup",
+			MetaConfPath, s.Directory, NodeNumIDFile, strings.TrimSpace(string(s.Dir.NodeNumID)), dir, ServiceMeta, s.Directory, KeyMetaDirectory)
+	}
+	if s.FsUUID != "" && s.Mount.UUID != s.FsUUID {
+		return fmt.Errorf("%s names %s on the filesystem with UUID %s, which is not mounted (%s is on %s, UUID %q), so whether it holds metadata cannot be told; %s",
+			MetaConfPath, s.Directory, s.FsUUID, s.Mount.Path, s.Mount.Target, s.Mount.UUID, guideFixTheMount)
+	}
+	return nil
+}
+
 // DisableMeta is the metadata resource's destroy: beegfs-meta stopped and
 // disabled, its drop-in removed. The metadata directory stays untouched.
-func DisableMeta(ctx context.Context, ex Executor) error {
-	return disableAndDropDropIn(ctx, ex, ServiceMeta, MetaDropInPath)
+func DisableMeta(ctx context.Context, ex Executor, s ServiceState) error {
+	return disableAndDropDropIn(ctx, ex, ServiceMeta, s, MetaDropInPath)
 }
 
 // WriteMetaDropIn writes beegfs-meta's drop-in, creating its directory.

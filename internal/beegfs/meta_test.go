@@ -106,7 +106,8 @@ func convergedMeta(t *testing.T) MetaHost {
 
 func TestMetaProblems(t *testing.T) {
 	r := release(t, "8.4.0")
-	if p := MetaProblems(convergedMeta(t), r, "/beegfs/meta", "10.0.0.10"); len(p) != 0 {
+	want := MetaWant{Dir: "/beegfs/meta", Mgmtd: "10.0.0.10", Mountpoint: "/beegfs", FsUUID: testUUID}
+	if p := MetaProblems(convergedMeta(t), r, want); len(p) != 0 {
 		t.Fatalf("converged host has problems %v", p)
 	}
 	edit := func(key, value string) func(*MetaHost) {
@@ -131,13 +132,14 @@ func TestMetaProblems(t *testing.T) {
 		"mgmtd host edited":       {edit(KeyMgmtdHost, "10.0.0.99"), `sysMgmtdHost is "10.0.0.99"`},
 		"drop-in removed":         {func(m *MetaHost) { m.DropIn = FileState{} }, "drop-in " + MetaDropInPath},
 		"stopped":                 {func(m *MetaHost) { m.Service.Active = "failed" }, "beegfs-meta not running (failed)"},
-		"filesystem not mounted":  {func(m *MetaHost) { m.Mount = Mount{Target: "/", UUID: "99999999-2222-3333-4444-555555555555"} }, "interlock"},
+		"filesystem not mounted":  {func(m *MetaHost) { m.Mount = Mount{Target: "/", UUID: "99999999-2222-3333-4444-555555555555"} }, "filesystem missing: /beegfs/meta is on /"},
+		"another fs at /beegfs":   {func(m *MetaHost) { m.Mount.UUID = "99999999-2222-3333-4444-555555555555" }, "filesystem missing"},
 		"config removed entirely": {func(m *MetaHost) { m.Config = FileState{} }, MetaConfPath + " missing"},
 	}
 	for name, tt := range tests {
 		m := convergedMeta(t)
 		tt.change(&m)
-		got := strings.Join(MetaProblems(m, r, "/beegfs/meta", "10.0.0.10"), "; ")
+		got := strings.Join(MetaProblems(m, r, want), "; ")
 		if !strings.Contains(got, tt.want) {
 			t.Errorf("%s: problems %q, want %q", name, got, tt.want)
 		}
@@ -172,7 +174,7 @@ func TestSetupMeta(t *testing.T) {
 
 func TestDisableMetaLeavesData(t *testing.T) {
 	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{}, {}}}
-	if err := DisableMeta(context.Background(), fake); err != nil {
+	if err := DisableMeta(context.Background(), fake, ServiceState{Active: "active", Enabled: "enabled"}); err != nil {
 		t.Fatal(err)
 	}
 	scripts := strings.Join(fake.Scripts(), "\n")
@@ -181,5 +183,79 @@ func TestDisableMetaLeavesData(t *testing.T) {
 	}
 	if strings.Contains(scripts, "/beegfs/meta") {
 		t.Error("destroy touches the metadata directory")
+	}
+}
+
+func TestDisableMetaUnitGone(t *testing.T) {
+	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{}}}
+	if err := DisableMeta(context.Background(), fake, ServiceState{Active: "inactive", Enabled: "not-found"}); err != nil {
+		t.Fatal(err)
+	}
+	scripts := strings.Join(fake.Scripts(), "\n")
+	if strings.Contains(scripts, "systemctl disable") || !strings.Contains(scripts, MetaDropInPath) {
+		t.Errorf("a unit systemd does not know is disabled, or its drop-in is kept: %q", scripts)
+	}
+}
+
+func TestKeptMetaTarget(t *testing.T) {
+	const other = "99999999-2222-3333-4444-555555555555"
+	withConfUUID := func(uuid string) func(*MetaHost) {
+		return func(m *MetaHost) {
+			c, err := ParseConf(m.Config.Content)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Set(KeyFsUUID, uuid); err != nil {
+				t.Fatal(err)
+			}
+			m.Config.Content = c.Bytes()
+		}
+	}
+	tests := map[string]struct {
+		change  func(*MetaHost)
+		wantErr string
+	}{
+		"same filesystem":          {func(*MetaHost) {}, ""},
+		"key removed by hand":      {withConfUUID(""), ""},
+		"another fs mounted":       {func(m *MetaHost) { m.Mount.UUID = other }, "RAID array most likely did not assemble"},
+		"root fs, nothing mounted": {func(m *MetaHost) { m.Mount = Mount{Target: "/"} }, "reports no filesystem UUID"},
+		"key removed, another fs": {func(m *MetaHost) {
+			withConfUUID("")(m)
+			m.Mount.UUID = other
+		}, "RAID array most likely did not assemble"},
+		"config names another fs":    {withConfUUID(other), "storeFsUUID = " + other},
+		"config in the storage form": {withConfUUID("," + testUUID), "storeFsUUID = ," + testUUID},
+	}
+	for name, tt := range tests {
+		m := convergedMeta(t)
+		tt.change(&m)
+		got, err := KeptMetaTarget(m, "/beegfs/meta", testUUID)
+		switch {
+		case tt.wantErr == "" && (err != nil || got != StorageTarget{Directory: "/beegfs/meta", FsUUID: testUUID}):
+			t.Errorf("%s: %+v, %v; want the recorded UUID kept", name, got, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%s: %v; want %q", name, err, tt.wantErr)
+		}
+	}
+}
+
+func TestCheckMetaStoreSwitch(t *testing.T) {
+	initialised := DirState{Exists: true, NodeNumID: []byte("1\n")}
+	tests := map[string]struct {
+		store   MetaStore
+		wantErr string
+	}{
+		"config names none":             {MetaStore{}, ""},
+		"config names this directory":   {MetaStore{Directory: "/beegfs/meta2", Dir: initialised}, ""},
+		"other store initialised":       {MetaStore{Directory: "/beegfs/meta", FsUUID: testUUID, Mount: Mount{Target: "/beegfs", UUID: testUUID}, Dir: initialised}, "initialised metadata store (nodeNumID 1)"},
+		"other store never set up":      {MetaStore{Directory: "/beegfs/meta", FsUUID: testUUID, Mount: Mount{Target: "/beegfs", UUID: testUUID}}, ""},
+		"other store's fs not mounted":  {MetaStore{Directory: "/beegfs/meta", FsUUID: testUUID, Mount: Mount{Path: "/", Target: "/"}}, "cannot be told"},
+		"other store without interlock": {MetaStore{Directory: "/beegfs/meta", Mount: Mount{Target: "/"}}, ""},
+	}
+	for name, tt := range tests {
+		err := CheckMetaStoreSwitch("/beegfs/meta2", tt.store)
+		if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%s: %v; want %q", name, err, tt.wantErr)
+		}
 	}
 }

@@ -223,8 +223,13 @@ func MgmtdDropIn(mountpoint string) (transport.File, error) {
 
 // MgmtdProblems lists what differs on the controller from a converged
 // management service, in words for a plan: an empty list means in sync.
-func MgmtdProblems(m MgmtdHost, r Release, dbFile, mountpoint string) []string {
+// mountpoint and fsUUID are the filesystem the store was set up on.
+func MgmtdProblems(m MgmtdHost, r Release, dbFile, mountpoint, fsUUID string) []string {
 	var problems []string
+	if !OnRecordedFilesystem(m.Mount, mountpoint, fsUUID) {
+		problems = append(problems, fmt.Sprintf("filesystem missing: %s is on %s (UUID %q), not on %s (UUID %s)",
+			MgmtdStoreDir(dbFile), m.Mount.Target, m.Mount.UUID, mountpoint, fsUUID))
+	}
 	if want, err := SetMgmtdStore(r, m.Config(r).Content, dbFile); err != nil || !m.Config(r).Exists || string(want) != string(m.Config(r).Content) {
 		problems = append(problems, fmt.Sprintf("%s does not set %s to %s", r.Layout().MgmtdConfigPath, r.Layout().MgmtdStoreKey, dbFile))
 	}
@@ -432,15 +437,18 @@ func CopyProblems(node, wantAuth, wantCert, gotAuth, gotCert string) []string {
 
 // DisableMgmtd is the management resource's destroy: beegfs-mgmtd stopped
 // and disabled, its drop-in removed. The database and the shared files stay.
-func DisableMgmtd(ctx context.Context, ex Executor) error {
-	return disableAndDropDropIn(ctx, ex, ServiceMgmtd, MgmtdDropInPath)
+func DisableMgmtd(ctx context.Context, ex Executor, s ServiceState) error {
+	return disableAndDropDropIn(ctx, ex, ServiceMgmtd, s, MgmtdDropInPath)
 }
 
 // disableAndDropDropIn stops and disables a service and removes its drop-in,
-// reloading systemd only when there was one.
-func disableAndDropDropIn(ctx context.Context, ex Executor, service, dropIn string) error {
-	if err := DisableNow(ctx, ex, service); err != nil {
-		return err
+// reloading systemd only when there was one. A unit systemd does not know
+// (the package was removed) has nothing to stop, and systemctl would fail.
+func disableAndDropDropIn(ctx context.Context, ex Executor, service string, s ServiceState, dropIn string) error {
+	if s.Enabled != "not-found" {
+		if err := DisableNow(ctx, ex, service); err != nil {
+			return err
+		}
 	}
 	return RemoveDropIn(ctx, ex, dropIn)
 }

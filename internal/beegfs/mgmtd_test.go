@@ -142,14 +142,14 @@ func convergedMgmtd(t *testing.T) MgmtdHost {
 		Service:        ServiceState{Active: "active", Enabled: "enabled"},
 		TOML:           FileState{Exists: true, Content: content},
 		DropIn:         FileState{Exists: true, Content: d.Content},
-		Mount:          Mount{Target: "/beegfs"},
+		Mount:          Mount{Target: "/beegfs", UUID: testUUID},
 		DBSHA256:       "db", ConnAuthSHA256: "a", CertSHA256: "c", KeySHA256: "k",
 	}
 }
 
 func TestMgmtdProblems(t *testing.T) {
 	r := release(t, "8.4.0")
-	if p := MgmtdProblems(convergedMgmtd(t), r, "/beegfs/mgmtd/mgmtd.sqlite", "/beegfs"); len(p) != 0 {
+	if p := MgmtdProblems(convergedMgmtd(t), r, "/beegfs/mgmtd/mgmtd.sqlite", "/beegfs", testUUID); len(p) != 0 {
 		t.Fatalf("converged host has problems %v", p)
 	}
 	tests := map[string]struct {
@@ -162,11 +162,13 @@ func TestMgmtdProblems(t *testing.T) {
 		"disabled":        {func(m *MgmtdHost) { m.Service.Enabled = "disabled" }, "beegfs-mgmtd not enabled"},
 		"secret missing":  {func(m *MgmtdHost) { m.ConnAuthSHA256 = "" }, ConnAuthPath + " missing"},
 		"key missing":     {func(m *MgmtdHost) { m.KeySHA256 = "" }, TLSKeyPath + " missing"},
+		"fs not mounted":  {func(m *MgmtdHost) { m.Mount = Mount{Target: "/", UUID: "root"} }, "filesystem missing: /beegfs/mgmtd is on /"},
+		"another fs":      {func(m *MgmtdHost) { m.Mount.UUID = "other" }, "filesystem missing"},
 	}
 	for name, tt := range tests {
 		m := convergedMgmtd(t)
 		tt.change(&m)
-		got := strings.Join(MgmtdProblems(m, r, "/beegfs/mgmtd/mgmtd.sqlite", "/beegfs"), "; ")
+		got := strings.Join(MgmtdProblems(m, r, "/beegfs/mgmtd/mgmtd.sqlite", "/beegfs", testUUID), "; ")
 		if !strings.Contains(got, tt.want) {
 			t.Errorf("%s: problems %q, want %q", name, got, tt.want)
 		}
@@ -175,7 +177,7 @@ func TestMgmtdProblems(t *testing.T) {
 	m := convergedMgmtd(t)
 	m.KeySHA256, m.CertSHA256 = "", ""
 	m.ConfV7 = FileState{Exists: true, Content: []byte("storeMgmtdDirectory = /beegfs/mgmtd\n")}
-	if got := MgmtdProblems(m, release(t, "7.4.6"), "/beegfs/mgmtd/mgmtd.sqlite", "/beegfs"); len(got) != 0 {
+	if got := MgmtdProblems(m, release(t, "7.4.6"), "/beegfs/mgmtd/mgmtd.sqlite", "/beegfs", testUUID); len(got) != 0 {
 		t.Errorf("7.x problems %v", got)
 	}
 }
@@ -318,7 +320,8 @@ func TestSharedFilesModes(t *testing.T) {
 
 func TestDisableMgmtd(t *testing.T) {
 	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{}, {}}}
-	if err := DisableMgmtd(context.Background(), fake); err != nil {
+	running := ServiceState{Active: "active", Enabled: "enabled"}
+	if err := DisableMgmtd(context.Background(), fake, running); err != nil {
 		t.Fatal(err)
 	}
 	scripts := strings.Join(fake.Scripts(), "\n")
@@ -331,7 +334,14 @@ func TestDisableMgmtd(t *testing.T) {
 		t.Error("destroy touches the database")
 	}
 	failing := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Err: errors.New("boom")}}}
-	if err := DisableMgmtd(context.Background(), failing); err == nil {
+	if err := DisableMgmtd(context.Background(), failing, running); err == nil {
 		t.Error("a failed stop is not reported")
+	}
+	gone := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{}}}
+	if err := DisableMgmtd(context.Background(), gone, ServiceState{Active: "inactive", Enabled: "not-found"}); err != nil {
+		t.Fatalf("a unit systemd does not know: %v", err)
+	}
+	if s := strings.Join(gone.Scripts(), "\n"); strings.Contains(s, "systemctl disable") || !strings.Contains(s, MgmtdDropInPath) {
+		t.Errorf("a unit systemd does not know: scripts %q", s)
 	}
 }

@@ -293,6 +293,81 @@ func RemoveStorageTarget(c *Conf, dir string) (removed bool, err error) {
 	return true, c.Set(KeyFsUUID, joinTargetList(uuids))
 }
 
+// TargetRemoval is a host's beegfs-storage.conf with one target taken out,
+// and what that leaves for the service.
+type TargetRemoval struct {
+	Conf *Conf // the edited config; nil when the host has none
+	// Listed reports whether the config listed the target, so that Conf
+	// differs from the file.
+	Listed bool
+	// Remaining counts the targets the edited config still lists.
+	Remaining int
+}
+
+// RemoveTarget takes dir out of the host's aligned lists, keeping the
+// leading empty element while any target remains. A host without the
+// config (the package removed by hand) lists nothing.
+func (h StorageHost) RemoveTarget(dir string) (TargetRemoval, error) {
+	if !h.Conf.Exists {
+		return TargetRemoval{}, nil
+	}
+	c, err := h.ParseConf()
+	if err != nil {
+		return TargetRemoval{}, err
+	}
+	listed, err := RemoveStorageTarget(c, dir)
+	if err != nil {
+		return TargetRemoval{}, err
+	}
+	left, err := StorageTargets(c)
+	if err != nil {
+		return TargetRemoval{}, fmt.Errorf("%s after removing %s: %w", StorageConfPath, dir, err)
+	}
+	return TargetRemoval{Conf: c, Listed: listed, Remaining: len(left)}, nil
+}
+
+// ServiceAction is what beegfs-storage needs once a target is removed.
+type ServiceAction int
+
+const (
+	// KeepService: the service never had the target, or is not running.
+	KeepService ServiceAction = iota
+	// RestartService: other targets remain, and the running service still
+	// serves the removed one until it reads its config again.
+	RestartService
+	// DisableService: no target is left for the service.
+	DisableService
+)
+
+// ServiceAfter decides the service's fate: stopped and disabled only when
+// no target is left, so that the host's other targets stay online.
+// dropInRemoved says whether the target's drop-in was there to remove.
+func (r TargetRemoval) ServiceAfter(svc ServiceState, dropInRemoved bool) ServiceAction {
+	switch {
+	case r.Remaining == 0 && svc.Enabled != "not-found":
+		return DisableService
+	case r.Remaining > 0 && svc.Running() && (r.Listed || dropInRemoved):
+		return RestartService
+	default:
+		return KeepService
+	}
+}
+
+// CheckWipe allows force_destroy_data to delete only what is provably this
+// target: a directory holding its IDs, an empty one, or none. A non-empty
+// directory without ID files may be anybody's data.
+func CheckWipe(want TargetIdentity, d DirState) error {
+	switch {
+	case !d.Exists || d.Empty:
+		return nil
+	case d.NodeNumID != nil || d.TargetNumID != nil:
+		return CheckDirIDs(want, d)
+	default:
+		return fmt.Errorf("%s holds files but no %s or %s, so nothing shows they are target %d's",
+			want.Directory, NodeNumIDFile, TargetNumIDFile, want.TargetID)
+	}
+}
+
 // WipeTarget deletes a target directory and everything in it. It is the
 // unrecoverable part of force_destroy_data; the caller has stopped the
 // service and checked the directory's IDs first.

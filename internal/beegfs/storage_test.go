@@ -57,6 +57,102 @@ func TestRemoveStorageTargetRefusesMisalignedLists(t *testing.T) {
 	}
 }
 
+// Destroying one target of a host leaves the others listed, aligned, with
+// P12's leading empty element; the service goes only with the last one.
+func TestStorageHostRemoveTarget(t *testing.T) {
+	const uuidC = "7c1b2a3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+	three := "storeStorageDirectory = ,/data/a,/data/b,/data/c\nstoreAllowFirstRunInit = false\nstoreFsUUID = ," +
+		uuidData + "," + uuidData2 + "," + uuidC + "\n"
+	tests := map[string]struct {
+		conf             FileState
+		dir              string
+		listed           bool
+		remaining        int
+		wantDirs, wantFs string
+	}{
+		"middle of three": {FileState{Exists: true, Content: []byte(three)}, "/data/b", true, 2, ",/data/a,/data/c", "," + uuidData + "," + uuidC},
+		"first of two":    {fixtureState(t, "storage-two-targets.conf"), "/data/beegfs-storage", true, 1, ",/data2/beegfs-storage", "," + uuidData2},
+		"the last one":    {fixtureState(t, "storage-after-setup.conf"), "/data/beegfs-storage", true, 0, "", ""},
+		"not listed":      {fixtureState(t, "storage-two-targets.conf"), "/data9/x", false, 2, ",/data/beegfs-storage ,/data2/beegfs-storage", "," + uuidData + " ," + uuidData2},
+	}
+	for name, tc := range tests {
+		r, err := StorageHost{Conf: tc.conf}.RemoveTarget(tc.dir)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if r.Listed != tc.listed || r.Remaining != tc.remaining {
+			t.Errorf("%s: listed %v, %d remaining; want %v, %d", name, r.Listed, r.Remaining, tc.listed, tc.remaining)
+		}
+		dirs, _ := r.Conf.Get(KeyStorageDirectory)
+		uuids, _ := r.Conf.Get(KeyFsUUID)
+		if dirs != tc.wantDirs || uuids != tc.wantFs {
+			t.Errorf("%s: lists %q / %q, want %q / %q", name, dirs, uuids, tc.wantDirs, tc.wantFs)
+		}
+		if first, _ := r.Conf.Get(KeyAllowFirstRunInit); first != "false" {
+			t.Errorf("%s: %s became %q", name, KeyAllowFirstRunInit, first)
+		}
+	}
+	if r, err := (StorageHost{}).RemoveTarget("/data/a"); err != nil || r.Listed || r.Remaining != 0 {
+		t.Errorf("no config: %+v, %v; want nothing listed", r, err)
+	}
+	misaligned := FileState{Exists: true, Content: []byte("storeStorageDirectory = ,/data/a,/data/b\nstoreFsUUID = ," + uuidData + "\n")}
+	if _, err := (StorageHost{Conf: misaligned}).RemoveTarget("/data/a"); err == nil {
+		t.Error("misaligned lists were edited")
+	}
+}
+
+func fixtureState(t *testing.T, name string) FileState {
+	t.Helper()
+	return FileState{Exists: true, Content: readFixture(t, name)}
+}
+
+func TestTargetRemovalServiceAfter(t *testing.T) {
+	running := ServiceState{Active: "active", Enabled: "enabled"}
+	stopped := ServiceState{Active: "inactive", Enabled: "enabled"}
+	gone := ServiceState{Active: "inactive", Enabled: "not-found"}
+	tests := map[string]struct {
+		r      TargetRemoval
+		svc    ServiceState
+		dropIn bool
+		want   ServiceAction
+	}{
+		"others remain":                   {TargetRemoval{Listed: true, Remaining: 1}, running, true, RestartService},
+		"others remain, only the drop-in": {TargetRemoval{Remaining: 1}, running, true, RestartService},
+		"others remain, nothing of it":    {TargetRemoval{Remaining: 1}, running, false, KeepService},
+		"others remain, service stopped":  {TargetRemoval{Listed: true, Remaining: 1}, stopped, true, KeepService},
+		"the last one":                    {TargetRemoval{Listed: true}, running, true, DisableService},
+		"the last one, already stopped":   {TargetRemoval{Listed: true}, stopped, false, DisableService},
+		"no unit":                         {TargetRemoval{}, gone, false, KeepService},
+	}
+	for name, tc := range tests {
+		if got := tc.r.ServiceAfter(tc.svc, tc.dropIn); got != tc.want {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
+func TestCheckWipe(t *testing.T) {
+	want := TargetIdentity{Directory: "/data/beegfs-storage", NodeNumID: 1, TargetID: 101}
+	tests := map[string]struct {
+		dir     DirState
+		refused string // "" when the wipe is allowed
+	}{
+		"this target":           {initialised("1\n", "101\n"), ""},
+		"missing":               {DirState{}, ""},
+		"empty":                 {DirState{Exists: true, Empty: true}, ""},
+		"another target":        {initialised("1\n", "102\n"), "targetNumID holds 102"},
+		"files but no ID files": {DirState{Exists: true}, "holds files but no nodeNumID or targetNumID"},
+		"only a targetNumID":    {DirState{Exists: true, TargetNumID: []byte("101\n")}, "not an initialised storage target"},
+	}
+	for name, tc := range tests {
+		err := CheckWipe(want, tc.dir)
+		if (err == nil) != (tc.refused == "") || (err != nil && !strings.Contains(err.Error(), tc.refused)) {
+			t.Errorf("%s: %v, want %q", name, err, tc.refused)
+		}
+	}
+}
+
 func initialised(node, target string) DirState {
 	return DirState{Exists: true, NodeNumID: []byte(node), TargetNumID: []byte(target)}
 }

@@ -187,7 +187,7 @@ func beegfsFingerprint(t *testing.T, l *lab.Lab, node string) string {
 	t.Helper()
 	const script = `find /etc/beegfs /etc/systemd/system -path '*beegfs*' -type f -exec stat -c '%n %Y' {} + | sort
 find /etc/beegfs -type f -exec sha256sum {} + | sort
-systemctl show -p InvocationID beegfs-mgmtd beegfs-meta beegfs-storage 2>/dev/null`
+systemctl show -p InvocationID beegfs-mgmtd beegfs-meta beegfs-storage beegfs-client 2>/dev/null`
 	return onHost(t, l, lab.LoginHost, script) + "\n" + onHost(t, l, node, script)
 }
 

@@ -205,17 +205,36 @@ func (r *beegfsClientResource) guardFirstMount(ctx context.Context, h *transport
 	var refusal *beegfs.HomeRefusal
 	switch {
 	case errors.As(err, &refusal):
-		diags.Append(nodeAttributeError(path.Root("migrate_local_home"), "Mount Would Lock Out "+admin, node,
-			fmt.Sprintf("Nothing was mounted and nothing changed: BeeGFS mounted over %s would hide the local %s, and %s logs in with its key from there (pitfall P9)",
-				set.MountPath, refusal.Account.Home, admin),
-			fmt.Sprintf("Create %s with .ssh/authorized_keys on BeeGFS first, owned by %s (UID %d), or set migrate_local_home = true to copy the local %s into BeeGFS before mounting.",
-				refusal.Account.Home, admin, refusal.Account.UID, set.MountPath), err))
+		diags.Append(homeRefusalError(node, admin, set.MountPath, refusal))
+	case err != nil && m.MigrateLocalHome.ValueBool():
+		diags.Append(nodeError("Cannot Migrate Local Home", node,
+			"Looking at BeeGFS through a staging mount, or copying the local "+set.MountPath+" into it, failed; nothing is mounted over "+set.MountPath,
+			"Check that the management host answers, that the node has "+beegfs.ConnAuthPath+" and rsync, and apply again. "+
+				"A copy that stopped midway keeps what it copied on BeeGFS; the next one adds only what is missing and overwrites nothing.", err))
 	case err != nil:
 		diags.Append(nodeError("Cannot Check BeeGFS Before Mounting", node,
-			"Looking at BeeGFS through a staging mount (or copying the local "+set.MountPath+" into it) failed; nothing is mounted over "+set.MountPath,
-			"Check that the management host answers and that the node has "+beegfs.ConnAuthPath+" (and rsync, to migrate).", err))
+			"Looking at BeeGFS through a staging mount failed; nothing was mounted and nothing changed",
+			"Check that the management host answers and that the node has "+beegfs.ConnAuthPath+".", err))
 	}
 	return diags
+}
+
+// homeRefusalError is pitfall P9 refused. A refusal after the migration has copied the local
+// content says so: the node is unchanged, but BeeGFS is not.
+func homeRefusalError(node, admin, mountPath string, refusal *beegfs.HomeRefusal) diag.Diagnostic {
+	home := refusal.Account.Home
+	if refusal.Copied {
+		return nodeAttributeError(path.Root("migrate_local_home"), "Migrated Home Still Unusable", node,
+			fmt.Sprintf("Nothing was mounted over %s, but the local %s was already copied into BeeGFS, and %s there is still not a home %s can log in with (pitfall P9)",
+				mountPath, mountPath, home, admin),
+			fmt.Sprintf("The copy stays on BeeGFS: it overwrote nothing there. Repair %s/.ssh/authorized_keys on BeeGFS (owned by %s, UID %d), through a node that mounts it, then apply again; the next copy adds only what is missing.",
+				home, admin, refusal.Account.UID), refusal)
+	}
+	return nodeAttributeError(path.Root("migrate_local_home"), "Mount Would Lock Out "+admin, node,
+		fmt.Sprintf("Nothing was mounted and nothing changed: BeeGFS mounted over %s would hide the local %s, and %s logs in with its key from there (pitfall P9)",
+			mountPath, home, admin),
+		fmt.Sprintf("Create %s with .ssh/authorized_keys on BeeGFS first, owned by %s (UID %d), or set migrate_local_home = true to copy the local %s into BeeGFS before mounting.",
+			home, admin, refusal.Account.UID, mountPath), refusal)
 }
 
 func (r *beegfsClientResource) readClient(ctx context.Context, node, mountPath string) (*transport.Host, beegfs.ClientState, diag.Diagnostics) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os/exec"
 	"regexp"
@@ -18,11 +19,27 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
 )
 
 // The lab's stand-in client bind-mounts the lab-wide tmpfs.
 const labClientFSType = "tmpfs"
+
+// A P9 refusal after the migration copied into BeeGFS must not claim that nothing changed.
+func TestHomeRefusalError(t *testing.T) {
+	account := beegfs.Account{Name: "admin", UID: 1000, Home: "/home/admin"}
+	tests := map[bool]struct{ summary, says, never string }{
+		false: {"Mount Would Lock Out admin", "Nothing was mounted and nothing changed", "already copied"},
+		true:  {"Migrated Home Still Unusable", "already copied into BeeGFS", "nothing changed"},
+	}
+	for copied, want := range tests {
+		d := homeRefusalError("gpu01", "admin", "/home", &beegfs.HomeRefusal{Account: account, MountPath: "/home", OnBeeGFS: errors.New("no authorized_keys"), Copied: copied})
+		if d.Summary() != want.summary || !strings.Contains(d.Detail(), want.says) || strings.Contains(d.Detail(), want.never) {
+			t.Errorf("copied=%v: %q\n%s", copied, d.Summary(), d.Detail())
+		}
+	}
+}
 
 func beegfsClientConfig(l *lab.Lab, login01Migrate bool, gpu01Mgmtd string) string {
 	config := providerConfig(l, "") + fmt.Sprintf(`

@@ -52,6 +52,7 @@ type beegfsManagementModel struct {
 	TLSCertSHA256  types.String `tfsdk:"tls_cert_sha256"`
 	Version        types.String `tfsdk:"version"`
 	Mountpoint     types.String `tfsdk:"mountpoint"`
+	FsUUID         types.String `tfsdk:"fs_uuid"`
 	Status         types.String `tfsdk:"status"`
 	NodeStatus     types.Map    `tfsdk:"node_status"`
 }
@@ -127,8 +128,15 @@ func (r *beegfsManagementResource) Schema(_ context.Context, _ resource.SchemaRe
 				Computed:            true,
 				PlanModifiers:       stable,
 			},
+			"fs_uuid": schema.StringAttribute{
+				MarkdownDescription: "UUID of that filesystem (`findmnt`), recorded when the database is set up or imported. While the directory of `db_file` " +
+					"is on another filesystem (the guide's array that did not assemble), the plan fails with \"Management Filesystem Missing\" and nothing is " +
+					"initialised or changed; the resource is planned anew only when the database is gone from this very filesystem.",
+				Computed:      true,
+				PlanModifiers: stable,
+			},
 			"status": schema.StringAttribute{
-				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the controller: `db-file` changed in the config, the drop-in " +
+				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the controller: the filesystem missing, `db-file` changed in the config, the drop-in " +
 					"missing or changed, a shared file missing, the service stopped or disabled. A plan that changes it back to `" + inSync + "` repairs it.",
 				Computed: true,
 			},
@@ -158,9 +166,15 @@ func (r *beegfsManagementResource) ValidateConfig(ctx context.Context, req resou
 	}
 }
 
+// recorded is the filesystem the database was set up on, "" while unknown.
+func (m beegfsManagementModel) recorded() (mountpoint, uuid string) {
+	return knownString(m.Mountpoint), knownString(m.FsUUID)
+}
+
 // ModifyPlan marks the controller and every node in sync, so drift shows as a change, and on
 // create reads the controller: the package must be installed and the database's directory
-// must not be on the root filesystem. An existing database is announced as adopted.
+// must not be on the root filesystem. An existing database is announced as adopted. A change
+// to an existing one is refused while the database's filesystem is not the recorded one.
 func (r *beegfsManagementResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return
@@ -175,47 +189,77 @@ func (r *beegfsManagementResource) ModifyPlan(ctx context.Context, req resource.
 		nodeNames := setStrings(ctx, plan.AuthNodes, &resp.Diagnostics)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), allInSync(nodeNames))...)
 	}
-	if !req.State.Raw.IsNull() || r.cluster == nil || !r.cluster.canReachHosts() || plan.Node.IsUnknown() || plan.DBFile.IsUnknown() {
+	creating := req.State.Raw.IsNull()
+	if resp.Diagnostics.HasError() || (!creating && resp.Plan.Raw.Equal(req.State.Raw)) ||
+		r.cluster == nil || !r.cluster.canReachHosts() || plan.Node.IsUnknown() || plan.DBFile.IsUnknown() {
 		return
 	}
 	node, dbFile := plan.Node.ValueString(), plan.DBFile.ValueString()
-	mh, _, diags := r.readController(ctx, node, dbFile)
+	if !creating {
+		var state beegfsManagementModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		// A replacement's create half is planned again, with no prior state.
+		if !resp.Diagnostics.HasError() && plan.Node.Equal(state.Node) && plan.DBFile.Equal(state.DBFile) {
+			mountpoint, uuid := state.recorded()
+			_, diags := r.readController(ctx, node, dbFile, mountpoint, uuid)
+			resp.Diagnostics.Append(diags...)
+		}
+		return
+	}
+	c, diags := r.readController(ctx, node, dbFile, "", "")
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("mountpoint"), types.StringValue(mh.Mount.Target))...)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), types.StringValue(mh.PackageVersion))...)
-	if r, err := mh.Release(); err == nil && mh.Initialised(r) {
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("mountpoint"), types.StringValue(c.mh.Mount.Target))...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("fs_uuid"), types.StringValue(c.mh.Mount.UUID))...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), types.StringValue(c.mh.PackageVersion))...)
+	if c.mh.Initialised(c.rel) {
 		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("db_file"), "Existing BeeGFS Management Database Adopted", node,
 			"The management database "+dbFile+" already exists", "It is kept: beegfs-mgmtd --init does not run again.", nil))
 	}
 }
 
+// controller is the management node as read: the connection, its state and the installed release.
+type controller struct {
+	h   *transport.Host
+	mh  beegfs.MgmtdHost
+	rel beegfs.Release
+}
+
 // readController connects to the controller and reads it; diagnostics explain a missing
-// package or a database directory on the root filesystem.
-func (r *beegfsManagementResource) readController(ctx context.Context, node, dbFile string) (beegfs.MgmtdHost, *transport.Host, diag.Diagnostics) {
+// package, a filesystem that is not the recorded one (mountpoint and uuid, "" for a new
+// resource) and a database directory on the root filesystem.
+func (r *beegfsManagementResource) readController(ctx context.Context, node, dbFile, mountpoint, uuid string) (controller, diag.Diagnostics) {
 	var diags diag.Diagnostics
+	var c controller
 	h, err := r.cluster.host(ctx, node)
 	if err != nil {
 		diags.Append(connectError(node, err))
-		return beegfs.MgmtdHost{}, nil, diags
+		return c, diags
 	}
-	mh, err := beegfs.ReadMgmtd(ctx, h, dbFile)
-	if err != nil {
+	c.h = h
+	if c.mh, err = beegfs.ReadMgmtd(ctx, h, dbFile); err != nil {
 		diags.Append(nodeAttributeError(path.Root("node"), "Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's package, config, service and files failed", adviceRead, err))
-		return mh, h, diags
+		return c, diags
 	}
-	if _, err := mh.Release(); err != nil {
+	if c.rel, err = c.mh.Release(); err != nil {
 		diags.Append(notInstalledError(path.Root("node"), node, err))
-		return mh, h, diags
+		return c, diags
 	}
-	if err := beegfs.CheckSeparateFilesystem(beegfs.MgmtdStoreDir(dbFile), mh.Mount.Target); err != nil {
+	dir := beegfs.MgmtdStoreDir(dbFile)
+	if !beegfs.OnRecordedFilesystem(c.mh.Mount, mountpoint, uuid) {
+		diags.Append(nodeAttributeError(path.Root("db_file"), "Management Filesystem Missing", node,
+			"The filesystem the management database was set up on is not mounted where it was", "Nothing is changed until it is back.",
+			beegfs.FilesystemMissing(dir, mountpoint, uuid, c.mh.Mount)))
+		return c, diags
+	}
+	if err := beegfs.CheckSeparateFilesystem(dir, c.mh.Mount.Target); err != nil {
 		diags.Append(nodeAttributeError(path.Root("db_file"), "Database Not On A Filesystem Of Its Own", node,
-			"The directory of "+dbFile+" would be on "+mh.Mount.Target,
+			"The directory of "+dbFile+" would be on "+c.mh.Mount.Target,
 			"Mount the filesystem meant for it (the guide's /beegfs, by UUID in /etc/fstab) and plan again, or choose a db_file on it.", err))
 	}
-	return mh, h, diags
+	return c, diags
 }
 
 // notInstalledError is the house diagnostic for a missing or unsupported BeeGFS package.
@@ -229,22 +273,34 @@ func notInstalledError(p path.Path, node string, err error) diag.Diagnostic {
 }
 
 func (r *beegfsManagementResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsManagementModel) diag.Diagnostics {
+		return r.converge(ctx, m, true)
+	})
 }
 
 func (r *beegfsManagementResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsManagementModel) diag.Diagnostics {
+		return r.converge(ctx, m, false)
+	})
 }
 
 // converge brings the controller to the guide's setup, each step only when needed, then copies
-// the shared files to the auth nodes and records what it finds afterwards.
-func (r *beegfsManagementResource) converge(ctx context.Context, m *beegfsManagementModel) diag.Diagnostics {
+// the shared files to the auth nodes and records what it finds afterwards. Only a create
+// initialises the database, and only on the filesystem it planned with.
+func (r *beegfsManagementResource) converge(ctx context.Context, m *beegfsManagementModel, creating bool) diag.Diagnostics {
 	node, dbFile := m.Node.ValueString(), m.DBFile.ValueString()
-	mh, h, diags := r.readController(ctx, node, dbFile)
+	mountpoint, uuid := m.recorded()
+	c, diags := r.readController(ctx, node, dbFile, mountpoint, uuid)
 	if diags.HasError() {
 		return diags
 	}
-	rel, _ := mh.Release()
+	h, mh, rel := c.h, c.mh, c.rel
+	if !creating && !mh.Initialised(rel) {
+		diags.Append(nodeAttributeError(path.Root("db_file"), "Management Database Missing", node,
+			"The management database "+dbFile+" is not there any more, and an update never initialises one",
+			"Refresh: a database that is really gone from its filesystem is then planned anew.", nil))
+		return diags
+	}
 	restart, err := r.setupController(ctx, h, mh, rel, node, dbFile)
 	if err != nil {
 		diags.Append(nodeError("Cannot Set Up BeeGFS Management", node, "Setting up beegfs-mgmtd failed",
@@ -266,7 +322,9 @@ func (r *beegfsManagementResource) converge(ctx context.Context, m *beegfsManage
 		diags.Append(nodeError("Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's state after the apply failed", adviceRead, err))
 		return diags
 	}
-	if problems := beegfs.MgmtdProblems(mh, rel, dbFile, mh.Mount.Target); len(problems) > 0 {
+	r.recordFilesystem(m, mh)
+	mountpoint, uuid = m.recorded()
+	if problems := beegfs.MgmtdProblems(mh, rel, dbFile, mountpoint, uuid); len(problems) > 0 {
 		diags.Append(nodeError("BeeGFS Management Not Running As Configured", node, "After the apply: "+strings.Join(problems, "; "),
 			"Check journalctl -u beegfs-mgmtd on the node, then apply again.", nil))
 		return diags
@@ -274,7 +332,7 @@ func (r *beegfsManagementResource) converge(ctx context.Context, m *beegfsManage
 	status, statusDiags := r.copyStatus(ctx, authNodes, node, mh)
 	diags.Append(statusDiags...)
 	diags.Append(failedCopies(status)...)
-	r.record(m, mh, status)
+	r.record(m, mh, rel, status)
 	return diags
 }
 
@@ -467,15 +525,27 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// record stores what the controller holds now.
-func (r *beegfsManagementResource) record(m *beegfsManagementModel, mh beegfs.MgmtdHost, status map[string]string) {
-	rel, _ := mh.Release()
+// recordFilesystem records the database's filesystem once, when it is set up or imported (or
+// first read by a provider that did not record it yet), and keeps it afterwards.
+func (r *beegfsManagementResource) recordFilesystem(m *beegfsManagementModel, mh beegfs.MgmtdHost) {
+	if knownString(m.Mountpoint) == "" {
+		m.Mountpoint = types.StringValue(mh.Mount.Target)
+	}
+	if knownString(m.FsUUID) == "" {
+		m.FsUUID = types.StringValue(mh.Mount.UUID)
+	}
+}
+
+// record stores what the controller holds now; a release that cannot be read (the package
+// was removed) is the status.
+func (r *beegfsManagementResource) record(m *beegfsManagementModel, mh beegfs.MgmtdHost, rel beegfs.Release, status map[string]string) {
 	m.ID = m.Node
 	m.ConnAuthSHA256 = types.StringValue(mh.ConnAuthSHA256)
 	m.TLSCertSHA256 = types.StringValue(mh.CertSHA256)
 	m.Version = types.StringValue(mh.PackageVersion)
-	m.Mountpoint = types.StringValue(mh.Mount.Target)
-	m.Status = types.StringValue(describeDrift(beegfs.MgmtdProblems(mh, rel, m.DBFile.ValueString(), mh.Mount.Target)))
+	r.recordFilesystem(m, mh)
+	mountpoint, uuid := m.recorded()
+	m.Status = types.StringValue(describeDrift(beegfs.MgmtdProblems(mh, rel, m.DBFile.ValueString(), mountpoint, uuid)))
 	m.NodeStatus = statusMap(status)
 }
 
@@ -496,11 +566,18 @@ func (r *beegfsManagementResource) Read(ctx context.Context, req resource.ReadRe
 		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's package, config, service and files failed", adviceRead, err))
 		return
 	}
-	rel, err := mh.Release()
-	if err != nil || !mh.Initialised(rel) {
-		// Without the package or the database there is nothing left of this resource.
+	mountpoint, uuid := state.recorded()
+	onFilesystem := beegfs.OnRecordedFilesystem(mh.Mount, mountpoint, uuid)
+	rel, relErr := mh.Release()
+	if onFilesystem && relErr == nil && !mh.Initialised(rel) {
+		// Gone from the filesystem it was set up on: really gone, not merely unmounted.
 		resp.State.RemoveResource(ctx)
 		return
+	}
+	if !onFilesystem {
+		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("db_file"), "Management Filesystem Missing", node,
+			"The filesystem the management database was set up on is not mounted where it was", "Nothing is changed until it is back.",
+			beegfs.FilesystemMissing(beegfs.MgmtdStoreDir(dbFile), mountpoint, uuid, mh.Mount)))
 	}
 	authNodes := setStrings(ctx, state.AuthNodes, &resp.Diagnostics)
 	status, diags := r.copyStatus(ctx, authNodes, node, mh)
@@ -508,8 +585,12 @@ func (r *beegfsManagementResource) Read(ctx context.Context, req resource.ReadRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r.record(&state, mh, status)
-	if s := state.Status.ValueString(); s != inSync {
+	r.record(&state, mh, rel, status)
+	if relErr != nil {
+		// The package is gone, the database and the shared files are not: the plan says so.
+		state.Status = types.StringValue(relErr.Error())
+	}
+	if s := state.Status.ValueString(); s != inSync && onFilesystem {
 		resp.Diagnostics.Append(nodeWarning("Drift Detected On "+node, node, "beegfs-mgmtd differs from its configuration: "+s, "Apply repairs it.", nil))
 	}
 	warnDrift(&resp.Diagnostics, "copy of the BeeGFS shared files", status)
@@ -530,7 +611,12 @@ func (r *beegfsManagementResource) Delete(ctx context.Context, req resource.Dele
 		resp.Diagnostics.Append(connectError(node, err))
 		return
 	}
-	if err := beegfs.DisableMgmtd(ctx, h); err != nil {
+	mh, err := beegfs.ReadMgmtd(ctx, h, state.DBFile.ValueString())
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's service before stopping it failed", adviceRead, err))
+		return
+	}
+	if err := beegfs.DisableMgmtd(ctx, h, mh.Service); err != nil {
 		resp.Diagnostics.Append(nodeError("Cannot Stop BeeGFS Management", node, "Stopping and disabling beegfs-mgmtd or removing its drop-in failed", adviceStop, err))
 	}
 }
@@ -589,6 +675,7 @@ func (r *beegfsManagementResource) ImportState(ctx context.Context, req resource
 		TLSCertSHA256:  types.StringValue(mh.CertSHA256),
 		Version:        types.StringValue(mh.PackageVersion),
 		Mountpoint:     types.StringValue(mh.Mount.Target),
+		FsUUID:         types.StringValue(mh.Mount.UUID),
 		Status:         types.StringValue(inSync),
 		NodeStatus:     allInSync(authNodes),
 	})...)

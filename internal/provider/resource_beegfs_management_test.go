@@ -2,11 +2,13 @@ package provider
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -332,6 +334,13 @@ func (b *beegfsSecrets) current(l *lab.Lab) ([]keyForm, error) {
 		// key.pem is PEM: its base64 body is what a leak would show, past the header line.
 		body := strings.ReplaceAll(onHostOr(l, f), "\n", "")
 		forms = append(forms, keyForm{f + " as base64", b64[:40]}, keyForm{f + " as hex", hex[:40]}, keyForm{f + " as upper-case hex", strings.ToUpper(hex[:40])})
+		// conn.auth is binary: a leak through %q shows Go escapes, doubled once more in a JSON log.
+		raw, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return nil, err
+		}
+		quoted := strconv.Quote(string(raw))[1:41]
+		forms = append(forms, keyForm{f + " Go-quoted", quoted}, keyForm{f + " Go-quoted in JSON", strings.ReplaceAll(quoted, `\`, `\\`)})
 		if len(body) > 80 {
 			forms = append(forms, keyForm{f + " PEM body", body[40:80]})
 		}

@@ -146,9 +146,21 @@ func (r *beegfsMetadataResource) ValidateConfig(ctx context.Context, req resourc
 	}
 }
 
-// ModifyPlan marks the service in sync, so drift shows as a change, and on create reads the
-// node: package installed, path on a filesystem of its own, and an initialised directory only
-// with the configured node ID. The filesystem's UUID and mountpoint are then known at plan.
+// recorded is the filesystem the metadata directory was set up on, "" while unknown.
+func (m beegfsMetadataModel) recorded() (mountpoint, uuid string) {
+	return knownString(m.Mountpoint), knownString(m.FsUUID)
+}
+
+func (m beegfsMetadataModel) want() beegfs.MetaWant {
+	mountpoint, uuid := m.recorded()
+	return beegfs.MetaWant{Dir: m.Path.ValueString(), Mgmtd: m.MgmtdHost.ValueString(), Mountpoint: mountpoint, FsUUID: uuid}
+}
+
+// ModifyPlan marks the service in sync, so drift shows as a change. On create it reads the
+// node: package installed, path on a filesystem of its own, an initialised directory only
+// with the configured node ID, and no other initialised store named in beegfs-meta.conf; the
+// filesystem's UUID and mountpoint are then known at plan. A change to an existing one is
+// refused while its filesystem is not the recorded one or the interlock names another.
 func (r *beegfsMetadataResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return
@@ -159,88 +171,175 @@ func (r *beegfsMetadataResource) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(inSync))...)
-	if !req.State.Raw.IsNull() || r.cluster == nil || !r.cluster.canReachHosts() || plan.Node.IsUnknown() || plan.Path.IsUnknown() || plan.NodeNumID.IsUnknown() {
+	creating := req.State.Raw.IsNull()
+	if resp.Diagnostics.HasError() || (!creating && resp.Plan.Raw.Equal(req.State.Raw)) ||
+		r.cluster == nil || !r.cluster.canReachHosts() || plan.Node.IsUnknown() || plan.Path.IsUnknown() || plan.NodeNumID.IsUnknown() {
 		return
 	}
 	node, dir := plan.Node.ValueString(), plan.Path.ValueString()
-	mh, target, _, diags := r.readNode(ctx, node, dir)
+	if !creating {
+		var state beegfsMetadataModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if resp.Diagnostics.HasError() || !plan.Node.Equal(state.Node) || !plan.Path.Equal(state.Path) || !plan.NodeNumID.Equal(state.NodeNumID) {
+			// A replacement: Terraform plans its create half again, with no prior state.
+			return
+		}
+		mountpoint, uuid := state.recorded()
+		n, diags := r.readNode(ctx, node, dir, mountpoint, uuid)
+		resp.Diagnostics.Append(diags...)
+		if !diags.HasError() {
+			_, diags = keptTarget(node, dir, uuid, n.mh)
+			resp.Diagnostics.Append(diags...)
+		}
+		return
+	}
+	n, diags := r.readNode(ctx, node, dir, "", "")
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if _, err := beegfs.MetaSetupNeeded(dir, mh.Dir, plan.NodeNumID.ValueInt64()); err != nil {
-		resp.Diagnostics.Append(nodeAttributeError(path.Root("node_num_id"), "Metadata Directory Cannot Be Used", node,
-			"The directory "+dir+" is not one this resource may set up or adopt", adviceForeignDir, err))
+	resp.Diagnostics.Append(checkMetaSetup(ctx, node, dir, plan.NodeNumID.ValueInt64(), n)...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	if mh.Dir.Initialised() {
+	if n.mh.Dir.Initialised() {
 		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("path"), "Existing BeeGFS Metadata Directory Adopted", node,
 			dir+" is already initialised with the configured node_num_id", "It is kept: beegfs-setup-meta does not run.", nil))
 	}
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("fs_uuid"), types.StringValue(target.FsUUID))...)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("mountpoint"), types.StringValue(mh.Mount.Target))...)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), types.StringValue(mh.PackageVersion))...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("fs_uuid"), types.StringValue(n.target.FsUUID))...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("mountpoint"), types.StringValue(n.mh.Mount.Target))...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), types.StringValue(n.mh.PackageVersion))...)
 }
 
-// readNode connects and reads the node; diagnostics explain a missing package or a path that
+// metaNode is the metadata node as read: the connection, its state, the installed release and
+// the directory on the filesystem it is on now.
+type metaNode struct {
+	h      *transport.Host
+	mh     beegfs.MetaHost
+	rel    beegfs.Release
+	target beegfs.StorageTarget
+}
+
+// readNode connects and reads the node; diagnostics explain a missing package, a filesystem
+// that is not the recorded one (mountpoint and uuid, "" for a new resource) and a path that
 // is not on a filesystem of its own.
-func (r *beegfsMetadataResource) readNode(ctx context.Context, node, dir string) (beegfs.MetaHost, beegfs.StorageTarget, *transport.Host, diag.Diagnostics) {
+func (r *beegfsMetadataResource) readNode(ctx context.Context, node, dir, mountpoint, uuid string) (metaNode, diag.Diagnostics) {
 	var diags diag.Diagnostics
+	var n metaNode
 	h, err := r.cluster.host(ctx, node)
 	if err != nil {
 		diags.Append(connectError(node, err))
-		return beegfs.MetaHost{}, beegfs.StorageTarget{}, nil, diags
+		return n, diags
 	}
-	mh, err := beegfs.ReadMeta(ctx, h, dir)
-	if err != nil {
+	n.h = h
+	if n.mh, err = beegfs.ReadMeta(ctx, h, dir); err != nil {
 		diags.Append(nodeAttributeError(path.Root("node"), "Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's package, config, service and directory failed", adviceRead, err))
-		return mh, beegfs.StorageTarget{}, h, diags
+		return n, diags
 	}
-	if _, err := mh.Release(); err != nil {
+	if n.rel, err = n.mh.Release(); err != nil {
 		diags.Append(notInstalledError(path.Root("node"), node, err))
-		return mh, beegfs.StorageTarget{}, h, diags
+		return n, diags
 	}
-	target, err := mh.Target(dir)
-	if err != nil {
+	if !beegfs.OnRecordedFilesystem(n.mh.Mount, mountpoint, uuid) {
+		diags.Append(nodeAttributeError(path.Root("path"), "Metadata Filesystem Missing", node,
+			"The filesystem the metadata directory was set up on is not mounted where it was", "Nothing is changed until it is back.",
+			beegfs.FilesystemMissing(dir, mountpoint, uuid, n.mh.Mount)))
+		return n, diags
+	}
+	if n.target, err = n.mh.Target(dir); err != nil {
 		diags.Append(nodeAttributeError(path.Root("path"), "Metadata Directory Not On A Filesystem Of Its Own", node,
-			dir+" would be on the filesystem mounted at "+mh.Mount.Target,
+			dir+" would be on the filesystem mounted at "+n.mh.Mount.Target,
 			"Mount the filesystem meant for it (the guide's /beegfs, by UUID in /etc/fstab) and plan again, or choose a path on it.", err))
 	}
-	return mh, target, h, diags
+	return n, diags
+}
+
+// checkMetaSetup refuses a directory this resource may neither set up nor adopt, and a setup
+// while beegfs-meta.conf names another store that is initialised: beegfs-setup-meta would
+// rewrite storeMetaDirectory and start the daemon on a new, empty store.
+func checkMetaSetup(ctx context.Context, node, dir string, id int64, n metaNode) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if _, err := beegfs.MetaSetupNeeded(dir, n.mh.Dir, id); err != nil {
+		diags.Append(nodeAttributeError(path.Root("node_num_id"), "Metadata Directory Cannot Be Used", node,
+			"The directory "+dir+" is not one this resource may set up or adopt", adviceForeignDir, err))
+		return diags
+	}
+	store, err := beegfs.ReadConfiguredMetaStore(ctx, n.h, n.mh, dir)
+	if err == nil {
+		err = beegfs.CheckMetaStoreSwitch(dir, store)
+	}
+	if err != nil {
+		diags.Append(nodeAttributeError(path.Root("path"), "Metadata Store Would Be Switched", node,
+			beegfs.MetaConfPath+" names another metadata store than "+dir, "Set path to the store the config names; nothing was changed.", err))
+	}
+	return diags
+}
+
+// keptTarget is the interlock an update may write: the recorded UUID, never the one of
+// whatever is mounted now.
+func keptTarget(node, dir, uuid string, mh beegfs.MetaHost) (beegfs.StorageTarget, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if !mh.Dir.Initialised() {
+		diags.Append(nodeAttributeError(path.Root("path"), "Metadata Directory Not Initialised", node,
+			dir+" has no "+beegfs.NodeNumIDFile+" any more", "Refresh: a metadata directory that is really gone is then planned anew.", nil))
+		return beegfs.StorageTarget{}, diags
+	}
+	t, err := beegfs.KeptMetaTarget(mh, dir, uuid)
+	if err != nil {
+		diags.Append(nodeAttributeError(path.Root("path"), "Metadata Interlock Does Not Match", node,
+			"storeFsUUID is not the UUID of the filesystem the metadata directory was set up on", "Fix the mount, or the file by hand; the provider does not move the interlock.", err))
+	}
+	return t, diags
 }
 
 func (r *beegfsMetadataResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsMetadataModel) diag.Diagnostics {
+		return r.converge(ctx, m, true)
+	})
 }
 
 func (r *beegfsMetadataResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsMetadataModel) diag.Diagnostics {
+		return r.converge(ctx, m, false)
+	})
 }
 
-// converge sets the directory up once (or adopts it), writes the interlock and the drop-in,
-// and starts the service, restarting it only when its config changed.
-func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadataModel) diag.Diagnostics {
+// converge sets the directory up once (or adopts it) on create, writes the interlock and the
+// drop-in, and starts the service, restarting it only when its config changed. An update
+// keeps the recorded filesystem in the interlock.
+func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadataModel, creating bool) diag.Diagnostics {
 	node, dir, id, mgmtd := m.Node.ValueString(), m.Path.ValueString(), m.NodeNumID.ValueInt64(), m.MgmtdHost.ValueString()
-	mh, target, h, diags := r.readNode(ctx, node, dir)
+	mountpoint, uuid := m.recorded()
+	n, diags := r.readNode(ctx, node, dir, mountpoint, uuid)
 	if diags.HasError() {
 		return diags
 	}
-	mh, err := r.setupOnce(ctx, h, mh, dir, id, mgmtd)
-	if err != nil {
-		diags.Append(nodeError("Cannot Set Up BeeGFS Metadata", node, "Setting up "+dir+" with beegfs-setup-meta failed",
-			"Fix the cause named below and apply again; an initialised directory is never set up twice.", err))
-		return diags
+	target := n.target
+	if creating {
+		if diags.Append(checkMetaSetup(ctx, node, dir, id, n)...); diags.HasError() {
+			return diags
+		}
+		var err error
+		if n.mh, err = r.setupOnce(ctx, n.h, n.mh, dir, id, mgmtd); err != nil {
+			diags.Append(nodeError("Cannot Set Up BeeGFS Metadata", node, "Setting up "+dir+" with beegfs-setup-meta failed",
+				"Fix the cause named below and apply again; an initialised directory is never set up twice.", err))
+			return diags
+		}
+	} else {
+		var kept diag.Diagnostics
+		if target, kept = keptTarget(node, dir, uuid, n.mh); kept.HasError() {
+			return append(diags, kept...)
+		}
 	}
-	rel, _ := mh.Release()
-	restart, err := r.configure(ctx, h, mh, rel, target, mgmtd)
+	restart, err := r.configure(ctx, n.h, n.mh, n.rel, target, mgmtd)
 	if err != nil {
 		diags.Append(nodeError("Cannot Configure BeeGFS Metadata", node, "Writing the interlock to "+beegfs.MetaConfPath+" or the drop-in failed", adviceWrite, err))
 		return diags
 	}
-	if restart && mh.Service.Running() {
-		err = beegfs.Restart(ctx, h, beegfs.ServiceMeta)
+	if restart && n.mh.Service.Running() {
+		err = beegfs.Restart(ctx, n.h, beegfs.ServiceMeta)
 	} else {
-		err = beegfs.EnableNow(ctx, h, beegfs.ServiceMeta)
+		err = beegfs.EnableNow(ctx, n.h, beegfs.ServiceMeta)
 	}
 	if err != nil {
 		diags.Append(nodeError("Cannot Start BeeGFS Metadata", node, "Starting beegfs-meta failed",
@@ -248,17 +347,16 @@ func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadata
 				"A missing conn.auth means gpucluster_beegfs_management has not copied it to this node yet: add it to auth_nodes and depends_on.", err))
 		return diags
 	}
-	after, err := beegfs.ReadMeta(ctx, h, dir)
+	after, err := beegfs.ReadMeta(ctx, n.h, dir)
 	if err != nil {
 		diags.Append(nodeError("Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's state after the apply failed", adviceRead, err))
 		return diags
 	}
-	if problems := beegfs.MetaProblems(after, rel, dir, mgmtd); len(problems) > 0 {
+	recordMeta(m, after)
+	if problems := beegfs.MetaProblems(after, n.rel, m.want()); len(problems) > 0 {
 		diags.Append(nodeError("BeeGFS Metadata Not Running As Configured", node, "After the apply: "+strings.Join(problems, "; "),
 			"Check journalctl -u beegfs-meta on the node, then apply again.", nil))
-		return diags
 	}
-	recordMeta(m, after)
 	return diags
 }
 
@@ -300,13 +398,27 @@ func (r *beegfsMetadataResource) configure(ctx context.Context, h *transport.Hos
 	return restart, err
 }
 
+// recordMeta stores what the node holds now. The filesystem is recorded once, when the
+// directory is set up or imported, and kept afterwards: it is what the interlock names.
 func recordMeta(m *beegfsMetadataModel, mh beegfs.MetaHost) {
 	m.ID = types.StringValue(m.Node.ValueString() + ":" + m.Path.ValueString())
-	m.FsUUID = types.StringValue(mh.Mount.UUID)
-	m.Mountpoint = types.StringValue(mh.Mount.Target)
+	if knownString(m.FsUUID) == "" {
+		m.FsUUID = types.StringValue(mh.Mount.UUID)
+	}
+	if knownString(m.Mountpoint) == "" {
+		m.Mountpoint = types.StringValue(mh.Mount.Target)
+	}
 	m.Version = types.StringValue(mh.PackageVersion)
-	rel, _ := mh.Release()
-	m.Status = types.StringValue(describeDrift(beegfs.MetaProblems(mh, rel, m.Path.ValueString(), m.MgmtdHost.ValueString())))
+	m.Status = types.StringValue(describeDrift(metaProblems(mh, m.want())))
+}
+
+// metaProblems is MetaProblems, or the missing package when there is no release to check against.
+func metaProblems(mh beegfs.MetaHost, w beegfs.MetaWant) []string {
+	rel, err := mh.Release()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	return beegfs.MetaProblems(mh, rel, w)
 }
 
 func (r *beegfsMetadataResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -326,12 +438,18 @@ func (r *beegfsMetadataResource) Read(ctx context.Context, req resource.ReadRequ
 		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's package, config, service and directory failed", adviceRead, err))
 		return
 	}
-	if _, err := mh.Release(); err != nil || !mh.Dir.Initialised() {
-		// The directory (or the package) is gone: nothing of this resource is left.
+	mountpoint, uuid := state.recorded()
+	onFilesystem := beegfs.OnRecordedFilesystem(mh.Mount, mountpoint, uuid)
+	if onFilesystem && !mh.Dir.Initialised() {
+		// Gone from the filesystem it was set up on: really gone, not merely unmounted.
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	if err := beegfs.CheckMetaNodeNumID(dir, mh.Dir, state.NodeNumID.ValueInt64()); err != nil {
+	if !onFilesystem {
+		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("path"), "Metadata Filesystem Missing", node,
+			"The filesystem the metadata directory was set up on is not mounted where it was", "Nothing is changed until it is back.",
+			beegfs.FilesystemMissing(dir, mountpoint, uuid, mh.Mount)))
+	} else if err := beegfs.CheckMetaNodeNumID(dir, mh.Dir, state.NodeNumID.ValueInt64()); err != nil {
 		resp.Diagnostics.Append(nodeWarning("BeeGFS Metadata Node ID Changed", node, "The directory's nodeNumID is not the one in state",
 			"The plan replaces the resource, which refuses to set up a used directory: restore the directory or change node_num_id.", err))
 		if got, perr := beegfs.ParseNumID(beegfs.NodeNumIDFile, mh.Dir.NodeNumID); perr == nil {
@@ -339,7 +457,7 @@ func (r *beegfsMetadataResource) Read(ctx context.Context, req resource.ReadRequ
 		}
 	}
 	recordMeta(&state, mh)
-	if s := state.Status.ValueString(); s != inSync {
+	if s := state.Status.ValueString(); s != inSync && onFilesystem {
 		resp.Diagnostics.Append(nodeWarning("Drift Detected On "+node, node, "beegfs-meta differs from its configuration: "+s, "Apply repairs it.", nil))
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
@@ -358,7 +476,12 @@ func (r *beegfsMetadataResource) Delete(ctx context.Context, req resource.Delete
 		resp.Diagnostics.Append(connectError(node, err))
 		return
 	}
-	if err := beegfs.DisableMeta(ctx, h); err != nil {
+	mh, err := beegfs.ReadMeta(ctx, h, state.Path.ValueString())
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's service before stopping it failed", adviceRead, err))
+		return
+	}
+	if err := beegfs.DisableMeta(ctx, h, mh.Service); err != nil {
 		resp.Diagnostics.Append(nodeError("Cannot Stop BeeGFS Metadata", node, "Stopping and disabling beegfs-meta or removing its drop-in failed", adviceStop, err))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -18,8 +19,9 @@ import (
 )
 
 const (
-	metaAddr    = "gpucluster_beegfs_metadata.test"
-	labMetaPath = "/beegfs/meta"
+	metaAddr      = "gpucluster_beegfs_metadata.test"
+	labMetaPath   = "/beegfs/meta"
+	otherMetaPath = "/beegfs/meta-elsewhere"
 )
 
 // metaConfig is the guide's login01: management first (it puts conn.auth there), then meta.
@@ -115,9 +117,18 @@ func TestAccBeegfsMetadata_lifecycle(t *testing.T) {
 				ExpectError: regexp.MustCompile(`(?s)Metadata Directory Cannot Be Used.*metadata node 1, not 2`),
 			},
 			{
+				// Another path would be a new store: beegfs-setup-meta rewrites storeMetaDirectory,
+				// so beegfs-meta would come up empty. Refused at plan while the config names the
+				// initialised one.
+				Config:      strings.Replace(metaConfig(l, "login01"), `mgmtd_host = "login01"`, "mgmtd_host = \"login01\"\n  path = \""+otherMetaPath+"\"", 1),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Metadata Store Would Be Switched.*names\s+` + labMetaPath + `,\s+an\s+initialised\s+metadata\s+store`),
+			},
+			{
 				PreConfig: func() {
-					if got := onHost(t, l, "login01", "systemctl is-active "+beegfs.ServiceMeta); got != "active" {
-						t.Fatalf("after the refused plan, beegfs-meta is %s", got)
+					if got := onHost(t, l, "login01", "systemctl is-active "+beegfs.ServiceMeta+"; test -e "+otherMetaPath+" && echo created; "+
+						"sed -n 's/^storeMetaDirectory *= *//p' "+beegfs.MetaConfPath); got != "active\n"+labMetaPath {
+						t.Fatalf("after the refused plans, beegfs-meta, %s and storeMetaDirectory: %q", otherMetaPath, got)
 					}
 				},
 				Config: metaConfig(l, "login01"),
@@ -207,5 +218,122 @@ func checkMetaDestroyed(l *lab.Lab) resource.TestCheckFunc {
 			return fmt.Errorf("login01 after destroy: %q, want %q (stopped, disabled, no drop-in, nodeNumID kept)", got, want)
 		}
 		return nil
+	}
+}
+
+// TestAccBeegfsMetadata_filesystemMissing is the guide's array that did not assemble, on the
+// controller: login01 boots without its /beegfs. The plan then fails naming the missing
+// filesystem for management and metadata alike, both stay in state with the filesystem they
+// were set up on, and nothing is initialised on the root filesystem. Once /beegfs is back and
+// login01 rebooted, both services run again and there is nothing to apply.
+func TestAccBeegfsMetadata_filesystemMissing(t *testing.T) {
+	l := lab.Require(t)
+	const node = lab.LoginHost
+	installBeegfs(t, l, node, "beegfs-mgmtd", "beegfs-meta")
+	t.Cleanup(func() {
+		// A failed run must not leave login01 without its disk for the tests after it.
+		ctx := labContextFor(t, 3*time.Minute)
+		if onHost(t, l, node, "findmnt -n /beegfs >/dev/null && echo mounted || echo missing") == "missing" {
+			_ = l.AttachDisk(ctx, node)
+			if err := l.Reboot(ctx, node); err != nil {
+				t.Errorf("bring %s's /beegfs back: %v", node, err)
+			}
+		}
+	})
+	uuid := diskUUID(t, l, node)
+	config := metaConfig(l, "10.0.0.10")
+	// Without depends_on, Terraform plans both, so the plan reports both refusals.
+	independent := strings.Replace(config, "depends_on = [gpucluster_beegfs_management.test]", "", 1)
+	bothMissing := regexp.MustCompile(`(?s)(Management Filesystem Missing.*Metadata Filesystem Missing|Metadata Filesystem Missing.*Management Filesystem Missing)`)
+	var db, ids string
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             resource.ComposeAggregateTestCheckFunc(checkMetaDestroyed(l), checkMgmtdDestroyed(l)),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("fs_uuid"), knownvalue.StringExact(uuid)),
+					statecheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("mountpoint"), knownvalue.StringExact("/beegfs")),
+					statecheck.ExpectKnownValue(metaAddr, tfjsonpath.New("fs_uuid"), knownvalue.StringExact(uuid)),
+				},
+				Check: func(*terraform.State) error {
+					var err error
+					if db, err = onHostErr(l, node, "stat -c '%i %Y' "+labDBFile); err == nil {
+						ids, err = onHostErr(l, node, "stat -c '%i %Y' "+labMetaPath+"/nodeNumID")
+					}
+					return err
+				},
+			},
+			{
+				PreConfig: func() {
+					ctx := labContextFor(t, 3*time.Minute)
+					if err := l.DetachDisk(ctx, node); err != nil {
+						t.Fatal(err)
+					}
+					if err := l.Reboot(ctx, node); err != nil {
+						t.Fatal(err)
+					}
+					assertNothingOnRootFilesystem(t, l)
+				},
+				Config:      independent,
+				PlanOnly:    true,
+				ExpectError: bothMissing,
+			},
+			{
+				// A refresh keeps both resources and the filesystem they were set up on; the
+				// plan after it fails the same way.
+				RefreshState: true,
+				ExpectError:  bothMissing,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(mgmtdAddr, "fs_uuid", uuid),
+					resource.TestCheckResourceAttr(mgmtdAddr, "mountpoint", "/beegfs"),
+					resource.TestMatchResourceAttr(mgmtdAddr, "status", regexp.MustCompile(`^filesystem missing: /beegfs/mgmtd is on /`)),
+					resource.TestCheckResourceAttr(metaAddr, "fs_uuid", uuid),
+					resource.TestCheckResourceAttr(metaAddr, "mountpoint", "/beegfs"),
+					resource.TestMatchResourceAttr(metaAddr, "status", regexp.MustCompile(`^filesystem missing: `+labMetaPath+` is on /`)),
+					func(*terraform.State) error { assertNothingOnRootFilesystem(t, l); return nil },
+				),
+			},
+			{
+				PreConfig: func() {
+					ctx := labContextFor(t, 3*time.Minute)
+					if err := l.AttachDisk(ctx, node); err != nil {
+						t.Fatal(err)
+					}
+					if err := l.Reboot(ctx, node); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkMgmtdOnController(l),
+					checkMetaOnHost(l, uuid, "10.0.0.10"),
+					checkDBUnchanged(l, &db),
+					checkNodeNumIDUnchanged(l, &ids),
+				),
+			},
+		},
+	})
+}
+
+// assertNothingOnRootFilesystem looks at login01 booted without its /beegfs: the mount failed,
+// systemd started neither service, and the empty mountpoint on the root filesystem got no
+// database and no metadata.
+func assertNothingOnRootFilesystem(t *testing.T, l *lab.Lab) {
+	t.Helper()
+	checks := []struct{ what, script, want string }{
+		{"/beegfs is not mounted", "findmnt -n /beegfs >/dev/null && echo mounted || echo missing", "missing"},
+		{"the services are down", "systemctl is-active " + beegfs.ServiceMgmtd + " " + beegfs.ServiceMeta + " || true", "inactive\ninactive"},
+		{"nothing was initialised on the root filesystem", "ls -A /beegfs", ""},
+	}
+	for _, c := range checks {
+		if got := onHost(t, l, lab.LoginHost, c.script); got != c.want {
+			t.Fatalf("login01 with /beegfs missing: %s: got %q, want %q", c.what, got, c.want)
+		}
 	}
 }

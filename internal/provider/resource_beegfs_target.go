@@ -37,6 +37,8 @@ const (
 	defaultStoragePath       = "/data/beegfs-storage"
 	beegfsTargetIDFormat     = "NODE:PATH"
 	installBeeGFSAdvice      = "Install it from ThinkParQ's repository (the BeeGFS quick start), then plan again."
+	adviceStorageLists       = "Nothing was written. Repair " + beegfs.KeyStorageDirectory + " and " + beegfs.KeyFsUUID + " by hand: aligned comma-separated lists " +
+		"that start with an empty element (\",/data/beegfs-storage\"), then run again."
 )
 
 // NewBeegfsTargetResource returns the gpucluster_beegfs_target resource.
@@ -87,30 +89,79 @@ func (c *cluster) canonicalNode(node string) string {
 }
 
 // targetDeclarations are the storage targets planned in this run, so that two resources with
-// one target ID, or one node ID on two hosts, are refused at plan even before either exists.
-// Terraform plans every resource in one provider process per run (see declareRule).
+// one target ID, one node ID on two hosts, or one node and path, are refused at plan even
+// before either exists. Every apply and plan configures the provider anew, so each run starts
+// with no declarations (see declareRule).
 type targetDeclarations struct {
 	mu    sync.Mutex
-	byDir map[string]beegfs.TargetIdentity
+	byDir map[string]*declaredTarget
 }
 
-// declare records t unless it conflicts with another declared target. The same node and path
-// planned again (Terraform plans a replacement twice) replaces the earlier declaration.
-func (d *targetDeclarations) declare(t beegfs.TargetIdentity) (attr string, err error) {
+// planKind is how a resource plans a target: Terraform plans a replacement twice, first with
+// the prior state, then the create half without it, and every other resource once.
+type planKind int
+
+const (
+	planCreate  planKind = iota // no prior state
+	planReplace                 // prior state, and a changed attribute forces a new target
+	planUpdate                  // prior state, kept in place
+)
+
+type declaredTarget struct {
+	target beegfs.TargetIdentity
+	counts [3]int // by planKind
+}
+
+// resources counts the resources behind a node and path: each update or replacement is one,
+// and the create half of a replacement is not another.
+func (d declaredTarget) resources() int {
+	creates := d.counts[planCreate] - d.counts[planReplace]
+	return d.counts[planUpdate] + d.counts[planReplace] + max(creates, 0)
+}
+
+// declare records t unless it conflicts with another declared target: one node and path
+// declared by two resources, or IDs that another target holds.
+func (d *targetDeclarations) declare(t beegfs.TargetIdentity, kind planKind) (attr string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	key := targetID(t.Host, t.Directory)
 	others := make([]beegfs.TargetIdentity, 0, len(d.byDir))
-	for _, e := range d.byDir {
-		others = append(others, e)
+	for k, e := range d.byDir {
+		if k != key {
+			others = append(others, e.target)
+		}
 	}
 	if err := beegfs.CheckIDConflicts(others, t); err != nil {
 		return beegfs.ConflictAttribute(others, t), err
 	}
 	if d.byDir == nil {
-		d.byDir = map[string]beegfs.TargetIdentity{}
+		d.byDir = map[string]*declaredTarget{}
 	}
-	d.byDir[targetID(t.Host, t.Directory)] = t
+	e := d.byDir[key]
+	if e == nil {
+		e = &declaredTarget{}
+	}
+	next := *e
+	next.target = t
+	next.counts[kind]++
+	if next.resources() > 1 {
+		return "path", fmt.Errorf("%s is declared by two %s resources", key, beegfsTargetResourceName)
+	}
+	d.byDir[key] = &next
 	return "", nil
+}
+
+// targetPlanKind tells a replacement from an update by the attributes that force one.
+func targetPlanKind(plan, state beegfsTargetModel, creating bool) planKind {
+	switch {
+	case creating:
+		return planCreate
+	case !plan.Node.Equal(state.Node) || !plan.Path.Equal(state.Path) ||
+		!plan.NodeNumID.Equal(state.NodeNumID) || !plan.TargetID.Equal(state.TargetID):
+		return planReplace
+	default:
+		return planUpdate
+	}
 }
 
 func (r *beegfsTargetResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -132,8 +183,15 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"match the mounted filesystem, and a `target_id` or `node_num_id` already used by another target of the configuration or " +
 			"of the host's config. A filesystem that is not mounted any more (the guide's RAID array that did not assemble) shows as " +
 			"a problem in the plan, never as a new target.\n\n" +
-			"Destroy stops and disables `" + beegfs.ServiceStorage + "`, removes the drop-in and leaves the data untouched, unless " +
-			"`force_destroy_data` is set.\n\n" +
+			"A configuration may declare a node and path only once; the plan refuses a second resource for it when both name the node " +
+			"the same way (a node the provider's `nodes` list knows by name and address counts as one). Across provider aliases " +
+			"this is not checked: Terraform does not tell the provider which resource it plans.\n\n" +
+			"Destroy takes the target out of `" + beegfs.KeyStorageDirectory + "` and `" + beegfs.KeyFsUUID + "` (the lists stay aligned " +
+			"and keep their leading empty element) and removes its drop-in. When the host's config lists other targets, `" +
+			beegfs.ServiceStorage + "` is restarted and keeps serving them; with the last target it is stopped and disabled. " +
+			"The last target leaves the lists too, as the package shipped them: a service started again by hand never brings a " +
+			"destroyed target back online behind Terraform's back. The data directory stays untouched with its ID files, so a " +
+			"resource declared again with the same path and IDs adopts it; `force_destroy_data` deletes it as well.\n\n" +
 			"The node needs the `" + beegfs.StoragePackage + "` package and `" + beegfs.ConnAuthPath + "`: `depends_on` the " +
 			"`gpucluster_beegfs_management` resource that distributes it.\n\n" +
 			"Import with `terraform import " + beegfsTargetResourceName + ".NAME " + beegfsTargetIDFormat + "` (`gpu02:/data/beegfs-storage`); " +
@@ -175,8 +233,10 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 				Required:            true,
 			},
 			"force_destroy_data": schema.BoolAttribute{
-				MarkdownDescription: "When `true`, destroy also deletes the target directory with all its data and takes it out of `" + beegfs.StorageConfPath + "`. " +
-					"**This is unrecoverable**: BeeGFS keeps no other copy of the chunks stored on this target. Defaults to `false`, which leaves the data untouched.",
+				MarkdownDescription: "When `true`, destroy also deletes the target directory with all its data. " +
+					"**This is unrecoverable**: BeeGFS keeps no other copy of the chunks stored on this target. Only a directory that holds this target's " +
+					"`" + beegfs.NodeNumIDFile + "` and `" + beegfs.TargetNumIDFile + "` (or is empty or gone) on the filesystem it was set up on is deleted; " +
+					"anything else refuses the destroy before it changes anything. Defaults to `false`, which leaves the data untouched.",
 				Optional: true,
 				Computed: true,
 				Default:  booldefault.StaticBool(false),
@@ -266,7 +326,12 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	want := plan.identity(r.cluster)
-	if attr, err := r.cluster.declaredTargets.declare(want); err != nil {
+	if attr, err := r.cluster.declaredTargets.declare(want, targetPlanKind(plan, state, creating)); err != nil {
+		if attr == "path" {
+			resp.Diagnostics.Append(settingError(path.Root(attr), "Storage Target Declared Twice",
+				"Another "+beegfsTargetResourceName+" in this configuration names the same node and path", "Declare each target once: two resources would manage one directory, and destroying one would take the other's target offline.", err))
+			return
+		}
 		resp.Diagnostics.Append(settingError(path.Root(attr), "Storage Target ID Already Used",
 			"Another "+beegfsTargetResourceName+" in this configuration uses the same ID", "Give every target its own target_id, and every storage host its own node_num_id.", err))
 		return
@@ -433,6 +498,11 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 	if diags.HasError() {
 		return diags
 	}
+	// Again under the lock: the plan skips this when the hosts were not reachable yet, and
+	// another apply may have set up a target since.
+	if diags.Append(checkHostIDs(ctx, h, node, want, hs)...); diags.HasError() {
+		return diags
+	}
 	if !hs.Dir.Initialised() {
 		if !creating {
 			diags.Append(nodeAttributeError(path.Root("path"), "Storage Target Not Initialised", node,
@@ -504,18 +574,23 @@ func writeStorageInterlock(ctx context.Context, w beegfs.FileWriter, node string
 	if err == nil {
 		err = conf.Set(beegfs.KeyMgmtdHost, mgmtd)
 	}
-	var changed bool
-	if err == nil {
-		changed, err = beegfs.WriteConf(ctx, w, beegfs.StorageConfPath, hs.Conf, conf, 0o644)
-	}
 	if err != nil {
-		todo := ""
-		if errors.Is(err, transport.ErrWriteConflict) {
-			todo = "Someone changed the file meanwhile; apply again."
-		}
-		diags.Append(nodeError("Cannot Write Storage Interlock", node, "Editing "+beegfs.StorageConfPath+" failed", todo, err))
+		diags.Append(nodeError("Cannot Write Storage Interlock", node, beegfs.StorageConfPath+" cannot be edited safely, so nothing was written", adviceStorageLists, err))
+		return false, diags
+	}
+	changed, err := beegfs.WriteConf(ctx, w, beegfs.StorageConfPath, hs.Conf, conf, 0o644)
+	if err != nil {
+		diags.Append(nodeError("Cannot Write Storage Interlock", node, "Writing "+beegfs.StorageConfPath+" failed", writeAdvice(err), err))
 	}
 	return changed, diags
+}
+
+// writeAdvice tells a write that lost against another writer from one that failed.
+func writeAdvice(err error) string {
+	if errors.Is(err, transport.ErrWriteConflict) {
+		return "Someone changed the file meanwhile, so it was not written; apply again."
+	}
+	return adviceWrite
 }
 
 func (r *beegfsTargetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -554,16 +629,17 @@ func (r *beegfsTargetResource) Read(ctx context.Context, req resource.ReadReques
 	problems := beegfs.StorageDrift(hs, beegfs.StorageWant{Target: want, Mountpoint: mountpoint, FsUUID: uuid})
 	state.Status = types.StringValue(describeDrift(problems))
 	if len(problems) > 0 && onFilesystem {
-		resp.Diagnostics.AddWarning("Drift Detected On "+node,
-			fmt.Sprintf("The storage target %s differs from its configuration: %s.\n\nApply repairs what it can.", want.Directory, strings.Join(problems, "; ")))
+		resp.Diagnostics.Append(nodeWarning("Drift Detected On "+node, node,
+			"The storage target "+want.Directory+" differs from its configuration: "+strings.Join(problems, "; "), "Apply repairs what it can.", nil))
 	}
 	state.ID = types.StringValue(targetID(node, want.Directory))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
-// Delete stops and disables beegfs-storage and removes the target's drop-in. The data stays
-// unless force_destroy_data is set; then the directory and its config entries go as well,
-// but only when the directory is this target on its own filesystem.
+// Delete takes the target out of beegfs-storage.conf and removes its drop-in. The service
+// is restarted for the host's other targets, and stopped and disabled only with the last one.
+// The data stays unless force_destroy_data is set; then the directory goes as well, but only
+// when it is provably this target on its own filesystem, checked before anything changes.
 func (r *beegfsTargetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state beegfsTargetModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -588,52 +664,71 @@ func (r *beegfsTargetResource) Delete(ctx context.Context, req resource.DeleteRe
 		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the storage service, its config and "+want.Directory+" failed", adviceRead, err))
 		return
 	}
-	if hs.Service.Enabled != "not-found" {
-		if err := beegfs.DisableNow(ctx, h, beegfs.ServiceStorage); err != nil {
-			resp.Diagnostics.Append(nodeError("Cannot Stop Storage Service", node, "Stopping and disabling "+beegfs.ServiceStorage+" failed", adviceStop, err))
+	removal, err := hs.RemoveTarget(want.Directory)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Remove Target From Config", node, beegfs.StorageConfPath+" cannot be edited safely, so nothing was changed", adviceStorageLists, err))
+		return
+	}
+	force := state.ForceDestroyData.ValueBool()
+	if force {
+		mountpoint, uuid := state.recorded()
+		if diags := checkWipe(node, want, hs, mountpoint, uuid); diags.HasError() {
+			resp.Diagnostics.Append(diags...)
 			return
 		}
 	}
-	if err := beegfs.RemoveDropIn(ctx, h, beegfs.StorageDropInPath(want.TargetID)); err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Remove Drop-In", node, "Removing the target's drop-in failed", adviceStop, err))
+	resp.Diagnostics.Append(removeTarget(ctx, h, node, want, hs, removal)...)
+	if resp.Diagnostics.HasError() || !force {
 		return
 	}
-	if state.ForceDestroyData.ValueBool() {
-		mountpoint, uuid := state.recorded()
-		resp.Diagnostics.Append(wipeTarget(ctx, h, node, want, hs, mountpoint, uuid)...)
+	if err := beegfs.WipeTarget(ctx, h, want.Directory); err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Delete Storage Target", node, "Deleting "+want.Directory+" failed", adviceWipe, err))
 	}
 }
 
-func wipeTarget(ctx context.Context, h *transport.Host, node string, want beegfs.TargetIdentity, hs beegfs.StorageHost, mountpoint, uuid string) diag.Diagnostics {
+// removeTarget writes the config without the target, removes its drop-in and restarts or
+// disables the service, so that the next start never brings the destroyed target back.
+func removeTarget(ctx context.Context, h *transport.Host, node string, want beegfs.TargetIdentity, hs beegfs.StorageHost, removal beegfs.TargetRemoval) diag.Diagnostics {
 	var diags diag.Diagnostics
-	keep := "Set force_destroy_data = false (and apply) to destroy the resource without deleting data."
+	if removal.Listed {
+		if _, err := beegfs.WriteConf(ctx, h, beegfs.StorageConfPath, hs.Conf, removal.Conf, 0o644); err != nil {
+			diags.Append(nodeError("Cannot Remove Target From Config", node, "Taking "+want.Directory+" out of "+beegfs.StorageConfPath+" failed", writeAdvice(err), err))
+			return diags
+		}
+	}
+	if err := beegfs.RemoveDropIn(ctx, h, beegfs.StorageDropInPath(want.TargetID)); err != nil {
+		diags.Append(nodeError("Cannot Remove Drop-In", node, "Removing the target's drop-in failed", adviceStop, err))
+		return diags
+	}
+	switch removal.ServiceAfter(hs.Service, hs.DropIn.Exists) {
+	case beegfs.DisableService:
+		if err := beegfs.DisableNow(ctx, h, beegfs.ServiceStorage); err != nil {
+			diags.Append(nodeError("Cannot Stop Storage Service", node, "Stopping and disabling "+beegfs.ServiceStorage+" failed", adviceStop, err))
+		}
+	case beegfs.RestartService:
+		if err := beegfs.Restart(ctx, h, beegfs.ServiceStorage); err != nil {
+			diags.Append(nodeError("Storage Service Does Not Restart", node,
+				want.Directory+" is out of "+beegfs.StorageConfPath+", but "+beegfs.ServiceStorage+" did not start again for the host's other targets",
+				"Read its refusal below and repair the other targets (apply their resources); the destroyed target is not brought back.", err))
+		}
+	case beegfs.KeepService:
+	}
+	return diags
+}
+
+// checkWipe allows force_destroy_data only for the target's own directory on the filesystem it
+// was set up on.
+func checkWipe(node string, want beegfs.TargetIdentity, hs beegfs.StorageHost, mountpoint, uuid string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	keep := "Nothing was changed. Set force_destroy_data = false (and apply) to destroy the resource without deleting data."
 	if !beegfs.OnRecordedFilesystem(hs.Mount, mountpoint, uuid) {
 		diags.Append(nodeAttributeError(path.Root("force_destroy_data"), "Storage Filesystem Missing", node,
 			"The target's data is not reachable, so it was not deleted", keep, beegfs.FilesystemMissing(want.Directory, mountpoint, uuid, hs.Mount)))
 		return diags
 	}
-	if hs.Dir.Initialised() {
-		if err := beegfs.CheckDirIDs(want, hs.Dir); err != nil {
-			diags.Append(nodeAttributeError(path.Root("force_destroy_data"), "Storage Target IDs Differ", node,
-				"The directory is another target now, so it was not deleted", keep, err))
-			return diags
-		}
-	}
-	if err := beegfs.WipeTarget(ctx, h, want.Directory); err != nil {
-		diags.Append(nodeError("Cannot Delete Storage Target", node, "Deleting "+want.Directory+" failed", adviceWipe, err))
-		return diags
-	}
-	conf, err := hs.ParseConf()
-	var removed bool
-	if err == nil {
-		removed, err = beegfs.RemoveStorageTarget(conf, want.Directory)
-	}
-	if err == nil && removed {
-		_, err = beegfs.WriteConf(ctx, h, beegfs.StorageConfPath, hs.Conf, conf, 0o644)
-	}
-	if err != nil {
-		diags.Append(nodeError("Cannot Remove Target From Config", node, "The directory is deleted, but taking it out of "+beegfs.StorageConfPath+" failed",
-			"Remove its entries from "+beegfs.KeyStorageDirectory+" and "+beegfs.KeyFsUUID+" by hand, keeping the lists aligned.", err))
+	if err := beegfs.CheckWipe(want, hs.Dir); err != nil {
+		diags.Append(nodeAttributeError(path.Root("force_destroy_data"), "Storage Directory Not This Target", node,
+			"Nothing shows that "+want.Directory+" holds only this target's data, so it was not deleted", keep, err))
 	}
 	return diags
 }

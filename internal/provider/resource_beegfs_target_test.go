@@ -1,11 +1,15 @@
 package provider
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -44,24 +48,47 @@ func TestParseTargetImportID(t *testing.T) {
 }
 
 func TestTargetDeclarations(t *testing.T) {
-	var d targetDeclarations
-	steps := []struct {
-		t    beegfs.TargetIdentity
-		attr string // "" when accepted
-	}{
-		{beegfs.TargetIdentity{Host: "gpu01", Directory: "/data/beegfs-storage", NodeNumID: 1, TargetID: 101}, ""},
-		{beegfs.TargetIdentity{Host: "gpu02", Directory: "/data/beegfs-storage", NodeNumID: 2, TargetID: 201}, ""},
-		// Terraform plans a replacement twice: the same node and path is the same target.
-		{beegfs.TargetIdentity{Host: "gpu02", Directory: "/data/beegfs-storage", NodeNumID: 2, TargetID: 202}, ""},
-		{beegfs.TargetIdentity{Host: "gpu03", Directory: "/data/beegfs-storage", NodeNumID: 3, TargetID: 101}, "target_id"},
-		{beegfs.TargetIdentity{Host: "gpu03", Directory: "/data/beegfs-storage", NodeNumID: 1, TargetID: 301}, "node_num_id"},
-		{beegfs.TargetIdentity{Host: "gpu02", Directory: "/data2/beegfs-storage", NodeNumID: 2, TargetID: 201}, ""},
-		{beegfs.TargetIdentity{Host: "gpu02", Directory: "/data3/beegfs-storage", NodeNumID: 5, TargetID: 203}, "node_num_id"},
+	target := func(host, dir string, node, id int64) beegfs.TargetIdentity {
+		return beegfs.TargetIdentity{Host: host, Directory: dir, NodeNumID: node, TargetID: id}
 	}
-	for i, s := range steps {
-		attr, err := d.declare(s.t)
-		if (err == nil) != (s.attr == "") || attr != s.attr {
-			t.Errorf("step %d %+v: attribute %q, %v; want %q", i, s.t, attr, err, s.attr)
+	const data, data2 = "/data/beegfs-storage", "/data2/beegfs-storage"
+	type step struct {
+		t    beegfs.TargetIdentity
+		kind planKind
+		attr string // "" when accepted
+	}
+	runs := map[string][]step{
+		"one run": {
+			{target("gpu01", data, 1, 101), planCreate, ""},
+			// Terraform plans a replacement twice: with the prior state, then the create half.
+			{target("gpu02", data, 2, 201), planReplace, ""},
+			{target("gpu02", data, 2, 202), planCreate, ""},
+			{target("gpu03", data, 3, 101), planCreate, "target_id"},
+			{target("gpu03", data, 1, 301), planCreate, "node_num_id"},
+			{target("gpu02", data2, 2, 201), planUpdate, ""},
+			{target("gpu02", "/data3/beegfs-storage", 5, 203), planCreate, "node_num_id"},
+			// A second resource on one node and path, whichever way each is planned.
+			{target("gpu01", data, 1, 101), planCreate, "path"},
+			{target("gpu02", data2, 2, 201), planCreate, "path"},
+			{target("gpu02", data, 2, 202), planUpdate, "path"},
+		},
+		"an update, then a new resource": {
+			{target("gpu01", data, 1, 101), planUpdate, ""},
+			{target("gpu01", data, 1, 101), planCreate, "path"},
+		},
+		"a new resource, then a replacement": {
+			{target("gpu01", data, 1, 101), planCreate, ""},
+			{target("gpu01", data, 1, 102), planReplace, ""},
+			{target("gpu01", data, 1, 102), planCreate, "path"},
+		},
+	}
+	for name, steps := range runs {
+		var d targetDeclarations
+		for i, s := range steps {
+			attr, err := d.declare(s.t, s.kind)
+			if (err == nil) != (s.attr == "") || attr != s.attr {
+				t.Errorf("%s, step %d %+v: attribute %q, %v; want %q", name, i, s.t, attr, err, s.attr)
+			}
 		}
 	}
 }
@@ -86,7 +113,6 @@ resource "gpucluster_beegfs_target" "one" {
 }
 
 resource "gpucluster_beegfs_target" "two" {
-  node        = "gpu02"
   mgmtd_host  = "10.0.0.10"
 ` + second + `
 }
@@ -96,17 +122,22 @@ resource "gpucluster_beegfs_target" "two" {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
-				Config:      config("node_num_id = 2\n  target_id = 101"),
+				Config:      config("node = \"gpu02\"\n  node_num_id = 2\n  target_id = 101"),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)Storage Target ID Already Used.*target_id 101 is already used`),
 			},
 			{
-				Config:      config("node_num_id = 1\n  target_id = 102"),
+				Config:      config("node = \"gpu02\"\n  node_num_id = 1\n  target_id = 102"),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)Storage Target ID Already Used.*node_num_id 1 is already used`),
 			},
 			{
-				Config:      config("node_num_id = 2\n  path = \"/data/a,b\""),
+				Config:      config("node = \"gpu01\"\n  node_num_id = 1"),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Storage Target Declared Twice.*gpu01:/data/beegfs-storage is declared by two`),
+			},
+			{
+				Config:      config("node = \"gpu02\"\n  node_num_id = 2\n  path = \"/data/a,b\""),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)Invalid Storage Path.*comma`),
 			},
@@ -208,6 +239,8 @@ func TestAccBeegfsTarget_lifecycle(t *testing.T) {
 			checkOnHost(l, node, "systemctl is-enabled beegfs-storage; systemctl is-active beegfs-storage || true", "disabled\ninactive"),
 			checkOnHost(l, node, "cat /data/beegfs-storage/targetNumID /data/beegfs-storage/tacc-chunk", "101\nuser data"),
 			checkOnHost(l, node, "test -e /etc/systemd/system/beegfs-storage.service.d/target-101.conf && echo left || echo removed", "removed"),
+			// The last target leaves the lists too: starting the service by hand never serves it again.
+			checkOnHost(l, node, storageListsScript, "storeStorageDirectory=\nstoreFsUUID="),
 		),
 		Steps: []resource.TestStep{
 			{
@@ -363,6 +396,198 @@ func TestAccBeegfsTarget_adoptAndForceDestroy(t *testing.T) {
 			},
 		},
 	})
+}
+
+const storageListsScript = `sed -n 's/^\(storeStorageDirectory\|storeFsUUID\) *= */\1=/p' /etc/beegfs/beegfs-storage.conf`
+
+func twoTargetsConfig(l *lab.Lab, second string, secondID int) string {
+	config := providerConfig(l, "") + fmt.Sprintf(`
+resource "gpucluster_beegfs_target" "a" {
+  node        = "gpu01"
+  node_num_id = 1
+  mgmtd_host  = %q
+}
+`, l.Host("login01").Address)
+	if second != "" {
+		config += fmt.Sprintf(`
+resource "gpucluster_beegfs_target" "b" {
+  node        = "gpu01"
+  node_num_id = 1
+  target_id   = %d
+  path        = %q
+  mgmtd_host  = %q
+  depends_on  = [gpucluster_beegfs_target.a]
+}
+`, secondID, second, l.Host("login01").Address)
+	}
+	return config
+}
+
+// Destroying one of a host's two targets takes only that one out of the config and restarts
+// beegfs-storage for the other; declared again, the untouched directory is adopted, and a
+// replacement plans without being taken for a second resource.
+func TestAccBeegfsTarget_twoTargetsOneHost(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu01"
+	prepareStorageHost(t, l, node)
+	t.Cleanup(func() { onHost(t, l, node, "rm -rf /data/other-target-2") })
+	uuid := diskUUID(t, l, node)
+	const a, b = "gpucluster_beegfs_target.a", "gpucluster_beegfs_target.b"
+	dropIns := "ls /etc/systemd/system/beegfs-storage.service.d/"
+	both := func(second, secondID string) resource.TestCheckFunc {
+		return resource.ComposeAggregateTestCheckFunc(
+			checkOnHost(l, node, storageListsScript, "storeStorageDirectory=,/data/beegfs-storage,"+second+"\nstoreFsUUID=,"+uuid+","+uuid),
+			checkOnHost(l, node, "cat /data/beegfs-storage/targetNumID "+second+"/targetNumID", "101\n"+secondID),
+			checkOnHost(l, node, dropIns, "target-101.conf\ntarget-"+secondID+".conf"),
+			checkOnHost(l, node, "systemctl is-active beegfs-storage; systemctl is-enabled beegfs-storage", "active\nenabled"),
+		)
+	}
+	var pid string
+	mainPID := "systemctl show -p MainPID --value beegfs-storage"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			checkOnHost(l, node, "systemctl is-enabled beegfs-storage; systemctl is-active beegfs-storage || true", "disabled\ninactive"),
+			checkOnHost(l, node, storageListsScript, "storeStorageDirectory=\nstoreFsUUID="),
+			checkOnHost(l, node, "cat /data/beegfs-storage/targetNumID /data/other-target/targetNumID /data/other-target-2/targetNumID", "101\n102\n103"),
+		),
+		Steps: []resource.TestStep{
+			{
+				Config: twoTargetsConfig(l, "/data/other-target", 102),
+				Check:  both("/data/other-target", "102"),
+			},
+			{
+				PreConfig: func() {
+					pid = onHost(t, l, node, mainPID+"; echo chunk > /data/other-target/tacc-chunk")
+				},
+				Config: twoTargetsConfig(l, "", 0),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(b, plancheck.ResourceActionDestroy),
+						plancheck.ExpectResourceAction(a, plancheck.ResourceActionNoop),
+					},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkOnHost(l, node, "systemctl is-active beegfs-storage; systemctl is-enabled beegfs-storage", "active\nenabled"),
+					checkOnHost(l, node, storageListsScript, "storeStorageDirectory=,/data/beegfs-storage\nstoreFsUUID=,"+uuid),
+					checkOnHost(l, node, dropIns, "target-101.conf"),
+					checkOnHost(l, node, "cat /data/other-target/targetNumID /data/other-target/tacc-chunk", "102\nchunk"),
+					func(*terraform.State) error {
+						now, err := onHostErr(l, node, mainPID)
+						if err == nil && (now == pid || now == "0") {
+							err = fmt.Errorf("beegfs-storage main PID %s before and %s after: not restarted for the remaining target", pid, now)
+						}
+						return err
+					},
+				),
+			},
+			{
+				Config: twoTargetsConfig(l, "/data/other-target", 102),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(b, plancheck.ResourceActionCreate)},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					both("/data/other-target", "102"),
+					checkOnHost(l, node, "cat /data/other-target/tacc-chunk", "chunk"),
+				),
+			},
+			{
+				// A new path needs a new target ID: the old directory keeps 102 on disk.
+				Config: twoTargetsConfig(l, "/data/other-target-2", 103),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(b, plancheck.ResourceActionDestroyBeforeCreate)},
+				},
+				Check: both("/data/other-target-2", "103"),
+			},
+		},
+	})
+}
+
+// force_destroy_data deletes only what is provably the target: a directory that lost its ID
+// files but holds data refuses the destroy before anything changes. The destroy runs without a
+// refresh, as terraform destroy -refresh=false does, since a refresh drops such a target.
+func TestAccBeegfsTarget_forceDestroyRefusesUnprovenDirectory(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu02"
+	prepareStorageHost(t, l, node)
+	uuid := diskUUID(t, l, node)
+	config := targetConfig(l, node, 2, "force_destroy_data = true")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		AdditionalCLIOptions:     &resource.AdditionalCLIOptions{Plan: resource.PlanOptions{NoRefresh: true}},
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			checkOnHost(l, node, "test -e /data/beegfs-storage && echo left || echo wiped", "wiped"),
+			checkOnHost(l, node, storageListsScript, "storeStorageDirectory=\nstoreFsUUID="),
+		),
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig: func() {
+					onHost(t, l, node, "cd /data/beegfs-storage && rm nodeNumID targetNumID && echo 'user data' > tacc-chunk")
+				},
+				Config:      config,
+				Destroy:     true,
+				ExpectError: regexp.MustCompile(`(?s)Storage Directory Not This Target.*` + wrapped("holds files but no nodeNumID or targetNumID")),
+			},
+			{
+				PreConfig: func() {
+					got := onHost(t, l, node, "cat /data/beegfs-storage/tacc-chunk; "+storageListsScript+"; systemctl is-active beegfs-storage; ls /etc/systemd/system/beegfs-storage.service.d/")
+					if want := "user data\nstoreStorageDirectory=,/data/beegfs-storage\nstoreFsUUID=," + uuid + "\nactive\ntarget-201.conf"; got != want {
+						t.Fatalf("the refused destroy changed %s:\n%s\nwant\n%s", node, got, want)
+					}
+					onHost(t, l, node, "echo 2 > /data/beegfs-storage/nodeNumID && echo 201 > /data/beegfs-storage/targetNumID")
+				},
+				Config: config,
+			},
+		},
+	})
+}
+
+// directLabCluster connects to the lab as the provider configured from providerConfig does.
+func directLabCluster(t *testing.T, l *lab.Lab) *cluster {
+	t.Helper()
+	key, err := os.ReadFile(l.AdminKeyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []nodeOverride
+	for _, h := range l.Hosts {
+		nodes = append(nodes, nodeOverride{name: h.Name, address: h.Address})
+	}
+	c := newCluster(context.Background(), settings{
+		user: l.AdminUser, port: 22, privateKey: key, knownHostsFile: l.KnownHostsPath,
+		loginNode: "login01", jumpHost: "login01", connectTimeout: 30 * time.Second, keepalive: 15 * time.Second,
+		sudoExe: "sudo", sudoPassword: []byte(l.AdminPassword), overrides: nodes,
+	})
+	t.Cleanup(c.pool.Close)
+	return c
+}
+
+// Terraform plans again during the apply, with every value known, so the plan-time check
+// normally catches a target ID another target of the host holds. The apply checks again under
+// the host's lock, for what changed after that last plan: called directly, converge refuses and
+// sets nothing up.
+func TestAccBeegfsTarget_convergeChecksHostIDs(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu02"
+	prepareStorageHost(t, l, node)
+	uuid := diskUUID(t, l, node)
+	onHost(t, l, node, "sed -i 's|^storeStorageDirectory.*|storeStorageDirectory = ,/data/other-target|; s|^storeFsUUID.*|storeFsUUID = ,"+uuid+"|' /etc/beegfs/beegfs-storage.conf"+
+		" && mkdir /data/other-target && echo 2 > /data/other-target/nodeNumID && echo 201 > /data/other-target/targetNumID")
+	r := &beegfsTargetResource{cluster: directLabCluster(t, l)}
+	m := beegfsTargetModel{
+		Node: types.StringValue(node), Path: types.StringValue(defaultStoragePath),
+		NodeNumID: types.Int64Value(2), TargetID: types.Int64Value(201), MgmtdHost: types.StringValue(l.Host("login01").Address),
+		ForceDestroyData: types.BoolValue(false), FsUUID: types.StringUnknown(), Mountpoint: types.StringUnknown(),
+	}
+	diags := r.converge(context.Background(), &m, true)
+	if !diags.HasError() || !strings.Contains(fmt.Sprint(diags), "target_id 201 is already used by gpu02:/data/other-target") {
+		t.Fatalf("converge: %v; want the host's other target refusing target_id 201", diags)
+	}
+	got := onHost(t, l, node, "ls -d /data/beegfs-storage 2>/dev/null; "+storageListsScript+"; systemctl is-enabled beegfs-storage || true")
+	if want := "storeStorageDirectory=,/data/other-target\nstoreFsUUID=," + uuid + "\ndisabled"; got != want {
+		t.Fatalf("the refused converge changed %s:\n%s\nwant\n%s", node, got, want)
+	}
 }
 
 // wrapped matches a sentence however Terraform wraps the diagnostic's lines.
