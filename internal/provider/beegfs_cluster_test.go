@@ -72,6 +72,43 @@ resource "gpucluster_beegfs_client" %[1]q {
 	return b.String() + c.extra
 }
 
+// rebootWithDisk reboots node with its lab disk detached (attached=false: the guide's array
+// that did not assemble) or attached again.
+func rebootWithDisk(t *testing.T, l *lab.Lab, node string, attached bool) {
+	t.Helper()
+	ctx := labContextFor(t, 3*time.Minute)
+	change := l.DetachDisk
+	if attached {
+		change = l.AttachDisk
+	}
+	if err := change(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Reboot(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// keepDiskAttached brings node's disk back after the test, so that a failed run does not
+// leave the host without its filesystem for the tests after it.
+func keepDiskAttached(t *testing.T, l *lab.Lab, node string) {
+	t.Helper()
+	disk, err := l.Disk(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if onHost(t, l, node, "findmnt -n "+disk.Mountpoint+" >/dev/null && echo mounted || echo missing") != "missing" {
+			return
+		}
+		ctx := labContextFor(t, 3*time.Minute)
+		_ = l.AttachDisk(ctx, node)
+		if err := l.Reboot(ctx, node); err != nil {
+			t.Errorf("bring %s's %s back: %v", node, disk.Mountpoint, err)
+		}
+	})
+}
+
 // gpuNumber is the guide's node number of a GPU server: gpu04 is node 4.
 func gpuNumber(node string) int {
 	var n int
@@ -99,16 +136,7 @@ func TestAccBeegfs_interlockAfterReboot(t *testing.T) {
 	installBeegfs(t, l, "login01", "beegfs-mgmtd", "beegfs-meta")
 	installBeegfs(t, l, node, "beegfs-storage")
 	prepareStorageHost(t, l, node)
-	t.Cleanup(func() {
-		// A failed run must not leave gpu01 without its disk for the tests after it.
-		ctx := labContextFor(t, 3*time.Minute)
-		if onHost(t, l, node, "findmnt -n /data >/dev/null && echo mounted || echo missing") == "missing" {
-			_ = l.AttachDisk(ctx, node)
-			if err := l.Reboot(ctx, node); err != nil {
-				t.Errorf("bring %s's /data back: %v", node, err)
-			}
-		}
-	})
+	keepDiskAttached(t, l, node)
 	config := beegfsCluster{storage: []string{node}}.config(l)
 	const target = "gpucluster_beegfs_target.gpu01"
 	const chunk = "/data/beegfs-storage/chunks-written-before-the-reboot"
@@ -130,13 +158,7 @@ func TestAccBeegfs_interlockAfterReboot(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					ctx := labContextFor(t, 3*time.Minute)
-					if err := l.DetachDisk(ctx, node); err != nil {
-						t.Fatal(err)
-					}
-					if err := l.Reboot(ctx, node); err != nil {
-						t.Fatal(err)
-					}
+					rebootWithDisk(t, l, node, false)
 					assertInterlockHolds(t, l, node)
 				},
 				Config:      config,
@@ -145,13 +167,7 @@ func TestAccBeegfs_interlockAfterReboot(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					ctx := labContextFor(t, 3*time.Minute)
-					if err := l.AttachDisk(ctx, node); err != nil {
-						t.Fatal(err)
-					}
-					if err := l.Reboot(ctx, node); err != nil {
-						t.Fatal(err)
-					}
+					rebootWithDisk(t, l, node, true)
 				},
 				Config: config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{

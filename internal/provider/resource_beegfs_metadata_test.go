@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -230,16 +229,7 @@ func TestAccBeegfsMetadata_filesystemMissing(t *testing.T) {
 	l := lab.Require(t)
 	const node = lab.LoginHost
 	installBeegfs(t, l, node, "beegfs-mgmtd", "beegfs-meta")
-	t.Cleanup(func() {
-		// A failed run must not leave login01 without its disk for the tests after it.
-		ctx := labContextFor(t, 3*time.Minute)
-		if onHost(t, l, node, "findmnt -n /beegfs >/dev/null && echo mounted || echo missing") == "missing" {
-			_ = l.AttachDisk(ctx, node)
-			if err := l.Reboot(ctx, node); err != nil {
-				t.Errorf("bring %s's /beegfs back: %v", node, err)
-			}
-		}
-	})
+	keepDiskAttached(t, l, node)
 	uuid := diskUUID(t, l, node)
 	config := metaConfig(l, "10.0.0.10")
 	// Without depends_on, Terraform plans both, so the plan reports both refusals.
@@ -268,13 +258,7 @@ func TestAccBeegfsMetadata_filesystemMissing(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					ctx := labContextFor(t, 3*time.Minute)
-					if err := l.DetachDisk(ctx, node); err != nil {
-						t.Fatal(err)
-					}
-					if err := l.Reboot(ctx, node); err != nil {
-						t.Fatal(err)
-					}
+					rebootWithDisk(t, l, node, false)
 					assertNothingOnRootFilesystem(t, l)
 				},
 				Config:      independent,
@@ -298,13 +282,7 @@ func TestAccBeegfsMetadata_filesystemMissing(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					ctx := labContextFor(t, 3*time.Minute)
-					if err := l.AttachDisk(ctx, node); err != nil {
-						t.Fatal(err)
-					}
-					if err := l.Reboot(ctx, node); err != nil {
-						t.Fatal(err)
-					}
+					rebootWithDisk(t, l, node, true)
 				},
 				Config: config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
