@@ -269,8 +269,9 @@ func CheckMetaStoreSwitch(dir string, s MetaStore) error {
 			MetaConfPath, s.Directory, NodeNumIDFile, strings.TrimSpace(string(s.Dir.NodeNumID)), dir, ServiceMeta, s.Directory, KeyMetaDirectory)
 	}
 	if s.FsUUID != "" && s.Mount.UUID != s.FsUUID {
-		return fmt.Errorf("%s names %s on the filesystem with UUID %s, which is not mounted (%s is on %s, UUID %q), so whether it holds metadata cannot be told; %s",
-			MetaConfPath, s.Directory, s.FsUUID, s.Mount.Path, s.Mount.Target, s.Mount.UUID, guideFixTheMount)
+		return fmt.Errorf("%s names %s on the filesystem with UUID %s, which is not mounted (%s is on %s, UUID %q), so whether it holds metadata cannot be told; "+
+			"check cat /proc/mdstat and findmnt, and fix the mount",
+			MetaConfPath, s.Directory, s.FsUUID, s.Mount.Path, s.Mount.Target, s.Mount.UUID)
 	}
 	return nil
 }

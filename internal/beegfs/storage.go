@@ -12,10 +12,6 @@ import (
 // StoragePackage is the Debian package of the storage service.
 const StoragePackage = "beegfs-storage"
 
-// guideFixTheMount is the rest of the guide's troubleshooting entry for a
-// storage service that refuses to start.
-const guideFixTheMount = `the guide: "Check cat /proc/mdstat and findmnt /data, and fix the mount."`
-
 // StorageHost is what a storage target needs to know about its host, read
 // in one round trip by ReadStorageHost.
 type StorageHost struct {
@@ -176,9 +172,11 @@ func OtherDirectories(listed []StorageTarget, self string) []string {
 // the guide's array that failed to assemble. It quotes the guide's
 // troubleshooting advice, including the warning not to work around it.
 func FilesystemMissing(dir, wantMountpoint, wantUUID string, now Mount) error {
+	// The guide words its troubleshooting entry for /data; the advice names the
+	// mountpoint at hand, so it fits /beegfs on the controller as well.
 	return fmt.Errorf("the filesystem of %s (mounted at %s, UUID %s) is missing: %s is now on %s (UUID %q). "+
-		"Nothing was initialised there. %s %s %s",
-		dir, wantMountpoint, wantUUID, now.Path, now.Target, now.UUID, guideRefusesStart, guideFixTheMount, guideNoFirstRunInit)
+		"Nothing was initialised there. Check cat /proc/mdstat and findmnt %s, and fix the mount. As %s %s",
+		dir, wantMountpoint, wantUUID, now.Path, now.Target, now.UUID, wantMountpoint, guideRefusesStart, guideNoFirstRunInit)
 }
 
 // OnRecordedFilesystem reports whether dir is still on the filesystem the

@@ -414,6 +414,11 @@ func checkTargetHost(ctx context.Context, h beegfs.Executor, node string, want b
 				want.Directory+" is already a storage target with other IDs, and beegfs-setup-storage never runs twice",
 				"Set node_num_id and target_id to the IDs on disk, or choose another path.", err))
 		}
+	case hs.Dir.Exists && !hs.Dir.Empty && mountpoint != "":
+		diags.Append(nodeAttributeError(path.Root("path"), "Storage Target ID Files Missing", node,
+			want.Directory+" still holds data, but its "+beegfs.NodeNumIDFile+" and "+beegfs.TargetNumIDFile+" files are gone",
+			fmt.Sprintf("Put them back (node %d, target %d: one number and a newline in each) from a backup or by hand. "+
+				"The provider never sets up a directory that holds data again.", want.NodeNumID, want.TargetID), nil))
 	case hs.Dir.Exists && !hs.Dir.Empty:
 		diags.Append(nodeAttributeError(path.Root("path"), "Storage Directory Not Empty", node,
 			want.Directory+" holds files but no "+beegfs.NodeNumIDFile, "Choose an empty or missing directory; beegfs-setup-storage refuses a non-empty one.", nil))
@@ -613,8 +618,9 @@ func (r *beegfsTargetResource) Read(ctx context.Context, req resource.ReadReques
 	}
 	mountpoint, uuid := state.recorded()
 	onFilesystem := beegfs.OnRecordedFilesystem(hs.Mount, mountpoint, uuid)
-	if !hs.Dir.Initialised() && onFilesystem {
-		// Gone from the filesystem it was set up on: really gone, not merely unmounted.
+	if !hs.Dir.Initialised() && onFilesystem && (!hs.Dir.Exists || hs.Dir.Empty) {
+		// Gone from the filesystem it was set up on: really gone, not merely unmounted, nor
+		// stripped of its ID files with its data still there.
 		resp.State.RemoveResource(ctx)
 		return
 	}

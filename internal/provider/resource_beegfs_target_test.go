@@ -543,6 +543,43 @@ func TestAccBeegfsTarget_forceDestroyRefusesUnprovenDirectory(t *testing.T) {
 	})
 }
 
+// TestAccBeegfsTarget_idFilesLost: a target whose ID files were deleted by hand while its data
+// stayed is kept in state (not dropped as gone, which would plan a new target), the plan refuses
+// and says which files to put back, and once they are back there is nothing to do.
+func TestAccBeegfsTarget_idFilesLost(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu02"
+	prepareStorageHost(t, l, node)
+	config := targetConfig(l, node, 2, "")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkOnHost(l, node, "cat /data/beegfs-storage/targetNumID /data/beegfs-storage/tacc-chunk", "201\nuser data"),
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig: func() {
+					onHost(t, l, node, "cd /data/beegfs-storage && echo 'user data' > tacc-chunk && rm nodeNumID targetNumID")
+				},
+				Config:      config,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Storage Target ID Files Missing.*node 2, target 201`),
+			},
+			{
+				PreConfig: func() {
+					onHost(t, l, node, "echo 2 > /data/beegfs-storage/nodeNumID && echo 201 > /data/beegfs-storage/targetNumID")
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(targetResource, tfjsonpath.New("status"), knownvalue.StringExact(inSync)),
+				},
+			},
+		},
+	})
+}
+
 // directLabCluster connects to the lab as the provider configured from providerConfig does.
 func directLabCluster(t *testing.T, l *lab.Lab) *cluster {
 	t.Helper()
