@@ -38,8 +38,11 @@ type HostState struct {
 	Services     map[string]ServiceState
 	Files        map[string]FileState
 	Fingerprints map[string]string // hex SHA-256; "" when the file is missing
-	Mounts       map[string]Mount
-	Dirs         map[string]DirState
+	// Permissions of the Fingerprints files, "owner:group mode" as stat
+	// prints it ("root:root 400"); "" when the file is missing.
+	Permissions map[string]string
+	Mounts      map[string]Mount
+	Dirs        map[string]DirState
 }
 
 // ServiceState is what systemctl says of a unit.
@@ -166,7 +169,7 @@ func readHostScript(q HostQuery) (string, error) {
 // base64 so blank lines and a missing final newline survive the sections;
 // status 3 marks a missing file, which is an answer, not a failure.
 const readHostFuncs = `readb64() { [ -e "$1" ] || return 3; base64 -w0 -- "$1"; }
-fingerprint() { [ -e "$1" ] || return 3; sha256sum -- "$1" | cut -d' ' -f1; }
+fingerprint() { [ -e "$1" ] || return 3; sha256sum -- "$1" | cut -d' ' -f1; stat -c '%U:%G %a' -- "$1"; }
 mountof() {
 	p=$1
 	while [ ! -e "$p" ]; do p=$(dirname -- "$p"); done
@@ -188,6 +191,7 @@ func parseHostState(q HostQuery, sections map[string]transport.Section) (HostSta
 		Services:     map[string]ServiceState{},
 		Files:        map[string]FileState{},
 		Fingerprints: map[string]string{},
+		Permissions:  map[string]string{},
 		Mounts:       map[string]Mount{},
 		Dirs:         map[string]DirState{},
 	}
@@ -228,11 +232,12 @@ func parseHostState(q HostQuery, sections map[string]transport.Section) (HostSta
 		if err != nil {
 			return st, err
 		}
-		sum, err := parseFingerprint(f, s)
+		sum, perm, err := parseFingerprint(f, s)
 		if err != nil {
 			return st, err
 		}
 		st.Fingerprints[f] = sum
+		st.Permissions[f] = perm
 	}
 	for i, p := range q.Mounts {
 		s, err := get("mnt" + strconv.Itoa(i))
@@ -305,18 +310,18 @@ func parseFile(name string, s transport.Section) (FileState, error) {
 
 var sha256Line = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-func parseFingerprint(name string, s transport.Section) (string, error) {
+func parseFingerprint(name string, s transport.Section) (sum, perm string, err error) {
 	switch s.Status {
 	case 3:
-		return "", nil
+		return "", "", nil
 	case 0:
 	default:
-		return "", fmt.Errorf("fingerprint %s: exit status %d", name, s.Status)
+		return "", "", fmt.Errorf("fingerprint %s: exit status %d", name, s.Status)
 	}
-	if len(s.Lines) != 1 || !sha256Line.MatchString(s.Lines[0]) {
-		return "", fmt.Errorf("fingerprint %s: unexpected sha256sum output", name)
+	if len(s.Lines) != 2 || !sha256Line.MatchString(s.Lines[0]) {
+		return "", "", fmt.Errorf("fingerprint %s: unexpected sha256sum and stat output", name)
 	}
-	return s.Lines[0], nil
+	return s.Lines[0], s.Lines[1], nil
 }
 
 // pairField matches one KEY="value" of findmnt -P.

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -60,6 +62,9 @@ func TestReadHostOnThisMachine(t *testing.T) {
 	sum := sha256.Sum256([]byte("not\x00text"))
 	if got := st.Fingerprints[secret]; got != hex.EncodeToString(sum[:]) {
 		t.Errorf("fingerprint %q", got)
+	}
+	if got, want := st.Permissions[secret], currentUser(t)+" 600"; got != want {
+		t.Errorf("permissions %q, want %q", got, want)
 	}
 	if got := st.Fingerprints[filepath.Join(dir, "missing.auth")]; got != "" {
 		t.Errorf("missing file has fingerprint %q", got)
@@ -119,4 +124,14 @@ type recordingWriter struct{ files []transport.File }
 func (r *recordingWriter) WriteFile(_ context.Context, f transport.File) (bool, error) {
 	r.files = append(r.files, f)
 	return true, nil
+}
+
+// currentUser is "user:group" of the files this test creates, as stat names them.
+func currentUser(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("sh", "-c", "echo $(id -un):$(id -gn)").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -15,6 +15,7 @@ import (
 	"net"
 	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -88,6 +89,9 @@ type MgmtdHost struct {
 	ConnAuthSHA256 string
 	CertSHA256     string
 	KeySHA256      string
+	// ConnAuthPerm and KeyPerm are "owner:group mode" of the two secrets.
+	ConnAuthPerm string
+	KeyPerm      string
 }
 
 // ValidateDBFile accepts a database path whose directory can be a
@@ -136,6 +140,8 @@ func ReadMgmtd(ctx context.Context, ex Executor, dbFile string) (MgmtdHost, erro
 		ConnAuthSHA256: st.Fingerprints[ConnAuthPath],
 		CertSHA256:     st.Fingerprints[TLSCertPath],
 		KeySHA256:      st.Fingerprints[TLSKeyPath],
+		ConnAuthPerm:   st.Permissions[ConnAuthPath],
+		KeyPerm:        st.Permissions[TLSKeyPath],
 	}, nil
 }
 
@@ -239,6 +245,8 @@ func MgmtdProblems(m MgmtdHost, r Release, dbFile, mountpoint, fsUUID string) []
 	if m.ConnAuthSHA256 == "" {
 		problems = append(problems, ConnAuthPath+" missing")
 	}
+	problems = append(problems, secretPermProblems(ConnAuthPath, m.ConnAuthPerm)...)
+	problems = append(problems, secretPermProblems(TLSKeyPath, m.KeyPerm)...)
 	if r.Layout().NeedsTLSCert {
 		if m.CertSHA256 == "" {
 			problems = append(problems, TLSCertPath+" missing")
@@ -407,22 +415,60 @@ func SharedFiles(connAuth, cert []byte) []transport.File {
 	return files
 }
 
-// SharedFingerprints reads only the fingerprints of a node's copies.
-func SharedFingerprints(ctx context.Context, ex Executor) (connAuth, cert string, err error) {
-	st, err := ReadHost(ctx, ex, HostQuery{Fingerprints: []string{ConnAuthPath, TLSCertPath}})
-	if err != nil {
-		return "", "", err
+// rootOnly is how stat shows a secret as the guide leaves it: root's, chmod 400.
+const rootOnly = "root:root 400"
+
+// secretPermProblems reports a secret that others than root may read or
+// change; a missing file is reported elsewhere.
+func secretPermProblems(file, perm string) []string {
+	if perm == "" || perm == rootOnly {
+		return nil
 	}
-	return st.Fingerprints[ConnAuthPath], st.Fingerprints[TLSCertPath], nil
+	return []string{fmt.Sprintf("%s is %s, want %s", file, perm, rootOnly)}
 }
 
-// CopyProblems compares a node's copies with the controller's, by
-// fingerprint only. wantCert is "" when the release has no certificate.
-func CopyProblems(node, wantAuth, wantCert, gotAuth, gotCert string) []string {
+// LooseSecrets are the controller's secrets that others than root may read
+// or change.
+func (m MgmtdHost) LooseSecrets() []string {
+	var loose []string
+	if len(secretPermProblems(ConnAuthPath, m.ConnAuthPerm)) > 0 {
+		loose = append(loose, ConnAuthPath)
+	}
+	if len(secretPermProblems(TLSKeyPath, m.KeyPerm)) > 0 {
+		loose = append(loose, TLSKeyPath)
+	}
+	return loose
+}
+
+// SharedCopy is what a node holds of the shared files: fingerprints only,
+// and the secret's owner and mode.
+type SharedCopy struct {
+	ConnAuthSHA256 string
+	ConnAuthPerm   string
+	CertSHA256     string
+}
+
+// ReadSharedCopy reads a node's copies in one round trip.
+func ReadSharedCopy(ctx context.Context, ex Executor) (SharedCopy, error) {
+	st, err := ReadHost(ctx, ex, HostQuery{Fingerprints: []string{ConnAuthPath, TLSCertPath}})
+	if err != nil {
+		return SharedCopy{}, err
+	}
+	return SharedCopy{
+		ConnAuthSHA256: st.Fingerprints[ConnAuthPath],
+		ConnAuthPerm:   st.Permissions[ConnAuthPath],
+		CertSHA256:     st.Fingerprints[TLSCertPath],
+	}, nil
+}
+
+// CopyProblems compares a node's copies with the controller's by
+// fingerprint, and checks that its secret is root's alone. wantCert is ""
+// when the release has no certificate.
+func CopyProblems(node, wantAuth, wantCert string, got SharedCopy) []string {
 	var problems []string
 	for _, f := range []struct{ file, want, got string }{
-		{ConnAuthPath, wantAuth, gotAuth},
-		{TLSCertPath, wantCert, gotCert},
+		{ConnAuthPath, wantAuth, got.ConnAuthSHA256},
+		{TLSCertPath, wantCert, got.CertSHA256},
 	} {
 		switch {
 		case f.want == "":
@@ -432,7 +478,27 @@ func CopyProblems(node, wantAuth, wantCert, gotAuth, gotCert string) []string {
 			problems = append(problems, "different "+f.file+" on "+node)
 		}
 	}
+	for _, p := range secretPermProblems(ConnAuthPath, got.ConnAuthPerm) {
+		problems = append(problems, p+" on "+node)
+	}
 	return problems
+}
+
+// RestrictToRoot gives secret files back to root alone (chmod 400), as
+// generated; an existing secret is never rewritten just to fix its mode.
+func RestrictToRoot(ctx context.Context, ex Executor, files ...string) error {
+	var b strings.Builder
+	b.WriteString(transport.ScriptEnv + "set -e\n")
+	for _, f := range files {
+		if err := ValidateDirectory(f); err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "chown root:root -- %[1]s && chmod 0400 -- %[1]s\n", transport.Quote(f))
+	}
+	if _, err := ex.Sudo(ctx, b.String(), nil); err != nil {
+		return fmt.Errorf("restrict %s to root: %w", strings.Join(files, ", "), err)
+	}
+	return nil
 }
 
 // DisableMgmtd is the management resource's destroy: beegfs-mgmtd stopped

@@ -288,17 +288,20 @@ func TestSelfSignedCert(t *testing.T) {
 
 func TestCopyProblems(t *testing.T) {
 	tests := []struct {
-		name                       string
-		wantAuth, wantCert         string
-		gotAuth, gotCert, expected string
+		name               string
+		wantAuth, wantCert string
+		got                SharedCopy
+		expected           string
 	}{
-		{"in sync", "a", "c", "a", "c", ""},
-		{"secret missing", "a", "c", "", "c", ConnAuthPath + " missing on gpu01"},
-		{"different cert", "a", "c", "a", "x", "different " + TLSCertPath + " on gpu01"},
-		{"7.x has no cert", "a", "", "a", "", ""},
+		{"in sync", "a", "c", SharedCopy{"a", rootOnly, "c"}, ""},
+		{"secret missing", "a", "c", SharedCopy{"", "", "c"}, ConnAuthPath + " missing on gpu01"},
+		{"different cert", "a", "c", SharedCopy{"a", rootOnly, "x"}, "different " + TLSCertPath + " on gpu01"},
+		{"7.x has no cert", "a", "", SharedCopy{"a", rootOnly, ""}, ""},
+		{"secret readable by all", "a", "c", SharedCopy{"a", "root:root 644", "c"}, ConnAuthPath + " is root:root 644, want root:root 400 on gpu01"},
+		{"secret owned by admin", "a", "c", SharedCopy{"a", "admin:admin 400", "c"}, ConnAuthPath + " is admin:admin 400, want root:root 400 on gpu01"},
 	}
 	for _, tt := range tests {
-		got := strings.Join(CopyProblems("gpu01", tt.wantAuth, tt.wantCert, tt.gotAuth, tt.gotCert), "; ")
+		got := strings.Join(CopyProblems("gpu01", tt.wantAuth, tt.wantCert, tt.got), "; ")
 		if got != tt.expected {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.expected)
 		}

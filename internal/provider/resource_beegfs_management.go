@@ -137,12 +137,14 @@ func (r *beegfsManagementResource) Schema(_ context.Context, _ resource.SchemaRe
 			},
 			"status": schema.StringAttribute{
 				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the controller: the filesystem missing, `db-file` changed in the config, the drop-in " +
-					"missing or changed, a shared file missing, the service stopped or disabled. A plan that changes it back to `" + inSync + "` repairs it.",
+					"missing or changed, a shared file missing, `conn.auth` or `key.pem` readable or writable by others than root (the guide's `chmod 400`), " +
+					"the service stopped or disabled. A plan that changes it back to `" + inSync + "` repairs it.",
 				Computed: true,
 			},
 			"node_status": schema.MapAttribute{
 				MarkdownDescription: "Per node of `auth_nodes`, `" + inSync + "` or what differs there (\"" + beegfs.ConnAuthPath + " missing on gpu02\", \"different " +
-					beegfs.TLSCertPath + " on gpu02\"), compared by fingerprint only. A plan that changes an entry back to `" + inSync + "` copies the files again.",
+					beegfs.TLSCertPath + " on gpu02\", a `conn.auth` that is not root's alone), compared by fingerprint, owner and mode. " +
+					"A plan that changes an entry back to `" + inSync + "` copies the files again.",
 				Computed:    true,
 				ElementType: types.StringType,
 			},
@@ -362,6 +364,11 @@ func (r *beegfsManagementResource) setupController(ctx context.Context, h *trans
 	if err != nil {
 		return false, err
 	}
+	if loose := mh.LooseSecrets(); len(loose) > 0 {
+		if err := beegfs.RestrictToRoot(ctx, h, loose...); err != nil {
+			return false, err
+		}
+	}
 	restart = restart || created
 	if rel.Layout().NeedsTLSCert {
 		changed, err := r.ensureTLS(ctx, h, mh, node)
@@ -490,19 +497,19 @@ func (r *beegfsManagementResource) copyStatus(ctx context.Context, authNodes []s
 	var mu sync.Mutex
 	status := make(map[string]string, len(authNodes))
 	failures := r.cluster.onEachNode(ctx, authNodes, func(n string, h *transport.Host) error {
-		auth, cert, err := beegfs.SharedFingerprints(ctx, h)
+		copied, err := beegfs.ReadSharedCopy(ctx, h)
 		if err != nil {
 			return err
 		}
 		mu.Lock()
-		status[n] = describeDrift(beegfs.CopyProblems(n, mh.ConnAuthSHA256, mh.CertSHA256, auth, cert))
+		status[n] = describeDrift(beegfs.CopyProblems(n, mh.ConnAuthSHA256, mh.CertSHA256, copied))
 		mu.Unlock()
 		return nil
 	})
 	for _, f := range failures {
 		status[f.node] = "cannot read " + f.node
 	}
-	return status, failureDiags(failures, "Cannot Read BeeGFS Shared Files", "Reading the fingerprints of the copies from "+node+" failed", "")
+	return status, failureDiags(failures, "Cannot Read BeeGFS Shared Files", "Reading the fingerprints of the copies from "+node+" failed", adviceRead)
 }
 
 // failedCopies turns a node that still differs after the copy into an error.

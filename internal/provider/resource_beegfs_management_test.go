@@ -143,6 +143,27 @@ func TestAccBeegfsManagement_lifecycle(t *testing.T) {
 				Check: checkMgmtdOnController(l),
 			},
 			{
+				// Secrets left readable by others: shown per node and given back to root alone,
+				// without rewriting them (their fingerprints stay).
+				PreConfig: func() {
+					onHost(t, l, "gpu01", "chmod 0644 "+beegfs.ConnAuthPath)
+					onHost(t, l, "login01", "chmod 0640 "+beegfs.TLSKeyPath+" && chown root:adm "+beegfs.TLSKeyPath)
+				},
+				Config: mgmtdConfig(l, []string{"gpu01", "gpu02"}),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						expectBefore(mgmtdAddr, "node_status", "gpu01", beegfs.ConnAuthPath+" is root:root 644, want root:root 400 on gpu01"),
+						expectBeforeValue(mgmtdAddr, "status", beegfs.TLSKeyPath+" is root:adm 640, want root:root 400"),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{sameAuth.AddStateValue(mgmtdAddr, tfjsonpath.New("conn_auth_sha256"))},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkOnHost(l, "gpu01", "stat -c '%U:%G %a' "+beegfs.ConnAuthPath, "root:root 400"),
+					checkOnHost(l, "login01", "stat -c '%U:%G %a' "+beegfs.TLSKeyPath, "root:root 400"),
+				),
+			},
+			{
 				// State loss: forget the resource without destroying it...
 				PreConfig: func() { recordMgmtdInit(t, l) },
 				Config: providerConfig(l, "") + `
