@@ -1,14 +1,9 @@
 package provider
 
 import (
-	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -61,7 +56,7 @@ func TestAccBeegfsManagement_lifecycle(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "terraform.log")
 	t.Setenv("TF_ACC_LOG_PATH", logFile)
 	t.Setenv("TF_LOG", "TRACE")
-	secrets := &beegfsSecrets{}
+	secrets := &secretWatch{what: "a BeeGFS secret", resourceType: "gpucluster_beegfs_management", files: []string{beegfs.ConnAuthPath, beegfs.TLSKeyPath}}
 	sameAuth := statecheck.CompareValue(compare.ValuesSame())
 	sameCert := statecheck.CompareValue(compare.ValuesSame())
 	var db string
@@ -83,7 +78,7 @@ func TestAccBeegfsManagement_lifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("tls_cert_sha256"), knownvalue.StringRegexp(regexp.MustCompile(sha256Regex))),
 					sameAuth.AddStateValue(mgmtdAddr, tfjsonpath.New("conn_auth_sha256")),
 					sameCert.AddStateValue(mgmtdAddr, tfjsonpath.New("tls_cert_sha256")),
-					stateLacksBeegfsSecrets(l, secrets),
+					secrets.stateLacks(l),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkMgmtdOnController(l),
@@ -104,7 +99,7 @@ func TestAccBeegfsManagement_lifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("node_status"), allInSyncValue([]string{"gpu01", "gpu02"})),
 					sameAuth.AddStateValue(mgmtdAddr, tfjsonpath.New("conn_auth_sha256")),
 					sameCert.AddStateValue(mgmtdAddr, tfjsonpath.New("tls_cert_sha256")),
-					stateLacksBeegfsSecrets(l, secrets),
+					secrets.stateLacks(l),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(checkSharedCopies(l, []string{"gpu01", "gpu02"}), checkDBUnchanged(l, &db)),
 			},
@@ -331,107 +326,5 @@ func checkMgmtdDestroyed(l *lab.Lab) resource.TestCheckFunc {
 			return fmt.Errorf("login01 after destroy: %q, want %q (stopped, disabled, no drop-in, database and secret kept)", got, want)
 		}
 		return nil
-	}
-}
-
-// beegfsSecrets remembers the forms of conn.auth and key.pem seen on login01, so the state and
-// the log can be searched for them.
-type beegfsSecrets struct{ forms []keyForm }
-
-func (b *beegfsSecrets) current(l *lab.Lab) ([]keyForm, error) {
-	var forms []keyForm
-	for _, f := range []string{beegfs.ConnAuthPath, beegfs.TLSKeyPath} {
-		b64, err := onHostErr(l, "login01", "base64 -w0 "+f)
-		if err != nil {
-			return nil, err
-		}
-		hex, err := onHostErr(l, "login01", "od -An -v -tx1 "+f+" | tr -d ' \\n'")
-		if err != nil {
-			return nil, err
-		}
-		if len(b64) < 100 || len(hex) < 100 {
-			return nil, fmt.Errorf("login01: %s too short to search for", f)
-		}
-		// key.pem is PEM: its base64 body is what a leak would show, past the header line.
-		body := strings.ReplaceAll(onHostOr(l, f), "\n", "")
-		forms = append(forms, keyForm{f + " as base64", b64[:40]}, keyForm{f + " as hex", hex[:40]}, keyForm{f + " as upper-case hex", strings.ToUpper(hex[:40])})
-		// conn.auth is binary: a leak through %q shows Go escapes, doubled once more in a JSON log.
-		raw, err := base64.StdEncoding.DecodeString(b64)
-		if err != nil {
-			return nil, err
-		}
-		quoted := strconv.Quote(string(raw))[1:41]
-		forms = append(forms, keyForm{f + " Go-quoted", quoted}, keyForm{f + " Go-quoted in JSON", strings.ReplaceAll(quoted, `\`, `\\`)})
-		if len(body) > 80 {
-			forms = append(forms, keyForm{f + " PEM body", body[40:80]})
-		}
-	}
-	b.forms = append(b.forms, forms...)
-	return forms, nil
-}
-
-// onHostOr is the file's content, or "" when it cannot be read.
-func onHostOr(l *lab.Lab, file string) string {
-	out, _, err := l.Exec(context.Background(), "login01", "cat "+file)
-	if err != nil {
-		return ""
-	}
-	return out
-}
-
-func (b *beegfsSecrets) checkLog(t *testing.T, logFile string) {
-	t.Helper()
-	content, err := os.ReadFile(logFile)
-	if err != nil {
-		t.Fatalf("no Terraform log at %s: %v", logFile, err)
-	}
-	for _, want := range []string{"gpucluster_beegfs_management", "tf_resource_type=gpucluster_beegfs_management"} {
-		if !strings.Contains(string(content), want) {
-			t.Fatalf("the trace log (%d bytes) lacks %q: it does not capture what it should", len(content), want)
-		}
-	}
-	if len(b.forms) == 0 {
-		t.Fatal("no secret was recorded to search the log for")
-	}
-	for _, f := range b.forms {
-		if strings.Contains(string(content), f.text) {
-			t.Errorf("a BeeGFS secret appears in the Terraform log (%s)", f.form)
-		}
-	}
-}
-
-func stateLacksBeegfsSecrets(l *lab.Lab, secrets *beegfsSecrets) statecheck.StateCheck {
-	return beegfsSecretsCheck{l: l, secrets: secrets}
-}
-
-type beegfsSecretsCheck struct {
-	l       *lab.Lab
-	secrets *beegfsSecrets
-}
-
-func (c beegfsSecretsCheck) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
-	raw, err := json.Marshal(req.State)
-	if err != nil {
-		resp.Error = err
-		return
-	}
-	forms, err := c.secrets.current(c.l)
-	if err != nil {
-		resp.Error = err
-		return
-	}
-	for _, f := range forms {
-		if strings.Contains(string(raw), f.text) {
-			resp.Error = fmt.Errorf("a BeeGFS secret appears in the Terraform state (%s)", f.form)
-			return
-		}
-	}
-	fp, err := onHostErr(c.l, "login01", "sha256sum < "+beegfs.ConnAuthPath+" | cut -d' ' -f1")
-	if err != nil {
-		resp.Error = err
-		return
-	}
-	if !strings.Contains(string(raw), fp) {
-		resp.Error = fmt.Errorf("the state does not hold conn.auth's fingerprint %s: wrong state searched", fp)
 	}
 }

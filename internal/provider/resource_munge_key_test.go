@@ -1,10 +1,7 @@
 package provider
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -48,7 +45,7 @@ func TestAccMungeKey_lifecycle(t *testing.T) {
 	// the controller's key after create must be the one a key existing before it was.
 	existing := onHost(t, l, "login01", "if [ -e "+munge.KeyPath+" ]; then sha256sum < "+munge.KeyPath+" | cut -d' ' -f1; fi")
 	var adopted string
-	keys := &seenKeys{}
+	keys := &secretWatch{what: "the MUNGE key", resourceType: "gpucluster_munge_key", files: []string{munge.KeyPath}}
 	sameID := statecheck.CompareValue(compare.ValuesSame())
 	sameKey := statecheck.CompareValue(compare.ValuesSame())
 	var restartedAt map[string]string
@@ -64,7 +61,7 @@ func TestAccMungeKey_lifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("node_status"), allInSyncValue(first)),
 					sameID.AddStateValue(mungeKeyAddr, tfjsonpath.New("id")),
 					sameKey.AddStateValue(mungeKeyAddr, tfjsonpath.New("fingerprint")),
-					stateLacksKey(l, keys),
+					keys.stateLacks(l),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkKeyOnNodes(l, first),
@@ -90,7 +87,7 @@ func TestAccMungeKey_lifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("node_status"), allInSyncValue(all)),
 					sameID.AddStateValue(mungeKeyAddr, tfjsonpath.New("id")),
 					sameKey.AddStateValue(mungeKeyAddr, tfjsonpath.New("fingerprint")),
-					stateLacksKey(l, keys),
+					keys.stateLacks(l),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkKeyOnNodes(l, all),
@@ -116,7 +113,7 @@ func TestAccMungeKey_lifecycle(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					sameID.AddStateValue(mungeKeyAddr, tfjsonpath.New("id")),
 					statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("fingerprint"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{64}$`))),
-					stateLacksKey(l, keys),
+					keys.stateLacks(l),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkKeyOnNodes(l, all),
@@ -147,7 +144,7 @@ func TestAccMungeKey_lifecycle(t *testing.T) {
 					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				ConfigStateChecks: []statecheck.StateCheck{stateLacksKey(l, keys)},
+				ConfigStateChecks: []statecheck.StateCheck{keys.stateLacks(l)},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkKeyOnNodes(l, all),
 					checkDecodes(l, "login01", "gpu02"),
@@ -397,92 +394,4 @@ func mungeSnapshot(t *testing.T, l *lab.Lab) string {
 		fmt.Fprintf(&b, "%s: %s\n", n, onHost(t, l, n, "sha256sum < "+munge.KeyPath+"; stat -c '%U:%G %a' "+munge.KeyPath+"; systemctl show munge -p ActiveEnterTimestampMonotonic --value"))
 	}
 	return b.String()
-}
-
-// seenKeys remembers, as base64 and hex, every key the lab's controller held while the test
-// ran, so the log can be searched for all of them at the end.
-type seenKeys struct{ forms []keyForm }
-
-// keyForm is part of a key as it could be written down; form names the encoding for
-// messages, which never quote the key itself.
-type keyForm struct{ form, text string }
-
-// current records the controller's key as base64 and as hex, each cut to 40 characters so
-// that a wrapped or partly logged copy is found too.
-func (k *seenKeys) current(l *lab.Lab) ([]keyForm, error) {
-	b64, err := onHostErr(l, "login01", "base64 -w0 "+munge.KeyPath)
-	if err != nil {
-		return nil, err
-	}
-	hex, err := onHostErr(l, "login01", "od -An -v -tx1 "+munge.KeyPath+" | tr -d ' \\n'")
-	if err != nil {
-		return nil, err
-	}
-	if len(b64) < 40 || len(hex) < 40 {
-		return nil, fmt.Errorf("login01: key too short to search for (%d base64 characters)", len(b64))
-	}
-	forms := []keyForm{{"base64", b64[:40]}, {"hex", hex[:40]}, {"upper-case hex", strings.ToUpper(hex[:40])}}
-	k.forms = append(k.forms, forms...)
-	return forms, nil
-}
-
-func (k *seenKeys) checkLog(t *testing.T, logFile string) {
-	t.Helper()
-	content, err := os.ReadFile(logFile)
-	if err != nil {
-		t.Fatalf("no Terraform log at %s: %v", logFile, err)
-	}
-	// The file must hold both Terraform's and the in-process provider's trace logs, or finding
-	// nothing in it would prove nothing.
-	for _, want := range []string{"gpucluster_munge_key", "tf_resource_type=gpucluster_munge_key"} {
-		if !strings.Contains(string(content), want) {
-			t.Fatalf("the trace log (%d bytes) lacks %q: it does not capture what it should", len(content), want)
-		}
-	}
-	if len(k.forms) == 0 {
-		t.Fatal("no key was recorded to search the log for")
-	}
-	for _, f := range k.forms {
-		if strings.Contains(string(content), f.text) {
-			t.Errorf("the MUNGE key appears in the Terraform log (as %s)", f.form)
-		}
-	}
-}
-
-// stateLacksKey walks the whole state as JSON and fails when the controller's current key
-// appears in it; the fingerprint must, so the check is known to look at the right state.
-func stateLacksKey(l *lab.Lab, keys *seenKeys) statecheck.StateCheck {
-	return stateLacksKeyCheck{l: l, keys: keys}
-}
-
-type stateLacksKeyCheck struct {
-	l    *lab.Lab
-	keys *seenKeys
-}
-
-func (c stateLacksKeyCheck) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
-	raw, err := json.Marshal(req.State)
-	if err != nil {
-		resp.Error = err
-		return
-	}
-	forms, err := c.keys.current(c.l)
-	if err != nil {
-		resp.Error = err
-		return
-	}
-	for _, f := range forms {
-		if strings.Contains(string(raw), f.text) {
-			resp.Error = fmt.Errorf("the MUNGE key appears in the Terraform state (as %s)", f.form)
-			return
-		}
-	}
-	fp, err := onHostErr(c.l, "login01", "sha256sum < "+munge.KeyPath+" | cut -d' ' -f1")
-	if err != nil {
-		resp.Error = err
-		return
-	}
-	if !strings.Contains(string(raw), fp) {
-		resp.Error = fmt.Errorf("the state does not hold the key's fingerprint %s: wrong state searched", fp)
-	}
 }
