@@ -232,7 +232,7 @@ func previewDiags(attr path.Path, controller, what string, out slurm.Outcome, er
 		return diags
 	case err != nil:
 		diags.Append(nodeAttributeError(attr, "Slurm Configuration Refused", controller,
-			"Checking "+what+" against the controller's fragments and its Slurm version found a configuration the controller would refuse",
+			"Checking "+what+" against the controller's fragments and its Slurm version found a configuration Slurm would refuse or could not use",
 			"The plan stops here and no host is changed. Fix the setting the message names.", err))
 		return diags
 	}

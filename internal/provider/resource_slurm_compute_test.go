@@ -91,8 +91,8 @@ resource "gpucluster_user" "alice" {
 }
 
 // TestAccSlurmCluster_gpuJobs builds the guide's whole Slurm setup on the lab, runs the
-// guide's GPU-job test as a cluster user, imports every resource, refuses P3 and P14 at plan
-// time, and repairs a compute node broken by hand.
+// guide's GPU-job test as a cluster user, imports every resource, refuses P3, P14 and a
+// DefMemPerGPU above the node's memory at plan time, and repairs a compute node broken by hand.
 func TestAccSlurmCluster_gpuJobs(t *testing.T) {
 	l := lab.Require(t)
 	gpus := []string{"gpu01", "gpu02"}
@@ -108,6 +108,17 @@ resource "gpucluster_slurm_partition" "nomem" {
   controller = gpucluster_slurm_controller.test.id
   name       = "nomem"
   nodes      = [gpucluster_slurm_node.gpu01.id]
+}
+`
+
+	// More memory per GPU than the node has: no one-GPU job without --mem could ever start.
+	oversized := base
+	oversized.extra = `
+resource "gpucluster_slurm_partition" "oversized" {
+  controller      = gpucluster_slurm_controller.test.id
+  name            = "oversized"
+  nodes           = [gpucluster_slurm_node.gpu01.id]
+  def_mem_per_gpu = 99999999
 }
 `
 
@@ -176,6 +187,11 @@ resource "gpucluster_slurm_partition" "nomem" {
 				Config:      labCluster{computeNodes: gpus, partitionNodes: `["gpu01", "gpu09"]`}.config(l),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)Partition Names An Undefined Node.*gpucluster_slurm_node\.NAME\.id.*gpu09, which no node definition defines`),
+			},
+			{
+				Config:      oversized.config(l),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Slurm Configuration Refused.*DefMemPerGPU=99999999 MB is above.*gpu01's.*RealMemory=`),
 			},
 			{
 				// P4: a GPU partition without a memory default is applied, with a warning.

@@ -111,7 +111,8 @@ func (r *slurmPartitionResource) Schema(_ context.Context, _ resource.SchemaRequ
 			},
 			"def_mem_per_gpu": schema.Int64Attribute{
 				MarkdownDescription: "`DefMemPerGPU` in MB: the memory a job gets per GPU when it omits `--mem` (the guide: 120000). On a GPU partition with memory scheduled (`CR_*_Memory`) " +
-					"and no default, the first job takes the whole node's memory and blocks the other GPUs: the plan warns (pitfall P4)." + class,
+					"and no default, the first job takes the whole node's memory and blocks the other GPUs: the plan warns (pitfall P4). A value above a GPU node's " +
+					"`RealMemory` is refused at plan, since no one-GPU job without `--mem` could start there; one that fits fewer such jobs than the node has GPUs is a warning." + class,
 				Optional:   true,
 				Validators: []validator.Int64{int64validator.AtLeast(1)},
 			},

@@ -260,6 +260,11 @@ func checkBeforeWrite(st state, f Fragments) ([]string, error) {
 		if w := CheckDefMemPerGPU(p, f.Nodes, *f.Controller); w != "" {
 			warnings = append(warnings, w)
 		}
+		fits, err := CheckDefMemPerGPUFits(p, f.Nodes, *f.Controller)
+		if err != nil {
+			return nil, err
+		}
+		warnings = append(warnings, fits...)
 	}
 	v := st.version
 	if v == nil {

@@ -3,6 +3,7 @@ package slurm
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -88,6 +89,51 @@ func CheckDefMemPerGPU(p PartitionDef, nodes []NodeDef, s ControllerSettings) st
 		return ""
 	}
 	return fmt.Sprintf("partition %s: SelectTypeParameters=%s schedules memory, but the partition sets no DefMemPerGPU. %s", p.Name, s.SelectTypeParameters, guideP4)
+}
+
+// CheckDefMemPerGPUFits refuses a DefMemPerGPU above the RealMemory of a GPU
+// node in the partition: a one-GPU job without --mem could never start
+// there. It warns when the default lets fewer jobs without --mem share a
+// node than it has GPUs, the trap of pitfall P4 met from the other side.
+func CheckDefMemPerGPUFits(p PartitionDef, nodes []NodeDef, s ControllerSettings) (warnings []string, err error) {
+	if p.DefMemPerGPU <= 0 || !memorySelect.MatchString(s.SelectTypeParameters) {
+		return nil, nil
+	}
+	byName := map[string]NodeDef{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	for _, name := range p.Nodes {
+		n := byName[name]
+		gpus, ok := gpuCount(n.Gres)
+		if !ok || n.RealMemory <= 0 {
+			continue
+		}
+		if p.DefMemPerGPU > n.RealMemory {
+			return nil, fmt.Errorf("partition %s: DefMemPerGPU=%d MB is above node %s's RealMemory=%d MB, so a one-GPU job without --mem can never start there: "+
+				"Slurm keeps it pending, as it cannot give a job more memory than the node has. Use at most RealMemory divided by the node's GPUs (%d MB)",
+				p.Name, p.DefMemPerGPU, n.Name, n.RealMemory, n.RealMemory/gpus)
+		}
+		if fit := n.RealMemory / p.DefMemPerGPU; fit < gpus {
+			warnings = append(warnings, fmt.Sprintf("partition %s: DefMemPerGPU=%d MB lets only %d of node %s's %d GPUs run jobs without --mem at once (RealMemory=%d MB); "+
+				"the other GPUs sit idle while such jobs wait. Use at most RealMemory divided by the GPUs (%d MB) to fill every GPU",
+				p.Name, p.DefMemPerGPU, fit, n.Name, gpus, n.RealMemory, n.RealMemory/gpus))
+		}
+	}
+	return warnings, nil
+}
+
+// gpuCount is the number of GPUs in a Gres value ("gpu:4", "gpu:a100:4").
+func gpuCount(gres string) (int64, bool) {
+	for _, entry := range strings.Split(gres, ",") {
+		fields := strings.Split(entry, ":")
+		if fields[0] != "gpu" {
+			continue
+		}
+		n, err := strconv.ParseInt(fields[len(fields)-1], 10, 64)
+		return n, err == nil && n > 0
+	}
+	return 0, false
 }
 
 func hasGPUNode(p PartitionDef, nodes []NodeDef) bool {

@@ -84,3 +84,47 @@ func TestCheckDefMemPerGPU(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckDefMemPerGPUFits(t *testing.T) {
+	c, nodes, parts := guideExample()
+	tests := []struct {
+		name          string
+		defMemPerGPU  int64
+		selectParams  string
+		wantErr, warn string
+	}{
+		{"guide: 4 x 120000 MB in 500000 MB", 120000, "", "", ""},
+		{"above the node's memory", 500001, "", "is above node gpu01's RealMemory=500000 MB", ""},
+		{"only 3 of 4 GPUs fit", 150000, "", "", "lets only 3 of node gpu01's 4 GPUs"},
+		{"memory not scheduled", 500001, "CR_Core", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, p := c, parts[0]
+			p.DefMemPerGPU = tt.defMemPerGPU
+			if tt.selectParams != "" {
+				c.SelectTypeParameters = tt.selectParams
+			}
+			warnings, err := CheckDefMemPerGPUFits(p, nodes, c)
+			switch {
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error %v", err)
+			}
+			got := strings.Join(warnings, "\n")
+			if (tt.warn == "") != (got == "") || !strings.Contains(got, tt.warn) {
+				t.Errorf("warnings %q, want %q", got, tt.warn)
+			}
+		})
+	}
+}
+
+func TestGPUCount(t *testing.T) {
+	for gres, want := range map[string]int64{"gpu:4": 4, "gpu:a100:8": 8, "shard:2,gpu:2": 2, "gpu": 0, "shard:4": 0} {
+		got, ok := gpuCount(gres)
+		if got != want || ok != (want > 0) {
+			t.Errorf("%s: %d, %v; want %d", gres, got, ok, want)
+		}
+	}
+}
