@@ -401,7 +401,7 @@ func (r *beegfsMetadataResource) configure(ctx context.Context, h *transport.Hos
 // recordMeta stores what the node holds now. The filesystem is recorded once, when the
 // directory is set up or imported, and kept afterwards: it is what the interlock names.
 func recordMeta(m *beegfsMetadataModel, mh beegfs.MetaHost) {
-	m.ID = types.StringValue(m.Node.ValueString() + ":" + m.Path.ValueString())
+	m.ID = types.StringValue(nodePathID(m.Node.ValueString(), m.Path.ValueString()))
 	if knownString(m.FsUUID) == "" {
 		m.FsUUID = types.StringValue(mh.Mount.UUID)
 	}
@@ -488,9 +488,9 @@ func (r *beegfsMetadataResource) Delete(ctx context.Context, req resource.Delete
 
 // ImportState takes NODE:PATH; the node ID and management host come from the node.
 func (r *beegfsMetadataResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	node, dir, ok := strings.Cut(req.ID, ":")
-	if !ok || !nodeRefPattern.MatchString(node) || beegfs.ValidateDirectory(dir) != nil {
-		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Import ID %q is not valid. %s", req.ID, beegfsMetadataImportFormat))
+	node, dir, err := parseNodePathID(req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Import ID %q is not valid. %s\n\nOriginal Error: %s", req.ID, beegfsMetadataImportFormat, err))
 		return
 	}
 	h, err := r.cluster.host(ctx, node)

@@ -80,8 +80,6 @@ func knownString(v types.String) string {
 	return v.ValueString()
 }
 
-func targetID(node, dir string) string { return node + ":" + dir }
-
 // canonicalNode names a node the same way whether it is referred to by name or address.
 func (c *cluster) canonicalNode(node string) string {
 	o, _ := c.override(node)
@@ -124,7 +122,7 @@ func (d declaredTarget) resources() int {
 func (d *targetDeclarations) declare(t beegfs.TargetIdentity, kind planKind) (attr string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	key := targetID(t.Host, t.Directory)
+	key := nodePathID(t.Host, t.Directory)
 	others := make([]beegfs.TargetIdentity, 0, len(d.byDir))
 	for k, e := range d.byDir {
 		if k != key {
@@ -309,7 +307,7 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	if !plan.Node.IsUnknown() && !plan.Path.IsUnknown() {
-		plan.ID = types.StringValue(targetID(plan.Node.ValueString(), plan.Path.ValueString()))
+		plan.ID = types.StringValue(nodePathID(plan.Node.ValueString(), plan.Path.ValueString()))
 	}
 	if plan.TargetID.IsUnknown() && !plan.NodeNumID.IsUnknown() {
 		id, err := beegfs.DefaultTargetID(plan.NodeNumID.ValueInt64())
@@ -540,7 +538,7 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 			"Read its refusal below. A missing "+beegfs.ConnAuthPath+" comes from gpucluster_beegfs_management (depends_on it).", err))
 		return diags
 	}
-	m.ID = types.StringValue(targetID(node, want.Directory))
+	m.ID = types.StringValue(nodePathID(node, want.Directory))
 	m.FsUUID = types.StringValue(mount.UUID)
 	m.Mountpoint = types.StringValue(mount.Target)
 	m.Status = types.StringValue(inSync)
@@ -638,7 +636,7 @@ func (r *beegfsTargetResource) Read(ctx context.Context, req resource.ReadReques
 		resp.Diagnostics.Append(nodeWarning("Drift Detected On "+node, node,
 			"The storage target "+want.Directory+" differs from its configuration: "+strings.Join(problems, "; "), "Apply repairs what it can.", nil))
 	}
-	state.ID = types.StringValue(targetID(node, want.Directory))
+	state.ID = types.StringValue(nodePathID(node, want.Directory))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -741,7 +739,7 @@ func checkWipe(node string, want beegfs.TargetIdentity, hs beegfs.StorageHost, m
 
 // ImportState takes NODE:PATH and reads the IDs from the target's ID files.
 func (r *beegfsTargetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	node, dir, err := parseTargetImportID(req.ID)
+	node, dir, err := parseNodePathID(req.ID)
 	if err != nil {
 		resp.Diagnostics.AddError("Invalid Import ID",
 			fmt.Sprintf("Expected %s, the node and the target directory (for example \"gpu02:%s\"); got %q.\n\nOriginal Error: %s", beegfsTargetIDFormat, defaultStoragePath, req.ID, err))
@@ -770,7 +768,7 @@ func (r *beegfsTargetResource) ImportState(ctx context.Context, req resource.Imp
 		return
 	}
 	m := beegfsTargetModel{
-		ID:               types.StringValue(targetID(node, dir)),
+		ID:               types.StringValue(nodePathID(node, dir)),
 		Node:             types.StringValue(node),
 		Path:             types.StringValue(dir),
 		NodeNumID:        types.Int64Value(nodeNumID),
@@ -782,21 +780,4 @@ func (r *beegfsTargetResource) ImportState(ctx context.Context, req resource.Imp
 		Status:           types.StringValue(inSync),
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-// parseTargetImportID splits NODE:PATH at the colon that starts the absolute path, so an IPv6
-// node address keeps its own colons.
-func parseTargetImportID(id string) (node, dir string, err error) {
-	node, rest, ok := strings.Cut(id, ":/")
-	if !ok {
-		return "", "", errors.New("no \":/\" between the node and the path")
-	}
-	if !nodeRefPattern.MatchString(node) {
-		return "", "", fmt.Errorf("%q is not a node name or address", node)
-	}
-	dir = "/" + rest
-	if err := beegfs.ValidateDirectory(dir); err != nil {
-		return "", "", err
-	}
-	return node, dir, nil
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
 )
 
-func TestParseTargetImportID(t *testing.T) {
+func TestParseNodePathID(t *testing.T) {
 	tests := map[string]struct{ node, dir string }{
 		"gpu02:/data/beegfs-storage":    {"gpu02", "/data/beegfs-storage"},
 		"10.0.0.12:/data/x":             {"10.0.0.12", "/data/x"},
@@ -34,7 +34,7 @@ func TestParseTargetImportID(t *testing.T) {
 		":/data/beegfs-storage":         {},
 	}
 	for id, want := range tests {
-		node, dir, err := parseTargetImportID(id)
+		node, dir, err := parseNodePathID(id)
 		if want.node == "" {
 			if err == nil {
 				t.Errorf("%q accepted as %q, %q", id, node, dir)
@@ -163,8 +163,8 @@ resource "gpucluster_beegfs_target" "test" {
 // shipped config and removes what the test set up, data included.
 func prepareStorageHost(t *testing.T, l *lab.Lab, node string) {
 	t.Helper()
+	installBeegfs(t, l, node, "beegfs-storage")
 	onHost(t, l, node, `set -e
-dpkg-query -W -f='${Status}' beegfs-storage 2>/dev/null | grep -q 'ok installed' || DEBIAN_FRONTEND=noninteractive apt-get install -y -q beegfs-storage >/dev/null
 cp -a /etc/beegfs/beegfs-storage.conf /root/beegfs-storage.conf.tacc
 if [ ! -e /etc/beegfs/conn.auth ]; then head -c 128 /dev/urandom > /etc/beegfs/conn.auth; chmod 400 /etc/beegfs/conn.auth; fi
 findmnt -n /data >/dev/null`)
