@@ -134,7 +134,6 @@ func TestAccBeegfs_interlockAfterReboot(t *testing.T) {
 	l := lab.Require(t)
 	const node = "gpu01"
 	installBeegfs(t, l, "login01", "beegfs-mgmtd", "beegfs-meta")
-	installBeegfs(t, l, node, "beegfs-storage")
 	prepareStorageHost(t, l, node)
 	keepDiskAttached(t, l, node)
 	config := beegfsCluster{storage: []string{node}}.config(l)
@@ -232,8 +231,7 @@ func assertInterlockHolds(t *testing.T, l *lab.Lab, node string) {
 func TestAccBeegfs_sharedHomes(t *testing.T) {
 	l := lab.Require(t)
 	nodes := []string{lab.LoginHost, "gpu01"}
-	installBeegfs(t, l, "login01", "beegfs-mgmtd", "beegfs-meta", "beegfs-client")
-	installBeegfs(t, l, "gpu01", "beegfs-storage", "beegfs-client")
+	installBeegfs(t, l, "login01", "beegfs-mgmtd", "beegfs-meta")
 	prepareFreshBeegfs(t, l, nodes)
 	prepareStorageHost(t, l, "gpu01")
 	const written = "/home/alice/written-on-gpu01"
@@ -287,7 +285,6 @@ func TestAccBeegfs_addGPUServer(t *testing.T) {
 		t.Fatalf("the lab already has %s; this test adds it to a lab as `make lab-up` starts it", newServer)
 	}
 	installBeegfs(t, l, "login01", "beegfs-mgmtd", "beegfs-meta")
-	installBeegfs(t, l, "gpu01", "beegfs-storage")
 	prepareStorageHost(t, l, "gpu01")
 	grown := labWith(t, l, newServer)
 	var before string

@@ -95,8 +95,8 @@ func TestAccBeegfsClient_lifecycle(t *testing.T) {
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkMounted(l, "login01"),
-					checkHostOutput(l, "login01", "stat -c %u:%a "+keysOnBeegfs, "1000:600"),
-					checkHostOutput(l, "login01", "cat /etc/beegfs/beegfs-mounts.conf", "/home /etc/beegfs/beegfs-client.conf"),
+					checkOnHost(l, "login01", "stat -c %u:%a "+keysOnBeegfs, "1000:600"),
+					checkOnHost(l, "login01", "cat /etc/beegfs/beegfs-mounts.conf", "/home /etc/beegfs/beegfs-client.conf"),
 					checkSSHLogin(l, "login01"),
 				),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
@@ -111,7 +111,7 @@ func TestAccBeegfsClient_lifecycle(t *testing.T) {
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkMounted(l, "gpu01"),
-					checkHostOutput(l, "gpu01", "stat -c %u /home/admin/.ssh/authorized_keys", "1000"),
+					checkOnHost(l, "gpu01", "stat -c %u /home/admin/.ssh/authorized_keys", "1000"),
 					checkSSHLogin(l, "gpu01"),
 				),
 			},
@@ -127,7 +127,7 @@ func TestAccBeegfsClient_lifecycle(t *testing.T) {
 					sameID.AddStateValue("gpucluster_beegfs_client.gpu01", tfjsonpath.New("id")),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkHostOutput(l, "gpu01", "sed -n 's/^sysMgmtdHost *= *//p' /etc/beegfs/beegfs-client.conf", "login01"),
+					checkOnHost(l, "gpu01", "sed -n 's/^sysMgmtdHost *= *//p' /etc/beegfs/beegfs-client.conf", "login01"),
 					checkMounted(l, "gpu01"),
 				),
 			},
@@ -186,9 +186,9 @@ func TestAccBeegfsClient_lifecycle(t *testing.T) {
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkHostOutput(l, "gpu01", "sed -n 's/^sysMgmtdHost *= *//p' /etc/beegfs/beegfs-client.conf", "login01"),
-					checkHostOutput(l, "login01", "cat /etc/beegfs/beegfs-mounts.conf", "/home /etc/beegfs/beegfs-client.conf"),
-					checkHostOutput(l, "login01", "systemctl is-enabled beegfs-client", "enabled"),
+					checkOnHost(l, "gpu01", "sed -n 's/^sysMgmtdHost *= *//p' /etc/beegfs/beegfs-client.conf", "login01"),
+					checkOnHost(l, "login01", "cat /etc/beegfs/beegfs-mounts.conf", "/home /etc/beegfs/beegfs-client.conf"),
+					checkOnHost(l, "login01", "systemctl is-enabled beegfs-client", "enabled"),
 					checkMounted(l, "login01"),
 				),
 			},
@@ -213,9 +213,8 @@ func prepareFreshBeegfs(t *testing.T, l *lab.Lab, clients []string) {
 	}
 	onHost(t, l, clients[0], "find "+lab.StandInNamespace+" -mindepth 1 -delete")
 	for _, h := range clients {
+		installBeegfs(t, l, h, "beegfs-client")
 		onHost(t, l, h, fmt.Sprintf(`set -e
-dpkg-query -W -f='${Status}' beegfs-client 2>/dev/null | grep -q 'ok installed' ||
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q beegfs-client >/dev/null
 echo %s | base64 -d > /etc/beegfs/conn.auth && chmod 400 /etc/beegfs/conn.auth
 sed -i 's/^sysMgmtdHost *=.*/sysMgmtdHost                  =/' /etc/beegfs/beegfs-client.conf
 echo '/mnt/beegfs /etc/beegfs/beegfs-client.conf' > /etc/beegfs/beegfs-mounts.conf
@@ -244,22 +243,9 @@ func assertRefusalChangedNothing(t *testing.T, l *lab.Lab, localHome string) {
 	}
 }
 
-func checkHostOutput(l *lab.Lab, host, script, want string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		got, err := onHostErr(l, host, script)
-		if err != nil {
-			return err
-		}
-		if got != want {
-			return fmt.Errorf("%s: %s: got %q, want %q", host, script, got, want)
-		}
-		return nil
-	}
-}
-
 // checkMounted is the guide's check: findmnt /home shows the client's filesystem.
 func checkMounted(l *lab.Lab, host string) resource.TestCheckFunc {
-	return checkHostOutput(l, host, "findmnt -n -o FSTYPE --mountpoint /home", labClientFSType)
+	return checkOnHost(l, host, "findmnt -n -o FSTYPE --mountpoint /home", labClientFSType)
 }
 
 // checkSSHLogin logs in as admin with the lab key from outside the provider, through login01
@@ -293,14 +279,14 @@ func checkSSHLogin(l *lab.Lab, host string) resource.TestCheckFunc {
 func checkClientsGone(l *lab.Lab, clients []string, keysOnBeegfs, localHome string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		for _, h := range clients {
-			if err := checkHostOutput(l, h, "systemctl is-enabled beegfs-client || true", "disabled")(nil); err != nil {
+			if err := checkOnHost(l, h, "systemctl is-enabled beegfs-client || true", "disabled")(nil); err != nil {
 				return fmt.Errorf("after destroy: %w", err)
 			}
-			if err := checkHostOutput(l, h, "mountpoint -q /home && echo mounted || echo local", "local")(nil); err != nil {
+			if err := checkOnHost(l, h, "mountpoint -q /home && echo mounted || echo local", "local")(nil); err != nil {
 				return fmt.Errorf("after destroy, /home must be the local directory: %w", err)
 			}
 		}
-		if err := checkHostOutput(l, "login01", homeFingerprint, localHome)(nil); err != nil {
+		if err := checkOnHost(l, "login01", homeFingerprint, localHome)(nil); err != nil {
 			return fmt.Errorf("the local /home changed: %w", err)
 		}
 		if _, err := onHostErr(l, "gpu02", "test -s "+keysOnBeegfs); err != nil {
