@@ -131,12 +131,22 @@ func (c *cluster) declareRule(id string) (duplicate bool) {
 	return duplicate
 }
 
-// newCluster keeps ctx, the provider's configuration context, so that connection events reach
-// Terraform's log (TF_LOG=debug) with the provider's log settings.
-func newCluster(ctx context.Context, s settings) *cluster {
+func newCluster(s settings) *cluster {
 	pool := transport.NewPool()
-	pool.Logger = func(msg string, fields map[string]any) { tflog.Debug(ctx, msg, fields) }
+	pool.Logger = tflogLogger{}
 	return &cluster{settings: s, pool: pool}
+}
+
+// tflogLogger sends the transport's events to Terraform's log with the context of the request
+// that caused them, so each line carries that request's resource type and RPC.
+type tflogLogger struct{}
+
+func (tflogLogger) Debug(ctx context.Context, msg string, fields map[string]any) {
+	tflog.Debug(ctx, msg, fields)
+}
+
+func (tflogLogger) Info(ctx context.Context, msg string, fields map[string]any) {
+	tflog.Info(ctx, msg, fields)
 }
 
 // canReachHosts tells plan-time checks whether every connection value is known yet.

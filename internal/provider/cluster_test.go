@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -9,7 +8,7 @@ import (
 func ptr(s string) *string { return &s }
 
 func testCluster(loginNode string, overrides ...nodeOverride) *cluster {
-	return newCluster(context.Background(), settings{user: "admin", port: 22, loginNode: loginNode, jumpHost: loginNode, overrides: overrides})
+	return newCluster(settings{user: "admin", port: 22, loginNode: loginNode, jumpHost: loginNode, overrides: overrides})
 }
 
 func TestConnConfigJumpsThroughLoginNode(t *testing.T) {

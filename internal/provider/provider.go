@@ -198,7 +198,7 @@ func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.Configu
 	if p.current != nil {
 		p.current.pool.Close()
 	}
-	c := newCluster(ctx, settings)
+	c := newCluster(settings)
 	p.current = c
 	resp.ResourceData = c
 	resp.DataSourceData = c

@@ -591,7 +591,7 @@ func directLabCluster(t *testing.T, l *lab.Lab) *cluster {
 	for _, h := range l.Hosts {
 		nodes = append(nodes, nodeOverride{name: h.Name, address: h.Address})
 	}
-	c := newCluster(context.Background(), settings{
+	c := newCluster(settings{
 		user: l.AdminUser, port: 22, privateKey: key, knownHostsFile: l.KnownHostsPath,
 		loginNode: "login01", jumpHost: "login01", connectTimeout: 30 * time.Second, keepalive: 15 * time.Second,
 		sudoExe: "sudo", sudoPassword: []byte(l.AdminPassword), overrides: nodes,

@@ -17,6 +17,9 @@ const (
 	DefaultConnectTimeout    = 30 * time.Second
 	DefaultKeepaliveInterval = 15 * time.Second
 	DefaultSudoExe           = "sudo"
+	// DefaultCommandTimeout bounds one command on a host, so a hung command cannot hold a
+	// run forever. It is long: an apt install or an ordered restart may take minutes.
+	DefaultCommandTimeout = 30 * time.Minute
 )
 
 // Config holds the resolved connection settings of one node.
@@ -41,6 +44,8 @@ type Config struct {
 
 	ConnectTimeout    time.Duration
 	KeepaliveInterval time.Duration
+	// CommandTimeout caps the deadline of each command; a command past it is killed.
+	CommandTimeout time.Duration
 
 	SudoExe string
 	// SudoPassword empty means passwordless sudo (sudo -n).
@@ -59,6 +64,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.KeepaliveInterval == 0 {
 		c.KeepaliveInterval = DefaultKeepaliveInterval
+	}
+	if c.CommandTimeout == 0 {
+		c.CommandTimeout = DefaultCommandTimeout
 	}
 	if c.SudoExe == "" {
 		c.SudoExe = DefaultSudoExe

@@ -23,7 +23,8 @@ func (h *Host) Name() string { return h.cfg.Name }
 
 // Run runs script with /bin/sh as the login user.
 func (h *Host) Run(ctx context.Context, script string, stdin []byte) (Result, error) {
-	h.logRun(script, false)
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.CommandTimeout)
+	defer cancel()
 	var stdout, stderr bytes.Buffer
 	runErr, err := h.exec(ctx, Command("/bin/sh", "-c", script), func(sess *ssh.Session) error {
 		sess.Stdin = bytes.NewReader(stdin)
@@ -70,11 +71,11 @@ func (h *Host) exec(ctx context.Context, command string, prepare func(*ssh.Sessi
 	// no process of ours inside /home, which would make /home busy when a
 	// shared filesystem is mounted over it or unmounted.
 	runErr = runSession(ctx, sess, "cd / && exec "+command)
-	fields := map[string]any{"host": h.cfg.Name, "duration_ms": time.Since(start).Milliseconds()}
+	fields := map[string]any{"command": command, "duration_ms": time.Since(start).Milliseconds()}
 	if runErr != nil {
 		fields["error"] = runErr.Error()
 	}
-	h.pool.log("ssh command finished", fields)
+	h.debug(ctx, "ssh command", fields)
 	return runErr, nil
 }
 
@@ -134,6 +135,29 @@ func (h *Host) outcome(res Result, err error) (Result, error) {
 	}
 }
 
-func (h *Host) logRun(script string, sudo bool) {
-	h.pool.log("ssh run", map[string]any{"host": h.cfg.Name, "user": h.cfg.User, "sudo": sudo, "script": script})
+// debug logs one command or event on this node at DEBUG.
+func (h *Host) debug(ctx context.Context, msg string, fields map[string]any) {
+	fields["node"] = h.cfg.Name
+	h.pool.debug(ctx, msg, fields)
+}
+
+// Changed logs, at INFO, one change the provider made on this node ("gpu01: restarted
+// slurmctld"), so a run shows what it did where without DEBUG's every command.
+func (h *Host) Changed(ctx context.Context, what string) {
+	if h.pool.Logger != nil {
+		h.pool.Logger.Info(ctx, h.cfg.Name+": "+what, map[string]any{"node": h.cfg.Name})
+	}
+}
+
+// ChangeLogger is what Changed needs; *Host has it, test doubles may not.
+type ChangeLogger interface {
+	Changed(ctx context.Context, what string)
+}
+
+// Changed logs a change through ex when it can log: domain packages hold their host as a
+// narrow interface and report what they changed through this.
+func Changed(ctx context.Context, ex any, what string) {
+	if l, ok := ex.(ChangeLogger); ok {
+		l.Changed(ctx, what)
+	}
 }

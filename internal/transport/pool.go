@@ -2,32 +2,51 @@ package transport
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 )
 
-// maxSessionsPerConn stays below OpenSSH's default MaxSessions (10), leaving
-// room for the sessions other tools may open over a shared connection.
-const maxSessionsPerConn = 8
+// maxSessionsPerConn stays well below OpenSSH's default MaxSessions (10): sshd frees a slot
+// only some time after the client closed the session, so running near the limit gets opens
+// refused. Privileged commands share one session (the root shell), so few are ever needed.
+const maxSessionsPerConn = 4
+
+// Opens that sshd refuses ("no more sessions") ran nothing, so they are retried, waiting a
+// little longer each time, for about five seconds in all.
+const (
+	openAttempts     = 9
+	openFirstBackoff = 20 * time.Millisecond
+)
+
+// Logger receives the pool's events with the context of the request that caused them, so
+// every line carries that request's tags. Scripts are logged; secrets travel on stdin, which
+// never is.
+type Logger interface {
+	Debug(ctx context.Context, msg string, fields map[string]any)
+	Info(ctx context.Context, msg string, fields map[string]any)
+}
 
 // Pool shares one SSH connection per user, address and jump chain among
 // every caller in a run.
 type Pool struct {
-	// Logger, when set, receives connection events and the scripts that are
-	// run (so secrets go on stdin, which is never logged).
-	Logger func(msg string, fields map[string]any)
+	// Logger, when set, receives connection events, every command and every change.
+	Logger Logger
 
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu    sync.Mutex
-	conns map[string]*conn
-	locks map[string]chan struct{}
+	mu     sync.Mutex
+	conns  map[string]*conn
+	shells map[string]*shellSlot
+	locks  map[string]chan struct{}
 }
 
 // NewPool returns an empty pool. Connections are dialed on first use.
@@ -37,6 +56,7 @@ func NewPool() *Pool {
 		ctx:    ctx,
 		cancel: cancel,
 		conns:  map[string]*conn{},
+		shells: map[string]*shellSlot{},
 		locks:  map[string]chan struct{}{},
 	}
 }
@@ -54,23 +74,135 @@ func (p *Pool) Host(ctx context.Context, cfg Config) (*Host, error) {
 	return &Host{pool: p, cfg: cfg}, nil
 }
 
-// Close stops dials in progress and closes every connection.
+// Close ends every root shell and connection and stops dials in progress.
 func (p *Pool) Close() {
 	p.cancel()
 	p.mu.Lock()
-	conns := p.conns
-	p.conns = map[string]*conn{}
+	conns, shells := p.conns, p.shells
+	p.conns, p.shells = map[string]*conn{}, map[string]*shellSlot{}
 	p.mu.Unlock()
+	for _, s := range shells {
+		<-s.ready
+		if s.shell != nil {
+			s.shell.close(errors.New("pool closed"))
+		}
+	}
 	for _, c := range conns {
 		<-c.ready
 		c.markBroken(errors.New("pool closed"))
 	}
 }
 
-func (p *Pool) log(msg string, fields map[string]any) {
+func (p *Pool) debug(ctx context.Context, msg string, fields map[string]any) {
 	if p.Logger != nil {
-		p.Logger(msg, fields)
+		p.Logger.Debug(ctx, msg, fields)
 	}
+}
+
+// rootShell returns the host's root shell, starting it on first use. Callers asking at the
+// same time wait for one start. A sudo refusal is kept for the rest of the run, so sudo is
+// asked once per host and password; a shell lost with its connection is started anew.
+func (p *Pool) rootShell(ctx context.Context, cfg Config) (*rootShell, error) {
+	key := cfg.key() + " sudo " + cfg.SudoExe + "#" + digest(cfg.SudoPassword)
+	p.mu.Lock()
+	if err := p.ctx.Err(); err != nil {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("sudo on %s: pool is closed", cfg.describe())
+	}
+	slot := p.shells[key]
+	if slot == nil || slot.stale() {
+		slot = &shellSlot{ready: make(chan struct{})}
+		p.shells[key] = slot
+		go slot.open(ctx, p, cfg)
+	}
+	p.mu.Unlock()
+
+	select {
+	case <-slot.ready:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("start sudo on %s: %w", cfg.describe(), ctx.Err())
+	}
+	return slot.shell, slot.failure()
+}
+
+// shellSlot is one root shell being started or started. ready closes when the start
+// finished; then exactly one of shell and err is set.
+type shellSlot struct {
+	ready    chan struct{}
+	shell    *rootShell
+	err      error
+	reported atomic.Bool
+}
+
+// open starts the shell under the pool's context, bounded by the connect timeout, so a caller
+// that gives up does not fail the others waiting. logCtx only tags the log lines.
+func (s *shellSlot) open(logCtx context.Context, p *Pool, cfg Config) {
+	defer close(s.ready)
+	ctx, cancel := context.WithTimeout(p.ctx, cfg.ConnectTimeout)
+	defer cancel()
+	start := time.Now()
+	s.shell, s.err = p.startShell(ctx, cfg)
+	fields := map[string]any{"node": cfg.Name, "user": cfg.User, "sudo_exe": cfg.SudoExe, "duration_ms": time.Since(start).Milliseconds()}
+	if s.err != nil {
+		fields["error"] = s.err.Error()
+		p.debug(logCtx, "sudo refused or failed: no root shell", fields)
+		return
+	}
+	p.debug(logCtx, "sudo authenticated: root shell started", fields)
+}
+
+func (p *Pool) startShell(ctx context.Context, cfg Config) (*rootShell, error) {
+	c, err := p.get(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	sess, release, err := c.newSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	shell, err := startRootShell(ctx, cfg, sess, release)
+	if err != nil {
+		_ = sess.Close()
+		release()
+		return nil, err
+	}
+	return shell, nil
+}
+
+// stale tells rootShell to start a new shell: the last one ended, or its start failed for a
+// reason other than sudo's refusal (a broken connection). A refusal stays for the run.
+func (s *shellSlot) stale() bool {
+	select {
+	case <-s.ready:
+	default:
+		return false
+	}
+	var sudoErr *SudoError
+	switch {
+	case errors.As(s.err, &sudoErr):
+		return false
+	case s.err != nil:
+		return true
+	default:
+		return s.shell.closed()
+	}
+}
+
+// failure is the start's error as this caller reports it: the first to see a sudo refusal
+// gets it as it was, every later one learns that sudo was not asked again.
+func (s *shellSlot) failure() error {
+	var sudoErr *SudoError
+	if !errors.As(s.err, &sudoErr) || !s.reported.Swap(true) {
+		return s.err
+	}
+	repeated := *sudoErr
+	repeated.Repeated = true
+	return &repeated
+}
+
+func digest(secret []byte) string {
+	sum := sha256.Sum256(secret)
+	return hex.EncodeToString(sum[:8])
 }
 
 // get returns the pooled connection for cfg, dialing when there is none or
@@ -85,11 +217,11 @@ func (p *Pool) get(ctx context.Context, cfg Config) (*conn, error) {
 	c := p.conns[key]
 	if c == nil || c.needsRedial() {
 		if c != nil {
-			p.log("ssh reconnect", map[string]any{"host": cfg.Name, "address": cfg.hostPort(), "reason": c.brokenReason()})
+			p.debug(ctx, "ssh reconnect", map[string]any{"node": cfg.Name, "address": cfg.hostPort(), "reason": c.brokenReason()})
 		}
 		c = newConn(cfg)
 		p.conns[key] = c
-		go c.dial(p)
+		go c.dial(ctx, p)
 	}
 	p.mu.Unlock()
 
@@ -218,19 +350,20 @@ func newConn(cfg Config) *conn {
 	}
 }
 
-func (c *conn) dial(p *Pool) {
+// dial connects under the pool's context; logCtx, the first asker's, tags the log lines.
+func (c *conn) dial(logCtx context.Context, p *Pool) {
 	defer close(c.ready)
 	start := time.Now()
 	c.client, c.err = p.dial(p.ctx, c.cfg)
-	fields := map[string]any{"host": c.cfg.Name, "address": c.cfg.hostPort(), "user": c.cfg.User, "duration_ms": time.Since(start).Milliseconds()}
+	fields := map[string]any{"node": c.cfg.Name, "address": c.cfg.hostPort(), "user": c.cfg.User, "duration_ms": time.Since(start).Milliseconds()}
 	if c.err != nil {
 		fields["error"] = c.err.Error()
-		p.log("ssh connect failed", fields)
+		p.debug(logCtx, "ssh connect failed", fields)
 		return
 	}
-	p.log("ssh connected", fields)
+	p.debug(logCtx, "ssh connected", fields)
 	go c.watch()
-	go c.keepalive(p)
+	go c.keepalive(logCtx, p)
 }
 
 // needsRedial tells get to replace this connection: it broke or its dial
@@ -289,7 +422,7 @@ func (c *conn) watch() {
 
 // keepalive probes the server so a dead peer is noticed between commands,
 // not in the middle of the next one.
-func (c *conn) keepalive(p *Pool) {
+func (c *conn) keepalive(logCtx context.Context, p *Pool) {
 	ticker := time.NewTicker(c.cfg.KeepaliveInterval)
 	defer ticker.Stop()
 	for {
@@ -312,15 +445,15 @@ func (c *conn) keepalive(p *Pool) {
 			return
 		}
 		if err != nil {
-			p.log("ssh keepalive failed", map[string]any{"host": c.cfg.Name, "address": c.cfg.hostPort(), "error": err.Error()})
+			p.debug(logCtx, "ssh keepalive failed", map[string]any{"node": c.cfg.Name, "address": c.cfg.hostPort(), "error": err.Error()})
 			c.markBroken(fmt.Errorf("keepalive: %w", err))
 			return
 		}
 	}
 }
 
-// newSession opens a session within the per-connection limit. release must
-// be called once the session is done.
+// newSession opens a session within the per-connection limit, retrying an open that sshd
+// refused (nothing ran). release must be called once the session is done.
 func (c *conn) newSession(ctx context.Context) (*ssh.Session, func(), error) {
 	select {
 	case c.sessions <- struct{}{}:
@@ -328,14 +461,28 @@ func (c *conn) newSession(ctx context.Context) (*ssh.Session, func(), error) {
 		return nil, nil, fmt.Errorf("wait for a free session on %s: %w", c.cfg.describe(), ctx.Err())
 	}
 	release := func() { <-c.sessions }
-	sess, err := c.client.NewSession()
-	if err != nil {
-		release()
+	backoff := openFirstBackoff
+	for attempt := 1; ; attempt++ {
+		sess, err := c.client.NewSession()
+		if err == nil {
+			return sess, release, nil
+		}
 		var refused *ssh.OpenChannelError
 		if !errors.As(err, &refused) {
+			release()
 			c.markBroken(err)
+			return nil, nil, fmt.Errorf("open session on %s: %w", c.cfg.describe(), err)
 		}
-		return nil, nil, fmt.Errorf("open session on %s: %w", c.cfg.describe(), err)
+		if attempt == openAttempts {
+			release()
+			return nil, nil, fmt.Errorf("open session on %s: refused %d times: %w", c.cfg.describe(), attempt, err)
+		}
+		select {
+		case <-time.After(backoff):
+			backoff *= 2
+		case <-ctx.Done():
+			release()
+			return nil, nil, fmt.Errorf("open session on %s: %w (refused before: %w)", c.cfg.describe(), ctx.Err(), err)
+		}
 	}
-	return sess, release, nil
 }

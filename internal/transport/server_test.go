@@ -33,9 +33,15 @@ type testServer struct {
 
 	handshakes      atomic.Int32
 	tunnels         atomic.Int32
-	sessions        atomic.Int32
+	sessions        atomic.Int32 // open as sshd counts them, freed sessionLag late
+	active          atomic.Int32 // running commands, for maxSessions
 	maxSessions     atomic.Int32
 	ignoreKeepalive atomic.Bool
+	// sessionLimit, when set, refuses a session beyond it as sshd's MaxSessions does, and
+	// sshd's slot stays taken for sessionLag after the session closed.
+	sessionLimit atomic.Int32
+	sessionLag   time.Duration
+	refused      atomic.Int32
 
 	mu    sync.Mutex
 	conns []net.Conn
@@ -138,6 +144,12 @@ func (s *testServer) handleConn(nc net.Conn) {
 	for nch := range chans {
 		switch nch.ChannelType() {
 		case "session":
+			if limit := s.sessionLimit.Load(); s.sessions.Add(1) > limit && limit > 0 {
+				s.sessions.Add(-1)
+				s.refused.Add(1)
+				_ = nch.Reject(ssh.ConnectionFailed, "open failed")
+				continue
+			}
 			go s.handleSession(nch)
 		case "direct-tcpip":
 			go s.handleTunnel(nch)
@@ -158,14 +170,23 @@ func (s *testServer) handleGlobalRequests(reqs <-chan *ssh.Request) {
 	}
 }
 
+// handleSession serves one open session; its slot is freed sessionLag after it ends.
 func (s *testServer) handleSession(nch ssh.NewChannel) {
 	ch, reqs, err := nch.Accept()
 	if err != nil {
+		s.sessions.Add(-1)
 		return
 	}
-	defer func() { _ = ch.Close() }()
-	n := s.sessions.Add(1)
-	defer s.sessions.Add(-1)
+	n := s.active.Add(1)
+	defer func() {
+		s.active.Add(-1)
+		_ = ch.Close()
+		if s.sessionLag == 0 {
+			s.sessions.Add(-1)
+			return
+		}
+		time.AfterFunc(s.sessionLag, func() { s.sessions.Add(-1) })
+	}()
 	for {
 		m := s.maxSessions.Load()
 		if n <= m || s.maxSessions.CompareAndSwap(m, n) {

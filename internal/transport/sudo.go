@@ -5,13 +5,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
-
-	"golang.org/x/crypto/ssh"
+	"time"
 )
 
 // SudoErrorKind tells why sudo did not run a command.
@@ -36,71 +34,57 @@ type SudoError struct {
 	Exe    string
 	Kind   SudoErrorKind
 	Stderr string
+	// Repeated is set on the error returned to every command after the first refusal on
+	// the host: sudo was not asked again.
+	Repeated bool
 }
 
 func (e *SudoError) Error() string {
+	var msg string
 	switch e.Kind {
 	case SudoWrongPassword:
-		return fmt.Sprintf("sudo rejected the password for %s on %s", e.User, e.Host)
+		msg = fmt.Sprintf("sudo rejected the password for %s on %s", e.User, e.Host)
 	case SudoPasswordRequired:
-		return fmt.Sprintf("sudo on %s requires a password for %s and no sudo password is configured", e.Host, e.User)
+		msg = fmt.Sprintf("sudo on %s requires a password for %s and no sudo password is configured", e.Host, e.User)
 	default:
-		return fmt.Sprintf("sudo (%s) failed on %s for %s before running the command: %s", e.Exe, e.Host, e.User, strings.TrimSpace(e.Stderr))
+		msg = fmt.Sprintf("sudo (%s) failed on %s for %s before running the command: %s", e.Exe, e.Host, e.User, strings.TrimSpace(e.Stderr))
 	}
+	if e.Repeated {
+		msg += " (refused earlier in this run; sudo was not asked again)"
+	}
+	return msg
 }
 
-// Sudo runs script with /bin/sh as root through the configured sudo.
+// Sudo runs script with /bin/sh as root in the host's root shell.
 //
-// The password goes on stdin, answering sudo's prompt, and the command's
-// own stdin follows only once the command has announced on stderr that it
-// runs. Both sudo-rs and classic sudo read the password through a buffer, so
-// sending both at once would let sudo swallow the start of the payload.
-// -k ignores cached credentials: a wrong password is then always detected,
-// not hidden by an earlier success.
+// The shell is started through sudo by the first privileged command of the run and serves
+// every later one, so sudo (and PAM behind it) authenticates once per host per run. A refusal
+// is remembered: later commands on that host fail at once with the same error and sudo is not
+// asked again, so a wrong password costs one failed authentication, however many resources
+// the host has. Each command gets ctx's deadline, capped by the host's CommandTimeout; a
+// command whose deadline passes is killed on the host.
 func (h *Host) Sudo(ctx context.Context, script string, stdin []byte) (Result, error) {
-	h.logRun(script, true)
-	w := newSudoWatcher(h.cfg.SudoPassword, stdin)
-	var stdout bytes.Buffer
-	runErr, err := h.exec(ctx, w.command(h.cfg.SudoExe, script), func(sess *ssh.Session) error {
-		sess.Stdout = &stdout
-		in, err := sess.StdinPipe()
-		if err != nil {
-			return err
-		}
-		errPipe, err := sess.StderrPipe()
-		if err != nil {
-			return err
-		}
-		go w.watch(errPipe, in, func() { _ = sess.Close() })
-		return nil
-	})
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.CommandTimeout)
+	defer cancel()
+	shell, err := h.pool.rootShell(ctx, h.cfg)
 	if err != nil {
-		return Result{}, err
+		return Result{Status: -1}, err
 	}
-	<-w.done
-	if !w.started() {
-		return h.sudoFailed(w, Result{Stdout: stdout.Bytes(), Stderr: []byte(w.sudoStderr())}, runErr)
+	start := time.Now()
+	reply, err := shell.run(ctx, script, stdin)
+	fields := map[string]any{"script": script, "duration_ms": time.Since(start).Milliseconds()}
+	if err != nil {
+		fields["error"] = err.Error()
+		h.debug(ctx, "sudo command failed", fields)
+		return Result{Status: -1}, fmt.Errorf("command on %s did not complete: %w", h.cfg.describe(), err)
 	}
-	return h.outcome(Result{Stdout: stdout.Bytes(), Stderr: w.commandStderr()}, runErr)
-}
-
-func (h *Host) sudoFailed(w *sudoWatcher, res Result, runErr error) (Result, error) {
-	sudoErr := &SudoError{Host: h.cfg.Name, User: h.cfg.User, Exe: h.cfg.SudoExe, Kind: SudoWrongPassword, Stderr: string(res.Stderr)}
-	if w.rejected() {
-		// The session was cut on purpose, so runErr says nothing more.
-		res.Status = -1
-		return res, sudoErr
+	fields["status"] = reply.status
+	h.debug(ctx, "sudo command", fields)
+	res := Result{Stdout: reply.stdout, Stderr: reply.stderr, Status: reply.status}
+	if res.Status != 0 {
+		return res, &ExitError{Host: h.cfg.Name, Status: res.Status, Stderr: string(res.Stderr)}
 	}
-	res, err := h.outcome(res, runErr)
-	var exitErr *ExitError
-	if err != nil && !errors.As(err, &exitErr) {
-		return res, err
-	}
-	sudoErr.Kind = SudoFailed
-	if len(h.cfg.SudoPassword) == 0 && asksForPassword(string(res.Stderr)) {
-		sudoErr.Kind = SudoPasswordRequired
-	}
-	return res, sudoErr
+	return res, nil
 }
 
 // asksForPassword recognises `sudo -n` refusing for lack of a password:
@@ -110,49 +94,53 @@ func asksForPassword(stderr string) bool {
 	return strings.Contains(stderr, "password is required") || strings.Contains(stderr, "authentication is required")
 }
 
-// sudoWatcher drives one sudo invocation from its stderr: it answers the
-// first password prompt, stops at a second one (wrong password), and feeds
-// the payload once the command started.
+// sudoWatcher drives one sudo invocation from its stderr: it answers the first password
+// prompt and stops at a second one (wrong password). decided closes once the command started
+// or sudo gave up; done once stderr ended.
 type sudoWatcher struct {
 	password []byte
-	payload  []byte
 	parser   sudoStderr
+	decided  chan struct{}
 	done     chan struct{}
+	decide   func()
 	mu       sync.Mutex
 	refused  bool
 }
 
-func newSudoWatcher(password, payload []byte) *sudoWatcher {
+func newSudoWatcher(password []byte) *sudoWatcher {
 	token := randomToken()
+	decided := make(chan struct{})
 	return &sudoWatcher{
 		password: password,
-		payload:  payload,
 		parser: sudoStderr{
 			prompt: "gpucluster-sudo-prompt-" + token,
 			marker: "gpucluster-sudo-started-" + token,
 		},
-		done: make(chan struct{}),
+		decided: decided,
+		done:    make(chan struct{}),
+		decide:  sync.OnceFunc(func() { close(decided) }),
 	}
 }
 
-// command is the sudo command line. It carries the prompt and marker, never
-// the password.
+// command is the sudo command line that starts script with the marker as its $1; script
+// prints the marker on stderr once it is ready. The line carries prompt and marker, never the
+// password.
 func (w *sudoWatcher) command(exe, script string) string {
-	inner := Command("printf", "%s", w.parser.marker) + " >&2; exec " + Command("/bin/sh", "-c", script)
 	args := []string{exe, "-k"}
 	if len(w.password) > 0 {
 		args = append(args, "-S", "-p", w.parser.prompt)
 	} else {
 		args = append(args, "-n")
 	}
-	return Command(append(args, "--", "/bin/sh", "-c", inner)...)
+	return Command(append(args, "--", "/bin/sh", "-c", script, "gpucluster-root", w.parser.marker)...)
 }
 
 // watch follows stderr until it ends. abort ends the session: after a
 // rejected password, letting sudo go on would only add failed attempts
 // (which may lock the account) and seconds of PAM delay.
-func (w *sudoWatcher) watch(stderr io.Reader, stdin io.WriteCloser, abort func()) {
+func (w *sudoWatcher) watch(stderr io.Reader, stdin io.Writer, abort func()) {
 	defer close(w.done)
+	defer w.decide()
 	buf := make([]byte, 4096)
 	for {
 		n, err := stderr.Read(buf)
@@ -165,15 +153,10 @@ func (w *sudoWatcher) watch(stderr io.Reader, stdin io.WriteCloser, abort func()
 	}
 }
 
-func (w *sudoWatcher) react(ev sudoEvent, stdin io.WriteCloser, abort func()) {
+func (w *sudoWatcher) react(ev sudoEvent, stdin io.Writer, abort func()) {
 	switch {
 	case ev.started:
-		// The command may not read its stdin for a while; writing in the
-		// background keeps stderr drained meanwhile.
-		go func() {
-			_, _ = stdin.Write(w.payload)
-			_ = stdin.Close()
-		}()
+		w.decide()
 	case ev.prompts == 1 && len(w.password) > 0:
 		answer := append(append(make([]byte, 0, len(w.password)+1), w.password...), '\n')
 		_, _ = stdin.Write(answer)
@@ -182,8 +165,8 @@ func (w *sudoWatcher) react(ev sudoEvent, stdin io.WriteCloser, abort func()) {
 		w.mu.Lock()
 		w.refused = true
 		w.mu.Unlock()
-		_ = stdin.Close()
 		abort()
+		w.decide()
 	}
 }
 
@@ -193,15 +176,21 @@ func (w *sudoWatcher) rejected() bool {
 	return w.refused
 }
 
-func (w *sudoWatcher) started() bool         { return w.parser.started }
-func (w *sudoWatcher) commandStderr() []byte { return w.parser.post }
-func (w *sudoWatcher) sudoStderr() string    { return w.parser.sudoOutput() }
+// started may be asked once decided is closed.
+func (w *sudoWatcher) started() bool { return w.parser.started }
+
+// sudoStderr may be asked once done is closed.
+func (w *sudoWatcher) sudoStderr() string { return w.parser.sudoOutput() }
 
 // sudoEvent is what one chunk of stderr revealed.
 type sudoEvent struct {
 	prompts int  // total prompts seen so far, when this chunk added one
 	started bool // the command started in this chunk
 }
+
+// maxCommandStderr bounds what is kept of the root shell's own stderr: only its last words
+// matter, to explain why it ended.
+const maxCommandStderr = 4096
 
 // sudoStderr splits sudo's stderr into sudo's own output (prompts,
 // warnings) before the marker and the command's stderr after it. Prompt and
@@ -216,6 +205,9 @@ type sudoStderr struct {
 func (s *sudoStderr) feed(chunk []byte) sudoEvent {
 	if s.started {
 		s.post = append(s.post, chunk...)
+		if over := len(s.post) - maxCommandStderr; over > 0 {
+			s.post = s.post[over:]
+		}
 		return sudoEvent{}
 	}
 	s.pre = append(s.pre, chunk...)

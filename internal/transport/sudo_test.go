@@ -57,7 +57,7 @@ func TestSudoStderrParsing(t *testing.T) {
 }
 
 func TestSudoCommandLine(t *testing.T) {
-	withPassword := newSudoWatcher([]byte("s3cret pw"), nil)
+	withPassword := newSudoWatcher([]byte("s3cret pw"))
 	cmd := withPassword.command("/usr/bin/sudo.ws", "id -u")
 	if strings.Contains(cmd, "s3cret") {
 		t.Fatalf("the password is on the command line: %s", cmd)
@@ -67,11 +67,11 @@ func TestSudoCommandLine(t *testing.T) {
 			t.Errorf("command %s lacks %q", cmd, want)
 		}
 	}
-	passwordless := newSudoWatcher(nil, nil).command("sudo", "id -u")
+	passwordless := newSudoWatcher(nil).command("sudo", "id -u")
 	if !strings.HasPrefix(passwordless, "sudo -k -n -- /bin/sh -c ") || strings.Contains(passwordless, " -S ") {
 		t.Errorf("passwordless command %s should use -n and not -S", passwordless)
 	}
-	first, second := newSudoWatcher(nil, nil), newSudoWatcher(nil, nil)
+	first, second := newSudoWatcher(nil), newSudoWatcher(nil)
 	if first.parser.marker == second.parser.marker {
 		t.Error("markers repeat between invocations; a command could fake one")
 	}

@@ -60,10 +60,14 @@ type eventLog struct {
 	events []string
 }
 
-func (e *eventLog) log(msg string, fields map[string]any) {
+func (e *eventLog) Debug(_ context.Context, msg string, fields map[string]any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.events = append(e.events, fmt.Sprintf("%s %v", msg, fields["host"]))
+	e.events = append(e.events, fmt.Sprintf("%s %v", msg, fields["node"]))
+}
+
+func (e *eventLog) Info(ctx context.Context, msg string, fields map[string]any) {
+	e.Debug(ctx, msg, fields)
 }
 
 func (e *eventLog) count(event string) int {
@@ -82,7 +86,7 @@ func newLabPool(t *testing.T) (*transport.Pool, *eventLog) {
 	t.Helper()
 	events := &eventLog{}
 	pool := transport.NewPool()
-	pool.Logger = events.log
+	pool.Logger = events
 	t.Cleanup(pool.Close)
 	return pool, events
 }

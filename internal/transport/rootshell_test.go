@@ -1,0 +1,228 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// countingSudo is fakeSudo that appends a line to the file in $SUDO_LOG at every
+// invocation, as a host's journal gets one PAM line per authentication.
+func countingSudo(t *testing.T) (sudo string, invocations func() int) {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "sudo.log")
+	script := strings.Replace(fakeSudo, "#!/bin/sh\n", "#!/bin/sh\necho invoked >> "+Quote(log)+"\n", 1)
+	return script, func() int {
+		data, err := os.ReadFile(log)
+		if errors.Is(err, os.ErrNotExist) {
+			return 0
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(data), "invoked\n")
+	}
+}
+
+func TestSudoAuthenticatesOncePerHost(t *testing.T) {
+	sudo, invocations := countingSudo(t)
+	h := sudoHost(t, sudo, "right pw")
+	ctx := testContext(t)
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			want := fmt.Sprintf("out-%d", i)
+			res, err := h.Sudo(ctx, fmt.Sprintf("cat; printf ' %s'; printf 'err-%d' >&2; exit %d", want, i, i%3), []byte("in-"+strconv.Itoa(i)))
+			if i%3 != 0 {
+				var exitErr *ExitError
+				if !errors.As(err, &exitErr) || exitErr.Status != i%3 || exitErr.Stderr != fmt.Sprintf("err-%d", i) {
+					t.Errorf("command %d: got %v, want exit status %d with its own stderr", i, err, i%3)
+				}
+			} else if err != nil {
+				t.Errorf("command %d: %v", i, err)
+			}
+			if got := string(res.Stdout); got != fmt.Sprintf("in-%d %s", i, want) {
+				t.Errorf("command %d: stdout %q", i, got)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := invocations(); n != 1 {
+		t.Errorf("sudo ran %d times for 40 commands, want 1", n)
+	}
+}
+
+func TestSudoRunsCommandsSideBySide(t *testing.T) {
+	h := sudoHost(t, fakeSudo, "right pw")
+	ctx := testContext(t)
+	slow := make(chan error, 1)
+	go func() {
+		_, err := h.Sudo(ctx, "sleep 3", nil)
+		slow <- err
+	}()
+	start := time.Now()
+	if _, err := h.Sudo(ctx, "true", nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("a quick command waited %s behind a slow one", d)
+	}
+	if err := <-slow; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSudoWrongPasswordIsTriedOncePerHost(t *testing.T) {
+	sudo, invocations := countingSudo(t)
+	h := sudoHost(t, sudo, "wrong pw")
+	ctx := testContext(t)
+	errs := make(chan error, 20)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := h.Sudo(ctx, "id -u", nil)
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	first, repeated := 0, 0
+	for err := range errs {
+		var sudoErr *SudoError
+		if !errors.As(err, &sudoErr) || sudoErr.Kind != SudoWrongPassword {
+			t.Fatalf("got %v, want a wrong password error", err)
+		}
+		if sudoErr.Repeated {
+			repeated++
+		} else {
+			first++
+		}
+	}
+	if first != 1 || repeated != 19 {
+		t.Errorf("%d first and %d repeated refusals, want 1 and 19", first, repeated)
+	}
+	if n := invocations(); n != 1 {
+		t.Errorf("sudo ran %d times, want 1: a wrong password must cost one failed authentication", n)
+	}
+}
+
+// A command past its deadline is killed on the host, the processes it started with it, and the
+// shell goes on serving others.
+func TestSudoDeadlineKillsTheCommand(t *testing.T) {
+	h := sudoHost(t, fakeSudo, "right pw")
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	ctx, cancel := context.WithTimeout(testContext(t), 500*time.Millisecond)
+	defer cancel()
+	_, err := h.Sudo(ctx, "sleep 60 & echo $! > "+Quote(pidFile)+"; wait", nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want the deadline", err)
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := strings.TrimSpace(string(data))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := os.Stat("/proc/" + pid); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if state, _ := os.ReadFile("/proc/" + pid + "/stat"); strings.Contains(string(state), ") Z ") {
+			break // killed, waiting for its parent to reap it
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the command's child %s still runs after its deadline", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if res, err := h.Sudo(testContext(t), "echo still here", nil); err != nil || string(res.Stdout) != "still here\n" {
+		t.Fatalf("the shell did not serve the next command: %q %v", res.Stdout, err)
+	}
+}
+
+// A daemon that a command leaves writing to its stdout must not push later replies out of step.
+func TestSudoReplyFramingSurvivesStrayOutput(t *testing.T) {
+	h := sudoHost(t, fakeSudo, "right pw")
+	ctx := testContext(t)
+	if _, err := h.Sudo(ctx, "(for i in 1 2 3 4 5 6 7 8 9 10; do echo stray; sleep 0.05; done) & echo first", nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		res, err := h.Sudo(ctx, "echo "+strconv.Itoa(i), nil)
+		if err != nil || string(res.Stdout) != strconv.Itoa(i)+"\n" {
+			t.Fatalf("command %d: %q %v", i, res.Stdout, err)
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+}
+
+// A shell lost with its connection is started again, on a new connection, for the next command.
+func TestSudoShellRestartsAfterItsConnectionDropped(t *testing.T) {
+	sudo, invocations := countingSudo(t)
+	client := newTestClient(t)
+	srv := newTestServer(t, client)
+	cfg := clientConfig(t, client, srv, srv)
+	cfg.SudoExe = writeScript(t, sudo)
+	cfg.SudoPassword = []byte("right pw")
+	ctx := testContext(t)
+	h, err := newTestPool(t).Host(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Sudo(ctx, "true", nil); err != nil {
+		t.Fatal(err)
+	}
+	srv.dropConnections()
+	var res Result
+	for range 50 { // the client notices the drop asynchronously
+		if res, err = h.Sudo(ctx, "echo back", nil); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil || string(res.Stdout) != "back\n" {
+		t.Fatalf("after the connection dropped: %q %v", res.Stdout, err)
+	}
+	if n := invocations(); n != 2 {
+		t.Errorf("sudo ran %d times, want 2 (the first shell and its replacement)", n)
+	}
+}
+
+// sshd refuses a session over MaxSessions and frees its slot a while after the client closed
+// it; nothing ran, so the open is retried instead of failing the command.
+func TestRefusedSessionOpenIsRetried(t *testing.T) {
+	ctx := testContext(t)
+	client := newTestClient(t)
+	srv := newTestServer(t, client)
+	srv.sessionLag = 100 * time.Millisecond
+	srv.sessionLimit.Store(2)
+	h, err := newTestPool(t).Host(ctx, clientConfig(t, client, srv, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := h.Run(ctx, "true", nil); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if srv.refused.Load() == 0 {
+		t.Error("the server refused no session: the test did not reach the limit")
+	}
+}
