@@ -13,54 +13,116 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-// rootShellScript is the privileged side of a host's root shell. sudo starts it once per run;
-// it then reads framed requests on stdin and runs each command in the background, so one slow
-// command (a restart, an apt install) never holds up the others.
+// rootShellScript is the privileged side of a host's root shell, in Perl because perl-base is
+// Essential on Debian and Ubuntu and one process can serve every command: a shell loop would
+// fork a dozen helpers per command. sudo starts it once per run; it reads framed requests on
+// stdin and runs each command at once in its own process, so one slow command (a restart, an
+// apt install) never holds up the others.
 //
 // A request is a line "run ID SCRIPTLEN STDINLEN" followed by that many bytes of script and of
-// stdin, or "kill ID 0 0" to end a command whose caller gave up. The bytes are stored in a
-// root-only directory on /run (a tmpfs, so a secret on stdin never reaches a disk) before the
-// command starts, which keeps the request stream in step whatever the command reads.
-//
-// Each reply is a line "@@done ID STATUS STDOUTLEN STDERRLEN" and the two outputs, written
-// under a lock so replies never interleave. Lengths are taken before the copy and the copy
-// is cut to them, so a daemon that a command left writing to its output cannot push the
-// stream out of step. Each command runs in its own session (setsid), so a kill reaches the
-// processes it started too.
-const rootShellScript = `set -u
-umask 077
-d=$(mktemp -d /run/gpucluster-root.XXXXXX) || exit 70
-trap 'rm -rf -- "$d"' EXIT
-trap 'exit 129' HUP
-trap 'exit 143' TERM
-job() {
-	( cd / && exec setsid /bin/sh "$d/$1.s" <"$d/$1.i" >"$d/$1.o" 2>"$d/$1.e" ) &
-	echo "$!" >"$d/$1.p"
-	wait "$!"
-	rc=$?
-	{
-		flock 9
-		o=$(wc -c <"$d/$1.o") e=$(wc -c <"$d/$1.e")
-		printf '@@done %s %s %s %s\n' "$1" "$rc" "$o" "$e"
-		head -c "$o" "$d/$1.o"
-		head -c "$e" "$d/$1.e"
-	} 9>>"$d/lock"
-	rm -f -- "$d/$1.s" "$d/$1.i" "$d/$1.o" "$d/$1.e" "$d/$1.p"
+// stdin, or "kill ID 0 0" to end a command whose caller gave up. Each command runs as
+// `/bin/sh -c SCRIPT` in / in a session of its own, so a kill reaches the processes it
+// started too. Its stdin, stdout and stderr are pipes, so a secret never touches a disk.
+// Each reply is a line "@@done ID STATUS STDOUTLEN STDERRLEN" and the two outputs; STATUS is
+// the exit code, or 128 plus the signal that ended the command, as a shell reports it.
+// A command is done when it exited and closed both outputs, so a daemon it left holding
+// them delays only its own reply.
+const rootShellScript = `use strict; use warnings; use POSIX ();
+my $marker = shift @ARGV;
+$SIG{PIPE} = 'IGNORE';
+pipe(my $wake, my $waker) or die "pipe: $!";
+nonblocking($waker);
+$SIG{CHLD} = sub { syswrite($waker, 'x') };
+nonblocking(\*STDOUT);
+my ($in, $out, %jobs, %bypid) = ('', '');
+my $eof = 0;
+print STDERR $marker;
+while (!$eof || length $out) {
+	my ($r, $w) = ('', '');
+	vec($r, fileno($wake), 1) = 1;
+	vec($r, fileno(STDIN), 1) = 1 unless $eof;
+	vec($w, fileno(STDOUT), 1) = 1 if length $out;
+	for my $j (values %jobs) {
+		vec($r, fileno($_), 1) = 1 for grep { defined } $j->{out}, $j->{err};
+		vec($w, fileno($j->{in}), 1) = 1 if $j->{in};
+	}
+	next if select($r, $w, undef, undef) < 0;
+	if (vec($r, fileno($wake), 1)) { sysread($wake, my $drain, 512); reap(); }
+	if (!$eof && vec($r, fileno(STDIN), 1)) {
+		my $n = sysread(STDIN, $in, 65536, length $in);
+		$eof = 1 unless $n;
+		requests();
+	}
+	for my $j (values %jobs) {
+		collect($j, $_, $r) for 'out', 'err';
+		feed($j) if $j->{in} && vec($w, fileno($j->{in}), 1);
+		finish($j);
+	}
+	if (length $out && vec($w, fileno(STDOUT), 1)) {
+		my $n = syswrite(STDOUT, $out);
+		exit 74 if !defined $n && !$!{EAGAIN};
+		substr($out, 0, $n // 0) = '';
+	}
 }
-printf '%s' "$1" >&2
-while read -r op id sl il; do
-	case "$id$sl$il" in ''|*[!0-9]*) echo "gpucluster root shell: bad request" >&2; exit 65;; esac
-	case "$op" in
-	run)
-		head -c "$sl" >"$d/$id.s" && head -c "$il" >"$d/$id.i" || exit 66
-		( job "$id" & )
-		;;
-	kill)
-		[ ! -s "$d/$id.p" ] || kill -KILL "-$(cat "$d/$id.p")" 2>/dev/null || :
-		;;
-	*) echo "gpucluster root shell: bad request" >&2; exit 65;;
-	esac
-done
+sub nonblocking { my $fh = shift; my $f = fcntl($fh, POSIX::F_GETFL(), 0); fcntl($fh, POSIX::F_SETFL(), $f | POSIX::O_NONBLOCK()); }
+sub requests {
+	while ($in =~ /\A(run|kill) (\d+) (\d+) (\d+)\n/) {
+		my ($op, $id, $sl, $il) = ($1, $2, $3, $4);
+		my $head = length($&);
+		return if length($in) < $head + $sl + $il;
+		my $script = substr($in, $head, $sl);
+		my $stdin = substr($in, $head + $sl, $il);
+		substr($in, 0, $head + $sl + $il) = '';
+		if ($op eq 'run') { start($id, $script, $stdin) } elsif ($jobs{$id}) { kill 'KILL', -$jobs{$id}{pid} }
+	}
+	die "gpucluster root shell: bad request\n" if $in =~ /\n/ || length($in) > 64;
+}
+sub start {
+	my ($id, $script, $stdin) = @_;
+	pipe(my $ir, my $iw) && pipe(my $or, my $ow) && pipe(my $er, my $ew) or die "pipe: $!";
+	my $pid = fork() // die "fork: $!";
+	if (!$pid) {
+		$SIG{PIPE} = 'DEFAULT';
+		POSIX::setsid();
+		open(STDIN, '<&', $ir) && open(STDOUT, '>&', $ow) && open(STDERR, '>&', $ew) && chdir('/')
+			&& exec('/bin/sh', '-c', $script);
+		POSIX::_exit(127);
+	}
+	close($_) for $ir, $ow, $ew;
+	nonblocking($_) for $iw, $or, $er;
+	my $j = { id => $id, pid => $pid, in => $iw, stdin => $stdin, out => $or, err => $er, got => { out => '', err => '' } };
+	if (!length $stdin) { close($iw); $j->{in} = undef }
+	$jobs{$id} = $j;
+	$bypid{$pid} = $j;
+}
+sub feed {
+	my $j = shift;
+	my $n = syswrite($j->{in}, $j->{stdin});
+	substr($j->{stdin}, 0, $n) = '' if $n;
+	if ((!defined $n && !$!{EAGAIN}) || !length $j->{stdin}) { close($j->{in}); $j->{in} = undef }
+}
+sub collect {
+	my ($j, $which, $r) = @_;
+	my $fh = $j->{$which};
+	return unless $fh && vec($r, fileno($fh), 1);
+	my $n = sysread($fh, $j->{got}{$which}, 65536, length $j->{got}{$which});
+	return if !defined $n && $!{EAGAIN};
+	if (!$n) { close($fh); $j->{$which} = undef }
+}
+sub reap {
+	while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) {
+		my $j = delete $bypid{$pid} or next;
+		$j->{status} = POSIX::WIFSIGNALED($?) ? 128 + POSIX::WTERMSIG($?) : POSIX::WEXITSTATUS($?);
+	}
+}
+sub finish {
+	my $j = shift;
+	return if $j->{out} || $j->{err} || !defined $j->{status};
+	close($j->{in}) if $j->{in};
+	my ($o, $e) = @{$j->{got}}{'out', 'err'};
+	$out .= sprintf("\@\@done %d %d %d %d\n", $j->{id}, $j->{status}, length $o, length $e) . $o . $e;
+	delete $jobs{$j->{id}};
+}
 `
 
 // rootShell is the client side: one SSH session whose sudo authenticated once, carrying every

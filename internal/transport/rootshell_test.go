@@ -226,3 +226,12 @@ func TestRefusedSessionOpenIsRetried(t *testing.T) {
 		t.Error("the server refused no session: the test did not reach the limit")
 	}
 }
+
+// Commands run as under a login shell: in /, with SIGPIPE at its default (the shell ignores it).
+func TestSudoCommandsGetAnOrdinaryProcess(t *testing.T) {
+	h := sudoHost(t, fakeSudo, "right pw")
+	res, err := h.Sudo(testContext(t), "yes | head -n 1; pwd", nil)
+	if err != nil || string(res.Stdout) != "y\n/\n" || len(res.Stderr) != 0 {
+		t.Fatalf("got %q, stderr %q, %v; want y and / with nothing on stderr", res.Stdout, res.Stderr, err)
+	}
+}

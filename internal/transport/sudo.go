@@ -122,9 +122,9 @@ func newSudoWatcher(password []byte) *sudoWatcher {
 	}
 }
 
-// command is the sudo command line that starts script with the marker as its $1; script
-// prints the marker on stderr once it is ready. The line carries prompt and marker, never the
-// password.
+// command is the sudo command line that starts the Perl program script with the marker as its
+// first argument; script prints the marker on stderr once it is ready. The line carries prompt
+// and marker, never the password.
 func (w *sudoWatcher) command(exe, script string) string {
 	args := []string{exe, "-k"}
 	if len(w.password) > 0 {
@@ -132,7 +132,7 @@ func (w *sudoWatcher) command(exe, script string) string {
 	} else {
 		args = append(args, "-n")
 	}
-	return Command(append(args, "--", "/bin/sh", "-c", script, "gpucluster-root", w.parser.marker)...)
+	return Command(append(args, "--", "/usr/bin/perl", "-e", script, w.parser.marker)...)
 }
 
 // watch follows stderr until it ends. abort ends the session: after a

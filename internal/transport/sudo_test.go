@@ -62,13 +62,13 @@ func TestSudoCommandLine(t *testing.T) {
 	if strings.Contains(cmd, "s3cret") {
 		t.Fatalf("the password is on the command line: %s", cmd)
 	}
-	for _, want := range []string{"/usr/bin/sudo.ws -k -S -p " + withPassword.parser.prompt + " -- /bin/sh -c ", withPassword.parser.marker} {
+	for _, want := range []string{"/usr/bin/sudo.ws -k -S -p " + withPassword.parser.prompt + " -- /usr/bin/perl -e ", withPassword.parser.marker} {
 		if !strings.Contains(cmd, want) {
 			t.Errorf("command %s lacks %q", cmd, want)
 		}
 	}
 	passwordless := newSudoWatcher(nil).command("sudo", "id -u")
-	if !strings.HasPrefix(passwordless, "sudo -k -n -- /bin/sh -c ") || strings.Contains(passwordless, " -S ") {
+	if !strings.HasPrefix(passwordless, "sudo -k -n -- /usr/bin/perl -e ") || strings.Contains(passwordless, " -S ") {
 		t.Errorf("passwordless command %s should use -n and not -S", passwordless)
 	}
 	first, second := newSudoWatcher(nil), newSudoWatcher(nil)
