@@ -254,6 +254,7 @@ func SetupClient(ctx context.Context, ex Executor, mgmtd string) error {
 	if _, err := ex.Sudo(ctx, transport.ScriptEnv+cmd+"\n", nil); err != nil {
 		return fmt.Errorf("%s: %w", SetupClientTool, err)
 	}
+	transport.Changed(ctx, ex, "ran "+cmd)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package beegfs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -173,6 +174,15 @@ func ClassifySetup(tool string, res transport.Result, runErr error) (Outcome, er
 		}
 	}
 	return Failed, fmt.Errorf("%s on %s exited with status %d: %s", tool, exit.Host, exit.Status, toolMessage(res, exit))
+}
+
+// setupOutcome is ClassifySetup that also logs an initialisation as a change on the node.
+func setupOutcome(ctx context.Context, ex Executor, cmd, tool string, res transport.Result, runErr error) (Outcome, error) {
+	out, err := ClassifySetup(tool, res, runErr)
+	if out == Initialised {
+		transport.Changed(ctx, ex, "ran "+cmd)
+	}
+	return out, err
 }
 
 // toolMessage picks the line that explains a failure. The setup scripts

@@ -104,7 +104,7 @@ func SetupMeta(ctx context.Context, ex Executor, dir string, nodeNumID int64, mg
 		return Failed, err
 	}
 	res, runErr := ex.Sudo(ctx, transport.ScriptEnv+cmd+"\n", nil)
-	return ClassifySetup(SetupMetaTool, res, runErr)
+	return setupOutcome(ctx, ex, cmd, SetupMetaTool, res, runErr)
 }
 
 // ConfigureMeta edits beegfs-meta.conf for the guide's setup: the interlock

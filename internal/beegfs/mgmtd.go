@@ -286,7 +286,7 @@ func InitMgmtd(ctx context.Context, ex Executor, r Release, dbFile string) (Outc
 		mkdir = "true"
 	}
 	res, runErr := ex.Sudo(ctx, transport.ScriptEnv+mkdir+" && "+cmd+"\n", nil)
-	return ClassifySetup(cmd, res, runErr)
+	return setupOutcome(ctx, ex, cmd, cmd, res, runErr)
 }
 
 // connAuthScript creates the secret only when it is missing: written to a
@@ -314,6 +314,7 @@ func EnsureConnAuth(ctx context.Context, ex Executor) (created bool, err error) 
 	}
 	switch out := string(trimNL(res.Stdout)); out {
 	case "created":
+		transport.Changed(ctx, ex, "generated "+ConnAuthPath)
 		return true, nil
 	case "exists":
 		return false, nil

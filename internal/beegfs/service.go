@@ -19,7 +19,7 @@ type FileWriter interface {
 // filesystem it expected) is written there, not in systemctl's own message.
 const journalOnFailure = `{ rc=$?; journalctl -u "$unit" -n 15 --no-pager -o cat >&2; exit $rc; }`
 
-func systemctl(ctx context.Context, ex Executor, service, action string) error {
+func systemctl(ctx context.Context, ex Executor, service, action, done string) error {
 	if !unitName.MatchString(service) {
 		return fmt.Errorf("unit name %q is not valid", service)
 	}
@@ -28,23 +28,24 @@ func systemctl(ctx context.Context, ex Executor, service, action string) error {
 	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("%s: %w", service, err)
 	}
+	transport.Changed(ctx, ex, done+" "+service)
 	return nil
 }
 
 // EnableNow enables and starts a service; an already running one is left
 // alone, as systemctl does.
 func EnableNow(ctx context.Context, ex Executor, service string) error {
-	return systemctl(ctx, ex, service, `systemctl enable --now "$unit"`)
+	return systemctl(ctx, ex, service, `systemctl enable --now "$unit"`, "enabled and started")
 }
 
 // Restart restarts a service so it reads a changed config, and enables it.
 func Restart(ctx context.Context, ex Executor, service string) error {
-	return systemctl(ctx, ex, service, `systemctl enable "$unit" && systemctl restart "$unit"`)
+	return systemctl(ctx, ex, service, `systemctl enable "$unit" && systemctl restart "$unit"`, "restarted")
 }
 
 // DisableNow stops and disables a service. Its data is not touched.
 func DisableNow(ctx context.Context, ex Executor, service string) error {
-	return systemctl(ctx, ex, service, `systemctl disable --now "$unit"`)
+	return systemctl(ctx, ex, service, `systemctl disable --now "$unit"`, "stopped and disabled")
 }
 
 // DaemonReload makes systemd read changed unit files and drop-ins.
@@ -52,6 +53,7 @@ func DaemonReload(ctx context.Context, ex Executor) error {
 	if _, err := ex.Sudo(ctx, transport.ScriptEnv+"systemctl daemon-reload\n", nil); err != nil {
 		return fmt.Errorf("systemctl daemon-reload: %w", err)
 	}
+	transport.Changed(ctx, ex, "reloaded systemd's units")
 	return nil
 }
 

@@ -263,7 +263,7 @@ func SetupStorage(ctx context.Context, ex Executor, s StorageSetup) (Outcome, er
 		return Failed, err
 	}
 	res, runErr := ex.Sudo(ctx, transport.ScriptEnv+cmd+"\n", nil)
-	return ClassifySetup(SetupStorageTool, res, runErr)
+	return setupOutcome(ctx, ex, cmd, SetupStorageTool, res, runErr)
 }
 
 // RemoveStorageTarget takes dir out of both aligned lists, keeping the
@@ -376,6 +376,7 @@ func WipeTarget(ctx context.Context, ex Executor, dir string) error {
 	if _, err := ex.Sudo(ctx, transport.ScriptEnv+"rm -rf -- "+transport.Quote(dir)+"\n", nil); err != nil {
 		return fmt.Errorf("remove %s: %w", dir, err)
 	}
+	transport.Changed(ctx, ex, "wiped "+dir)
 	return nil
 }
 

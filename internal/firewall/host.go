@@ -166,6 +166,7 @@ func runUFW(ctx context.Context, h Executor, r Rule, cmd string) error {
 	if _, err := h.Sudo(ctx, prelude+cmd, nil); err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)
 	}
+	transport.Changed(ctx, h, "ran "+cmd)
 	return nil
 }
 
@@ -181,6 +182,7 @@ func SetPolicies(ctx context.Context, h Executor, incoming, outgoing string) err
 	if _, err := h.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("set default policies: %w", err)
 	}
+	transport.Changed(ctx, h, "set UFW's default policies: incoming "+incoming+", outgoing "+outgoing)
 	return nil
 }
 
@@ -193,6 +195,7 @@ func SetEnabled(ctx context.Context, h Executor, enabled bool) error {
 	if _, err := h.Sudo(ctx, prelude+cmd, nil); err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)
 	}
+	transport.Changed(ctx, h, "ran "+cmd)
 	return nil
 }
 

@@ -44,6 +44,7 @@ func Install(ctx context.Context, h KeyWriter, key []byte) (Outcome, error) {
 		if _, err := h.Sudo(ctx, scriptPrelude+"systemctl enable --quiet "+service, nil); err != nil {
 			return out, fmt.Errorf("enable munge: %w", err)
 		}
+		transport.Changed(ctx, h, "enabled munge at boot")
 	}
 	return out, nil
 }
@@ -62,6 +63,7 @@ func Restart(ctx context.Context, ex Executor) error {
 	if _, err := ex.Sudo(ctx, restartScript, nil); err != nil {
 		return fmt.Errorf("restart munge: %w", err)
 	}
+	transport.Changed(ctx, ex, "restarted munge")
 	return WaitReady(ctx, ex, readyPoll)
 }
 

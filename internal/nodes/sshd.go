@@ -95,6 +95,7 @@ func ApplyAllowGroups(ctx context.Context, h SSHDHost, loginUser string, groups 
 		return true, fmt.Errorf("sshd rejected %s or ssh could not be reloaded; the previous file was restored "+
 			"if sshd -t failed: %w", AllowGroupsPath, err)
 	}
+	transport.Changed(ctx, h, "reloaded ssh")
 	return true, nil
 }
 
@@ -164,7 +165,11 @@ func RemoveAllowGroups(ctx context.Context, ex Executor) (removed bool, err erro
 	if err != nil {
 		return false, fmt.Errorf("remove %s: %w", AllowGroupsPath, err)
 	}
-	return strings.Contains(string(res.Stdout), "removed"), nil
+	removed = strings.Contains(string(res.Stdout), "removed")
+	if removed {
+		transport.Changed(ctx, ex, "removed "+AllowGroupsPath+" and reloaded ssh")
+	}
+	return removed, nil
 }
 
 // The backup name does not end in .conf, so sshd's Include ignores it.

@@ -103,6 +103,7 @@ func Ensure(ctx context.Context, ex Executor, names ...string) (installed []stri
 	if _, err := ex.Sudo(ctx, installScript(missing), nil); err != nil {
 		return nil, fmt.Errorf("apt-get install %s: %w", strings.Join(missing, " "), err)
 	}
+	transport.Changed(ctx, ex, "installed "+strings.Join(missing, " "))
 	return missing, nil
 }
 

@@ -76,6 +76,7 @@ func (h *Host) WriteFile(ctx context.Context, f File) (changed bool, err error) 
 	}
 	switch strings.TrimSpace(string(res.Stdout)) {
 	case "changed":
+		h.Changed(ctx, "wrote "+f.Path)
 		return true, nil
 	case "unchanged":
 		return false, nil

@@ -147,6 +147,10 @@ type shellReply struct {
 	stdout, stderr []byte
 }
 
+// maxReplyBytes bounds one output of one command, so a stream out of step cannot make the
+// reader allocate whatever number it read.
+const maxReplyBytes = 1 << 30
+
 // errShellClosed reports a command lost with its shell; nothing says whether it ran.
 var errShellClosed = errors.New("the root shell ended")
 
@@ -302,24 +306,29 @@ func readReply(r *bufio.Reader) (uint64, shellReply, error) {
 		}
 		return 0, shellReply{}, err
 	}
+	bad := fmt.Errorf("unexpected reply line %q", strings.TrimSpace(line))
 	fields := strings.Fields(line)
 	if len(fields) != 5 || fields[0] != "@@done" {
-		return 0, shellReply{}, fmt.Errorf("unexpected reply line %q", strings.TrimSpace(line))
+		return 0, shellReply{}, bad
 	}
-	var nums [4]uint64
-	for i, f := range fields[1:] {
-		if nums[i], err = strconv.ParseUint(f, 10, 63); err != nil {
-			return 0, shellReply{}, fmt.Errorf("unexpected reply line %q", strings.TrimSpace(line))
+	id, err := strconv.ParseUint(fields[1], 10, 64)
+	if err != nil {
+		return 0, shellReply{}, bad
+	}
+	var nums [3]int
+	for i, f := range fields[2:] {
+		if nums[i], err = strconv.Atoi(f); err != nil || nums[i] < 0 || nums[i] > maxReplyBytes {
+			return 0, shellReply{}, bad
 		}
 	}
-	reply := shellReply{status: int(nums[1]), stdout: make([]byte, nums[2]), stderr: make([]byte, nums[3])}
+	reply := shellReply{status: nums[0], stdout: make([]byte, nums[1]), stderr: make([]byte, nums[2])}
 	if _, err := io.ReadFull(r, reply.stdout); err != nil {
 		return 0, shellReply{}, fmt.Errorf("read a command's output: %w", err)
 	}
 	if _, err := io.ReadFull(r, reply.stderr); err != nil {
 		return 0, shellReply{}, fmt.Errorf("read a command's output: %w", err)
 	}
-	return nums[0], reply, nil
+	return id, reply, nil
 }
 
 // close ends the shell once; callers still waiting get err.

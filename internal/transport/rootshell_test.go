@@ -235,3 +235,73 @@ func TestSudoCommandsGetAnOrdinaryProcess(t *testing.T) {
 		t.Fatalf("got %q, stderr %q, %v; want y and / with nothing on stderr", res.Stdout, res.Stderr, err)
 	}
 }
+
+type ctxKey struct{}
+
+// recordingLogger keeps what the pool logged and the request each line came with.
+type recordingLogger struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (r *recordingLogger) record(ctx context.Context, level, msg string, fields map[string]any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lines = append(r.lines, fmt.Sprintf("%s %s request=%v node=%v", level, msg, ctx.Value(ctxKey{}), fields["node"]))
+}
+
+func (r *recordingLogger) Debug(ctx context.Context, msg string, fields map[string]any) {
+	r.record(ctx, "DEBUG", msg, fields)
+}
+
+func (r *recordingLogger) Info(ctx context.Context, msg string, fields map[string]any) {
+	r.record(ctx, "INFO", msg, fields)
+}
+
+// Each command is logged at DEBUG with the context of the request that ran it, and a change at
+// INFO, once, with the node it was made on.
+func TestLogsCarryTheRequestAndTheNode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("WriteFile chowns to root: run as root")
+	}
+	client := newTestClient(t)
+	srv := newTestServer(t, client)
+	cfg := clientConfig(t, client, srv, srv)
+	cfg.Name = "gpu07"
+	cfg.SudoExe = writeScript(t, fakeSudo)
+	cfg.SudoPassword = []byte("right pw")
+	pool := newTestPool(t)
+	logs := &recordingLogger{}
+	pool.Logger = logs
+	ctx := context.WithValue(testContext(t), ctxKey{}, "read-user-alice")
+	h, err := pool.Host(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "slurmd")
+	for range 2 {
+		if _, err := h.WriteFile(ctx, File{Path: path, Content: []byte("SLURMD_OPTIONS=\n")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	var infos, commands int
+	for _, line := range logs.lines {
+		if !strings.HasSuffix(line, "request=read-user-alice node=gpu07") {
+			t.Errorf("log line without the request or the node: %s", line)
+		}
+		if strings.HasPrefix(line, "INFO ") {
+			infos++
+			if want := "INFO gpu07: wrote " + path + " "; !strings.HasPrefix(line, want) {
+				t.Errorf("INFO line %q, want it to start with %q", line, want)
+			}
+		}
+		if strings.HasPrefix(line, "DEBUG sudo command ") {
+			commands++
+		}
+	}
+	if infos != 1 || commands != 2 {
+		t.Errorf("%d INFO lines and %d commands logged, want 1 change and 2 commands:\n%s", infos, commands, strings.Join(logs.lines, "\n"))
+	}
+}

@@ -124,7 +124,11 @@ func runIfPresent(ctx context.Context, ex Executor, what, probe, command string)
 	if err != nil {
 		return false, fmt.Errorf("remove %s: %w", what, err)
 	}
-	return strings.TrimSpace(string(res.Stdout)) == "removed", nil
+	removed := strings.TrimSpace(string(res.Stdout)) == "removed"
+	if removed {
+		transport.Changed(ctx, ex, "removed "+what)
+	}
+	return removed, nil
 }
 
 func runCommands(ctx context.Context, ex Executor, what string, commands []string) (bool, error) {
@@ -134,6 +138,7 @@ func runCommands(ctx context.Context, ex Executor, what string, commands []strin
 	if _, err := ex.Sudo(ctx, scriptPrelude+strings.Join(commands, "\n")+"\n", nil); err != nil {
 		return false, fmt.Errorf("%s: %s: %w", what, strings.Join(commands, "; "), err)
 	}
+	transport.Changed(ctx, ex, "ran "+strings.Join(commands, "; "))
 	return true, nil
 }
 
@@ -151,7 +156,11 @@ func CreateHome(ctx context.Context, ex Executor, spec UserSpec) (created bool, 
 	if err != nil {
 		return false, fmt.Errorf("create home %s for %s: %w", spec.HomeDir(), spec.Name, err)
 	}
-	return strings.TrimSpace(string(res.Stdout)) == "created", nil
+	created = strings.TrimSpace(string(res.Stdout)) == "created"
+	if created {
+		transport.Changed(ctx, ex, "created home "+spec.HomeDir()+" for "+spec.Name)
+	}
+	return created, nil
 }
 
 // A symlink at the path counts as existing: following it could hand the

@@ -1,0 +1,156 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+)
+
+// runCounter counts the provider's configurations: each is one Terraform run (plan, apply,
+// refresh) that may reach the hosts, and so may cost each host one sudo authentication.
+type runCounter struct {
+	tfprotov6.ProviderServer
+	runs *atomic.Int32
+}
+
+func (c runCounter) ConfigureProvider(ctx context.Context, req *tfprotov6.ConfigureProviderRequest) (*tfprotov6.ConfigureProviderResponse, error) {
+	c.runs.Add(1)
+	return c.ProviderServer.ConfigureProvider(ctx, req)
+}
+
+func countingFactories(runs *atomic.Int32) map[string]func() (tfprotov6.ProviderServer, error) {
+	serve := providerserver.NewProtocol6WithError(New("test")())
+	return map[string]func() (tfprotov6.ProviderServer, error){
+		"gpucluster": func() (tfprotov6.ProviderServer, error) {
+			s, err := serve()
+			return runCounter{ProviderServer: s, runs: runs}, err
+		},
+	}
+}
+
+// Lines each host's journal gets: one sudo session per sudo that ran a command, one failed PAM
+// authentication per rejected password, one accepted key per SSH connection.
+const (
+	journalSudoSession = "pam_unix(sudo:session): session opened for user root"
+	journalSudoFailure = "pam_unix(sudo:auth): authentication failure"
+	journalSSHAccepted = "Accepted publickey for "
+)
+
+// journalCounts counts a fixed string in every host's journal, read through the lab, never
+// through the provider.
+func journalCounts(t *testing.T, l *lab.Lab, line string) map[string]int {
+	t.Helper()
+	counts := map[string]int{}
+	for _, h := range l.Hosts {
+		out := onHost(t, l, h.Name, "journalctl -o cat --no-pager | grep -c -F -- "+shellQuote(line)+" || true")
+		n, err := strconv.Atoi(out)
+		if err != nil {
+			t.Fatalf("%s: counting %q: %q", h.Name, line, out)
+		}
+		counts[h.Name] = n
+	}
+	return counts
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// assertPerRun checks that every host logged line at least once and at most once per run.
+func assertPerRun(t *testing.T, what string, before, after map[string]int, runs int32) {
+	t.Helper()
+	for host, n := range after {
+		got := n - before[host]
+		t.Logf("%s: %d %s in %d runs", host, got, what, runs)
+		if got < 1 || got > int(runs) {
+			t.Errorf("%s: %d %s in %d runs, want 1 to %d (at most one per run)", host, got, what, runs, runs)
+		}
+	}
+}
+
+// twentyUsersConfig is the guide's scale: about twenty cluster users, each on every node.
+func twentyUsersConfig(l *lab.Lab, password string) string {
+	var b strings.Builder
+	b.WriteString(replaceSudoPassword(providerConfig(l, ""), l.AdminPassword, password))
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&b, `
+resource "gpucluster_user" "u%02[1]d" {
+  name  = "tsudo%02[1]d"
+  uid   = %[2]d
+  group = "users"
+  nodes = %[3]s
+}
+`, i, 3000+i, hclList(labNodeNames(l)))
+	}
+	return b.String()
+}
+
+// With twenty users on every node and Terraform's default parallelism, every run costs each
+// host one SSH connection and one sudo, and no command fails for want of an SSH session.
+func TestAccTransport_oneSudoPerHostPerRun(t *testing.T) {
+	l := lab.Require(t)
+	var runs atomic.Int32
+	sudoBefore := journalCounts(t, l, journalSudoSession)
+	sshBefore := journalCounts(t, l, journalSSHAccepted)
+	config := twentyUsersConfig(l, l.AdminPassword)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: countingFactories(&runs),
+		CheckDestroy: resource.ComposeTestCheckFunc(
+			checkUserGone(l, "tsudo01", labNodeNames(l), ""),
+			checkUserGone(l, "tsudo20", labNodeNames(l), ""),
+		),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(*terraform.State) error {
+					for _, h := range l.Hosts {
+						out, err := onHostErr(l, h.Name, "getent passwd tsudo01 tsudo20 | cut -d: -f3 | paste -sd' '")
+						if err != nil {
+							return err
+						}
+						if out != "3001 3020" {
+							return fmt.Errorf("%s: tsudo01 and tsudo20 have UIDs %q, want 3001 3020", h.Name, out)
+						}
+					}
+					return nil
+				},
+			},
+			{Config: config, PlanOnly: true},
+			{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+		},
+	})
+	sudoAfter, sshAfter := journalCounts(t, l, journalSudoSession), journalCounts(t, l, journalSSHAccepted)
+	assertPerRun(t, "sudo sessions", sudoBefore, sudoAfter, runs.Load())
+	assertPerRun(t, "SSH connections", sshBefore, sshAfter, runs.Load())
+	for host := range sudoAfter {
+		if sudo, ssh := sudoAfter[host]-sudoBefore[host], sshAfter[host]-sshBefore[host]; sudo != ssh {
+			t.Errorf("%s: %d sudo sessions for %d SSH connections, want one per connection", host, sudo, ssh)
+		}
+	}
+}
+
+// A wrong sudo password is tried once per host per run, never once per resource: with
+// pam_faillock's usual deny=3, one plan must not lock the admin out of any node.
+func TestAccTransport_wrongSudoPasswordTriedOncePerHost(t *testing.T) {
+	l := lab.Require(t)
+	var runs atomic.Int32
+	before := journalCounts(t, l, journalSudoFailure)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: countingFactories(&runs),
+		Steps: []resource.TestStep{{
+			Config:      twentyUsersConfig(l, "not the password"),
+			ExpectError: regexp.MustCompile(`(?s)Sudo Password Rejected.*asks sudo once per node per run`),
+		}},
+	})
+	assertPerRun(t, "failed sudo authentications", before, journalCounts(t, l, journalSudoFailure), runs.Load())
+}
