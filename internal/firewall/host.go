@@ -62,7 +62,7 @@ sec ledger; catif ` + LedgerPath + `; end $?
 // ReadState reads rules, policies and the enabled flag from UFW's files,
 // which say the same whether UFW is active or not.
 func ReadState(ctx context.Context, h Executor) (State, error) {
-	res, err := h.Sudo(ctx, readStateScript, nil)
+	res, err := h.Sudo(ctx, transport.ReadOnly(readStateScript), nil)
 	if err != nil {
 		return State{}, fmt.Errorf("read UFW state: %w", err)
 	}

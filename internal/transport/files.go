@@ -90,7 +90,7 @@ func (h *Host) WriteFile(ctx context.Context, f File) (changed bool, err error) 
 // readFileScript answers in one round trip: a leading flag byte says
 // whether the file exists and its content follows.
 func readFileScript(p string) string {
-	return fmt.Sprintf("if [ -e %[1]s ]; then printf y; exec cat -- %[1]s; fi; printf n", Quote(p))
+	return ReadOnly(fmt.Sprintf("if [ -e %[1]s ]; then printf y; exec cat -- %[1]s; fi; printf n", Quote(p)))
 }
 
 func writeFileScript(f File) (string, error) {

@@ -47,6 +47,7 @@ type Pool struct {
 	conns  map[string]*conn
 	shells map[string]*shellSlot
 	locks  map[string]chan struct{}
+	reads  map[string]*readCache
 }
 
 // NewPool returns an empty pool. Connections are dialed on first use.
@@ -58,6 +59,7 @@ func NewPool() *Pool {
 		conns:  map[string]*conn{},
 		shells: map[string]*shellSlot{},
 		locks:  map[string]chan struct{}{},
+		reads:  map[string]*readCache{},
 	}
 }
 
@@ -313,6 +315,18 @@ func (p *Pool) dialThroughJump(ctx context.Context, cfg Config) (net.Conn, error
 		}
 		jump.markBroken(err)
 	}
+}
+
+// readCache returns the shared reads of one machine.
+func (p *Pool) readCache(machine string) *readCache {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.reads[machine]
+	if !ok {
+		c = &readCache{}
+		p.reads[machine] = c
+	}
+	return c
 }
 
 // lock returns the lock channel of one machine.

@@ -63,7 +63,21 @@ func (e *SudoError) Error() string {
 // asked again, so a wrong password costs one failed authentication, however many resources
 // the host has. Each command gets ctx's deadline, capped by the host's CommandTimeout; a
 // command whose deadline passes is killed on the host.
+//
+// A script marked ReadOnly (and without stdin) may be answered from an earlier run of the same
+// script on this host in this run; any other script counts as a change of the host and ends
+// that sharing.
 func (h *Host) Sudo(ctx context.Context, script string, stdin []byte) (Result, error) {
+	cache := h.pool.readCache(h.cfg.machineKey())
+	if isReadOnly(script) && len(stdin) == 0 {
+		return cache.read(ctx, script, func() (Result, error) { return h.sudo(ctx, script, nil) })
+	}
+	cache.changing()
+	defer cache.changing()
+	return h.sudo(ctx, script, stdin)
+}
+
+func (h *Host) sudo(ctx context.Context, script string, stdin []byte) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.CommandTimeout)
 	defer cancel()
 	shell, err := h.pool.rootShell(ctx, h.cfg)

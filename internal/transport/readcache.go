@@ -1,0 +1,76 @@
+package transport
+
+import (
+	"context"
+	"strings"
+	"sync"
+)
+
+// readOnlyHeader marks a script that only reads the host. Host.Sudo answers a marked script
+// from the result of the same script run earlier in this run on the same host, until the
+// provider changes anything on that host, so resources that read the same state (every
+// firewall rule of a node reads UFW's rule files) cost that host one round trip between them.
+const readOnlyHeader = "# gpucluster: read only, shared within a run until the next change on this host\n"
+
+// ReadOnly marks script as a read whose result may be shared; see readOnlyHeader.
+func ReadOnly(script string) string { return readOnlyHeader + script }
+
+func isReadOnly(script string) bool { return strings.HasPrefix(script, readOnlyHeader) }
+
+// readCache holds one machine's shared reads. generation counts the changes begun and
+// finished on the machine: a read is kept only when no change began or ended while it ran, so
+// a cached result never predates a change the provider made.
+type readCache struct {
+	mu         sync.Mutex
+	generation uint64
+	reads      map[string]*sharedRead
+}
+
+type sharedRead struct {
+	done chan struct{}
+	res  Result
+	err  error
+}
+
+// changing marks a change on the machine; call it when the change begins and when it ends.
+func (c *readCache) changing() {
+	c.mu.Lock()
+	c.generation++
+	c.reads = nil
+	c.mu.Unlock()
+}
+
+// read returns the shared result of script, running it through run when no caller of the
+// current generation has. A failed read is not shared: the next caller tries again.
+func (c *readCache) read(ctx context.Context, script string, run func() (Result, error)) (Result, error) {
+	c.mu.Lock()
+	for r, ok := c.reads[script]; ok; r, ok = c.reads[script] {
+		c.mu.Unlock()
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return Result{Status: -1}, ctx.Err()
+		}
+		if r.err == nil {
+			return r.res, nil
+		}
+		// The read failed for the caller that ran it (its deadline, say): try on our own.
+		c.mu.Lock()
+	}
+	r := &sharedRead{done: make(chan struct{})}
+	if c.reads == nil {
+		c.reads = map[string]*sharedRead{}
+	}
+	c.reads[script] = r
+	generation := c.generation
+	c.mu.Unlock()
+
+	r.res, r.err = run()
+	c.mu.Lock()
+	if r.err != nil && c.generation == generation && c.reads[script] == r {
+		delete(c.reads, script)
+	}
+	c.mu.Unlock()
+	close(r.done)
+	return r.res, r.err
+}
