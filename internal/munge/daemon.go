@@ -67,17 +67,12 @@ func Restart(ctx context.Context, ex Executor) error {
 	return WaitReady(ctx, ex, readyPoll)
 }
 
-// How long munged may take to answer after a restart, and how often to ask.
-const (
-	readyTimeout = time.Minute
-	readyPoll    = 200 * time.Millisecond
-)
+// readyPoll is how often to ask munged whether it answers after a restart.
+const readyPoll = 200 * time.Millisecond
 
-// WaitReady polls until munged makes a credential, for at most readyTimeout
-// or until ctx ends, and then reports the last refusal.
+// WaitReady polls until munged makes a credential or ctx ends (the caller's timeout, which the
+// user sets), and then reports the last refusal.
 func WaitReady(ctx context.Context, ex Executor, every time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
-	defer cancel()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {

@@ -7,7 +7,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -38,14 +40,19 @@ func NewMungeKeyResource() resource.Resource { return &mungeKeyResource{} }
 type mungeKeyResource struct{ cluster *cluster }
 
 type mungeKeyModel struct {
-	ID            types.String `tfsdk:"id"`
-	Controller    types.String `tfsdk:"controller"`
-	Nodes         types.Set    `tfsdk:"nodes"`
-	Rotation      types.String `tfsdk:"rotation"`
-	StopOnDestroy types.Bool   `tfsdk:"stop_on_destroy"`
-	Fingerprint   types.String `tfsdk:"fingerprint"`
-	NodeStatus    types.Map    `tfsdk:"node_status"`
+	ID            types.String   `tfsdk:"id"`
+	Controller    types.String   `tfsdk:"controller"`
+	Nodes         types.Set      `tfsdk:"nodes"`
+	Rotation      types.String   `tfsdk:"rotation"`
+	StopOnDestroy types.Bool     `tfsdk:"stop_on_destroy"`
+	Fingerprint   types.String   `tfsdk:"fingerprint"`
+	NodeStatus    types.Map      `tfsdk:"node_status"`
+	Timeouts      timeouts.Value `tfsdk:"timeouts"`
 }
+
+// mungeKeyTimeout bounds a create or update: munge installed with apt where missing, the key
+// copied, munged restarted and answering on every node, and the cross-node check.
+const mungeKeyTimeout = 10 * time.Minute
 
 const mungeKeyImportFormat = "Expected CONTROLLER@NODE1,NODE2,... (for example \"login01@login01,gpu01,gpu02\"), or CONTROLLER alone when the provider configuration lists the nodes in node blocks; the controller is one of the nodes either way."
 
@@ -53,7 +60,7 @@ func (r *mungeKeyResource) Metadata(_ context.Context, req resource.MetadataRequ
 	resp.TypeName = req.ProviderTypeName + "_munge_key"
 }
 
-func (r *mungeKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (r *mungeKeyResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	nodeRef := stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The cluster's MUNGE key, which Slurm signs every message with: one key, generated once on the controller with " +
@@ -115,6 +122,16 @@ func (r *mungeKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				Computed:    true,
 				ElementType: types.StringType,
 			},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{
+				Create: true,
+				Update: true,
+				CreateDescription: "How long a create may take, waits for munged to answer after its restart included (a duration such as \"30s\" or \"10m\"). " +
+					"Defaults to " + mungeKeyTimeout.String() + ".",
+				UpdateDescription: "How long an update (a new node, a rotation, a repair) may take, waits for munged to answer after its restart included. " +
+					"Defaults to " + mungeKeyTimeout.String() + ".",
+			}),
 		},
 	}
 }
@@ -219,7 +236,14 @@ func (r *mungeKeyResource) Create(ctx context.Context, req resource.CreateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	_, diags := r.converge(ctx, &plan, keyInputs{})
+	limit, diags := plan.Timeouts.Create(ctx, mungeKeyTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	_, diags = r.converge(ctx, &plan, keyInputs{})
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -234,12 +258,19 @@ func (r *mungeKeyResource) Update(ctx context.Context, req resource.UpdateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	rotated, diags := r.converge(ctx, &plan, keyInputs{
+	limit, diags := plan.Timeouts.Update(ctx, mungeKeyTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	rotated, convergeDiags := r.converge(ctx, &plan, keyInputs{
 		rotationChanged: !plan.Rotation.Equal(state.Rotation),
 		inState:         state.Fingerprint.ValueString(),
 		planned:         plan.Fingerprint.ValueString(),
 	})
-	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(convergeDiags...)
 	if resp.Diagnostics.HasError() {
 		// Once the controller holds the new key the rotation has happened, even if a node
 		// failed: the state says so, or the next apply would rotate once more.

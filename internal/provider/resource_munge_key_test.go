@@ -395,3 +395,20 @@ func mungeSnapshot(t *testing.T, l *lab.Lab) string {
 	}
 	return b.String()
 }
+
+// The timeouts block bounds the waits: a create given no time at all stops at its first step
+// with the deadline named, and nothing is installed.
+func TestAccMungeKey_timeout(t *testing.T) {
+	l := lab.Require(t)
+	before := onHost(t, l, "gpu02", "sha256sum /etc/munge/munge.key 2>/dev/null || echo none")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      mungeKeyConfig(l, "login01", labNodeNames(l), "  timeouts {\n    create = \"1ns\"\n  }\n"),
+			ExpectError: regexp.MustCompile(`context deadline exceeded`),
+		}},
+	})
+	if after := onHost(t, l, "gpu02", "sha256sum /etc/munge/munge.key 2>/dev/null || echo none"); after != before {
+		t.Errorf("gpu02's key changed from %q to %q although the create timed out at once", before, after)
+	}
+}
