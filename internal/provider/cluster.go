@@ -33,6 +33,7 @@ type settings struct {
 	loginNode             string
 	jumpHost              string
 	connectTimeout        time.Duration
+	commandTimeout        time.Duration
 	keepalive             time.Duration
 	sudoExe               string
 	sudoPassword          []byte
@@ -56,6 +57,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 		loginNode:             m.LoginNode.ValueString(),
 		jumpHost:              m.LoginNode.ValueString(),
 		connectTimeout:        durationOr(m.ConnectTimeout, 30*time.Second),
+		commandTimeout:        durationOr(m.CommandTimeout, transport.DefaultCommandTimeout),
 		keepalive:             durationOr(m.KeepaliveInterval, 15*time.Second),
 		sudoExe:               stringOr(m.SudoExe, "sudo"),
 		sudoPassword:          []byte(stringOr(m.SudoPassword, getenv(sudoPasswordEnv))),
@@ -197,6 +199,7 @@ func (c *cluster) connConfig(node string, depth int) (transport.Config, error) {
 		HostKeys:              keysFor(s.hostKeys, firstNonZero(o.port, s.port), node, o.name, o.address),
 		InsecureIgnoreHostKey: s.insecureIgnoreHostKey,
 		ConnectTimeout:        s.connectTimeout,
+		CommandTimeout:        s.commandTimeout,
 		KeepaliveInterval:     s.keepalive,
 		SudoExe:               s.sudoExe,
 		SudoPassword:          s.sudoPassword,

@@ -1,8 +1,14 @@
 package provider
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 func ptr(s string) *string { return &s }
@@ -148,6 +154,28 @@ func TestParsePinnedKeysRefusesLinesWithoutHosts(t *testing.T) {
 	} {
 		if _, err := parsePinnedKeys([]string{line}); err == nil {
 			t.Errorf("%q accepted", line)
+		}
+	}
+}
+
+func TestCommandTimeoutReachesEveryNode(t *testing.T) {
+	for _, tc := range []struct {
+		set  types.String
+		want time.Duration
+	}{
+		{types.StringNull(), transport.DefaultCommandTimeout},
+		{types.StringValue("90s"), 90 * time.Second},
+	} {
+		s, diags := settingsFromModel(context.Background(), providerModel{CommandTimeout: tc.set, LoginNode: types.StringValue("login01")}, func(string) string { return "" })
+		if diags.HasError() {
+			t.Fatal(diags)
+		}
+		cfg, err := newCluster(s).connConfig("gpu01", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.CommandTimeout != tc.want || cfg.Jump.CommandTimeout != tc.want {
+			t.Errorf("command_timeout %s: gpu01 gets %s and its jump host %s, want %s", tc.set, cfg.CommandTimeout, cfg.Jump.CommandTimeout, tc.want)
 		}
 	}
 }

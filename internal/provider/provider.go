@@ -47,6 +47,7 @@ type providerModel struct {
 	LoginNode             types.String        `tfsdk:"login_node"`
 	JumpHost              types.String        `tfsdk:"jump_host"`
 	ConnectTimeout        types.String        `tfsdk:"connect_timeout"`
+	CommandTimeout        types.String        `tfsdk:"command_timeout"`
 	KeepaliveInterval     types.String        `tfsdk:"keepalive_interval"`
 	SudoExe               types.String        `tfsdk:"sudo_exe"`
 	SudoPassword          types.String        `tfsdk:"sudo_password"`
@@ -128,6 +129,12 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 				MarkdownDescription: "Time allowed for the TCP connection and SSH handshake, as a Go duration (`30s`). Defaults to `30s`.",
 				Optional:            true,
 				Validators:          []validator.String{durationValidator{}},
+			},
+			"command_timeout": schema.StringAttribute{
+				MarkdownDescription: "Longest time one command on a node may run, as a Go duration; a command still running then is killed on the node with the processes it started, and the step fails. " +
+					"A resource's own `timeouts` bound its waits more tightly. Defaults to `30m`, long enough for an apt install on a slow mirror.",
+				Optional:   true,
+				Validators: []validator.String{durationValidator{}},
 			},
 			"keepalive_interval": schema.StringAttribute{
 				MarkdownDescription: "Interval of SSH keepalive requests, as a Go duration. Defaults to `15s`.",
