@@ -70,8 +70,12 @@ func TestGroupCommands(t *testing.T) {
 	}
 }
 
-const aliceDrifted = "@@gpucluster passwd alice\nalice:x:1002:100::/home/alice:/bin/bash\n@@rc 0\n" +
-	"@@gpucluster groups alice\nusers gpu-users video\n@@rc 0\n"
+// aliceDrifted is the host's account listing with alice under UID 1002.
+const aliceDrifted = "@@gpucluster passwd\nroot:x:0:0:root:/root:/bin/bash\nalice:x:1002:100::/home/alice:/bin/bash\n@@rc 0\n" +
+	"@@gpucluster group\nroot:x:0:\nusers:x:100:\nvideo:x:44:alice\ngpu-users:x:1500:bob,alice\n@@rc 0\n"
+
+// emptyListing lists no account of the test: it must be asked for by name.
+const emptyListing = "@@gpucluster passwd\nroot:x:0:0:root:/root:/bin/bash\n@@rc 0\n@@gpucluster group\nroot:x:0:\n@@rc 0\n"
 
 func TestEnsureUser(t *testing.T) {
 	t.Run("repairs drift in a second round trip", func(t *testing.T) {
@@ -94,7 +98,7 @@ func TestEnsureUser(t *testing.T) {
 	})
 	t.Run("host error is quoted", func(t *testing.T) {
 		hostErr := &transport.ExitError{Host: "gpu02", Status: 6, Stderr: "useradd: group 'users' does not exist"}
-		fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: "@@gpucluster passwd alice\n@@rc 2\n" +
+		fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: emptyListing}, {Stdout: "@@gpucluster passwd alice\n@@rc 2\n" +
 			"@@gpucluster groups alice\n@@rc 1\n"}, {Err: hostErr}}}
 		_, err := EnsureUser(context.Background(), fx, alice)
 		if err == nil || !strings.Contains(err.Error(), "group 'users' does not exist") ||
@@ -113,7 +117,7 @@ func TestEnsureUser(t *testing.T) {
 }
 
 func TestEnsureGroup(t *testing.T) {
-	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: "@@gpucluster group users\nusers:x:1000:\n@@rc 0\n"}, {}}}
+	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: strings.Replace(emptyListing, "root:x:0:\n", "root:x:0:\nusers:x:1000:\n", 1)}, {}}}
 	changed, err := EnsureGroup(context.Background(), fx, "users", 100)
 	if err != nil || !changed {
 		t.Fatalf("EnsureGroup() = %v, %v", changed, err)

@@ -2,6 +2,8 @@ package users
 
 import (
 	"context"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -102,5 +104,48 @@ func assertInSync(ctx context.Context, t *testing.T, ex Executor, node string, s
 	}
 	if d := Diff(node, spec, st.Users[spec.Name]); len(d) != 0 {
 		t.Fatalf("after apply: %q (state %+v)", d, st.Users[spec.Name])
+	}
+}
+
+// The shared listing and the per-name lookups (getent passwd NAME, id -nG NAME, getent group
+// NAME) agree on every account of a real host, admin in sudo included.
+func TestLabListingAgreesWithLookupsByName(t *testing.T) {
+	l := lab.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, host := range []string{lab.LoginHost, "gpu01"} {
+		ex := transporttest.LabHost{Lab: l, Host: host}
+		res, err := ex.Sudo(ctx, listingScript, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed, err := parseListing(res.Stdout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		userNames := slices.Sorted(maps.Keys(listed.users))
+		groupNames := slices.Sorted(maps.Keys(listed.groups))
+		if !slices.Contains(userNames, l.AdminUser) || len(groupNames) < 10 {
+			t.Fatalf("%s: the listing has %d users (admin among them: %v) and %d groups", host, len(userNames), slices.Contains(userNames, l.AdminUser), len(groupNames))
+		}
+		res, err = ex.Sudo(ctx, readScript(userNames, groupNames), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName, err := parseAccounts(res.Stdout, userNames, groupNames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range userNames {
+			if got, _ := listed.user(n); !reflect.DeepEqual(got, byName.Users[n]) {
+				t.Errorf("%s: user %s from the listing %+v, by name %+v", host, n, got, byName.Users[n])
+			}
+		}
+		for _, n := range groupNames {
+			g := listed.groups[n]
+			if got := (GroupState{Exists: true, GID: g.GID, Members: g.Members}); !reflect.DeepEqual(got, byName.Groups[n]) {
+				t.Errorf("%s: group %s from the listing %+v, by name %+v", host, n, got, byName.Groups[n])
+			}
+		}
 	}
 }

@@ -3,7 +3,9 @@ package users
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -42,20 +44,132 @@ type State struct {
 // getent's documented exit status for "key not found".
 const getentNotFound = 2
 
-// ReadAccounts looks up the given users and groups on one host in a single
-// round trip. It goes through getent, so accounts from any NSS source count.
+// ReadAccounts looks up the given users and groups on one host. Every resource of a run reads
+// the same listing of the host's account databases, shared within the run (transport.ReadOnly),
+// so twenty users cost a host one round trip, not twenty. A name the listing lacks (an account
+// to create, or one from an NSS source that does not enumerate, such as sssd by default) is
+// then asked of getent by name, in one more round trip, so accounts from any source count.
 func ReadAccounts(ctx context.Context, ex Executor, userNames, groupNames []string) (State, error) {
 	if err := validateNames(userNames, groupNames); err != nil {
 		return State{}, err
 	}
+	st := State{Users: map[string]UserState{}, Groups: map[string]GroupState{}}
 	if len(userNames) == 0 && len(groupNames) == 0 {
-		return State{Users: map[string]UserState{}, Groups: map[string]GroupState{}}, nil
+		return st, nil
 	}
-	res, err := ex.Sudo(ctx, readScript(userNames, groupNames), nil)
+	res, err := ex.Sudo(ctx, listingScript, nil)
 	if err != nil {
 		return State{}, fmt.Errorf("read accounts: %w", err)
 	}
-	return parseAccounts(res.Stdout, userNames, groupNames)
+	l, err := parseListing(res.Stdout)
+	if err != nil {
+		return State{}, err
+	}
+	var askUsers, askGroups []string
+	for _, n := range userNames {
+		if u, ok := l.user(n); ok {
+			st.Users[n] = u
+		} else {
+			askUsers = append(askUsers, n)
+		}
+	}
+	for _, n := range groupNames {
+		if g, ok := l.groups[n]; ok {
+			st.Groups[n] = GroupState{Exists: true, GID: g.GID, Members: g.Members}
+		} else {
+			askGroups = append(askGroups, n)
+		}
+	}
+	if len(askUsers) == 0 && len(askGroups) == 0 {
+		return st, nil
+	}
+	res, err = ex.Sudo(ctx, readScript(askUsers, askGroups), nil)
+	if err != nil {
+		return State{}, fmt.Errorf("read accounts: %w", err)
+	}
+	asked, err := parseAccounts(res.Stdout, askUsers, askGroups)
+	if err != nil {
+		return State{}, err
+	}
+	maps.Copy(st.Users, asked.Users)
+	maps.Copy(st.Groups, asked.Groups)
+	return st, nil
+}
+
+// listingScript lists the account databases whole, as getent enumerates them.
+var listingScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs +
+	"sec passwd; getent passwd; end $?\nsec group; getent group; end $?\n")
+
+// listing is a host's account databases as getent enumerated them.
+type listing struct {
+	users  map[string]PasswdEntry
+	groups map[string]GroupEntry
+	// memberOf lists, per user, the GIDs of the groups that name it as a member.
+	memberOf map[string][]int64
+	byGID    map[int64]string
+}
+
+func parseListing(out []byte) (listing, error) {
+	sections, err := transport.ParseSections(out)
+	if err != nil {
+		return listing{}, fmt.Errorf("read accounts: %w", err)
+	}
+	l := listing{users: map[string]PasswdEntry{}, groups: map[string]GroupEntry{}, memberOf: map[string][]int64{}, byGID: map[int64]string{}}
+	for _, db := range []string{"passwd", "group"} {
+		if s, ok := sections[db]; !ok || s.Status != 0 {
+			return listing{}, fmt.Errorf("read accounts: getent %s failed (status %d)", db, s.Status)
+		}
+	}
+	for _, line := range sections["passwd"].Lines {
+		e, err := ParsePasswdLine(line)
+		if err != nil {
+			return listing{}, fmt.Errorf("read accounts: %w", err)
+		}
+		if _, dup := l.users[e.Name]; !dup { // getent answers a name with its first entry
+			l.users[e.Name] = e
+		}
+	}
+	for _, line := range sections["group"].Lines {
+		e, err := ParseGroupLine(line)
+		if err != nil {
+			return listing{}, fmt.Errorf("read accounts: %w", err)
+		}
+		if _, dup := l.groups[e.Name]; dup {
+			continue
+		}
+		l.groups[e.Name] = e
+		if _, named := l.byGID[e.GID]; !named {
+			l.byGID[e.GID] = e.Name
+		}
+		for _, m := range e.Members {
+			l.memberOf[m] = append(l.memberOf[m], e.GID)
+		}
+	}
+	return l, nil
+}
+
+// user is what `getent passwd NAME` and `id -nG NAME` would say of a listed user. id names
+// each group by its GID, as getgrgid does (the first group with that GID, or the number when
+// none has it): the primary group, then the groups that list the user as a member.
+func (l listing) user(name string) (UserState, bool) {
+	e, ok := l.users[name]
+	if !ok {
+		return UserState{}, false
+	}
+	others := make([]string, len(l.memberOf[name]))
+	for i, gid := range l.memberOf[name] {
+		others[i] = l.groupName(gid)
+	}
+	primary := l.groupName(e.GID)
+	return UserState{Exists: true, UID: e.UID, GID: e.GID, Shell: e.Shell, Home: e.Home,
+		PrimaryGroupName: primary, Groups: supplementary(primary, others)}, true
+}
+
+func (l listing) groupName(gid int64) string {
+	if name, ok := l.byGID[gid]; ok {
+		return name
+	}
+	return strconv.FormatInt(gid, 10)
 }
 
 func validateNames(userNames, groupNames []string) error {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
@@ -59,24 +60,54 @@ func TestParseAccountsErrors(t *testing.T) {
 	}
 }
 
-func TestReadAccountsOneRoundTripQuoted(t *testing.T) {
-	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: "@@gpucluster passwd alice\n@@rc 2\n" +
-		"@@gpucluster groups alice\n@@rc 1\n@@gpucluster passwd bob\n@@rc 2\n@@gpucluster groups bob\n@@rc 1\n" +
-		"@@gpucluster group users\n@@rc 2\n"}}}
+func TestReadAccountsAsksForUnlistedNamesQuoted(t *testing.T) {
+	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: "@@gpucluster passwd\n@@rc 0\n@@gpucluster group\n@@rc 0\n"},
+		{Stdout: "@@gpucluster passwd alice\n@@rc 2\n" +
+			"@@gpucluster groups alice\n@@rc 1\n@@gpucluster passwd bob\n@@rc 2\n@@gpucluster groups bob\n@@rc 1\n" +
+			"@@gpucluster group users\n@@rc 2\n"}}}
 	st, err := ReadAccounts(context.Background(), fx, []string{"alice", "bob"}, []string{"users"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fx.Scripts()) != 1 {
-		t.Fatalf("%d round trips, want 1", len(fx.Scripts()))
+	if len(fx.Scripts()) != 2 {
+		t.Fatalf("%d round trips, want 2 (the shared listing, then the names it lacks)", len(fx.Scripts()))
 	}
 	for _, want := range []string{"acct_user alice\n", "acct_user bob\n", "acct_group users\n"} {
-		if !strings.Contains(fx.Scripts()[0], want) {
-			t.Errorf("script lacks %q:\n%s", want, fx.Scripts()[0])
+		if !strings.Contains(fx.Scripts()[1], want) {
+			t.Errorf("script lacks %q:\n%s", want, fx.Scripts()[1])
 		}
 	}
 	if st.Users["alice"].Exists || st.Groups["users"].Exists {
 		t.Errorf("missing accounts reported as existing: %+v", st)
+	}
+}
+
+// A listing that names every account answers in one round trip, with what id -nG would say:
+// groups named by GID as getgrgid names them (staff shares users' GID, so id prints users),
+// a number where no group has the GID.
+func TestReadAccountsFromTheListing(t *testing.T) {
+	listing := "@@gpucluster passwd\nalice:x:1002:100::/home/alice:/bin/bash\ncarol:x:1003:4242::/home/carol:/bin/sh\n" +
+		"alice:x:9999:100::/elsewhere:/bin/sh\n@@rc 0\n" +
+		"@@gpucluster group\nusers:x:100:bob,carol\nvideo:x:44:alice\ngpu-users:x:1500:alice\nstaff:x:100:alice\n@@rc 0\n"
+	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: listing}}}
+	st, err := ReadAccounts(context.Background(), fx, []string{"alice", "carol"}, []string{"users"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fx.Scripts()); n != 1 || !strings.HasPrefix(fx.Scripts()[0], transport.ReadOnly("")) {
+		t.Fatalf("%d round trips, want the one shared listing:\n%q", n, fx.Scripts())
+	}
+	wantUsers := map[string]UserState{
+		"alice": {Exists: true, UID: 1002, GID: 100, PrimaryGroupName: "users",
+			Groups: []string{"gpu-users", "video"}, Shell: "/bin/bash", Home: "/home/alice"},
+		"carol": {Exists: true, UID: 1003, GID: 4242, PrimaryGroupName: "4242",
+			Groups: []string{"users"}, Shell: "/bin/sh", Home: "/home/carol"},
+	}
+	if !reflect.DeepEqual(st.Users, wantUsers) {
+		t.Errorf("users = %+v\nwant    %+v", st.Users, wantUsers)
+	}
+	if want := (GroupState{Exists: true, GID: 100, Members: []string{"bob", "carol"}}); !reflect.DeepEqual(st.Groups["users"], want) {
+		t.Errorf("users group = %+v, want %+v", st.Groups["users"], want)
 	}
 }
 
