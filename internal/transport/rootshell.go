@@ -238,7 +238,12 @@ func (s *rootShell) run(ctx context.Context, script string, stdin []byte) (shell
 	case r := <-reply:
 		return r, nil
 	case <-s.done:
-		return shellReply{}, s.err
+		select {
+		case r := <-reply: // the reply came in just before the shell ended
+			return r, nil
+		default:
+			return shellReply{}, s.err
+		}
 	case <-ctx.Done():
 		s.forget(id)
 		// The kill is best effort: when it fails the shell is gone and the command with it.
