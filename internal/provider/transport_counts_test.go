@@ -40,24 +40,27 @@ func countingFactories(runs *atomic.Int32) map[string]func() (tfprotov6.Provider
 	}
 }
 
-// Lines each host's journal gets: one sudo session per sudo that ran a command, one failed PAM
-// authentication per rejected password, one accepted key per SSH connection.
+// Lines each host's journal gets (extended regular expressions): one sudo session per sudo that
+// ran a command; one per password check that failed (pam_unix's "authentication failure" line
+// comes once per sudo however many checks failed, so it cannot count them: unix_chkpwd's line
+// does, and an empty answer at a later prompt is "could not identify password"); one accepted
+// key per SSH connection.
 const (
-	journalSudoSession = "pam_unix(sudo:session): session opened for user root"
-	journalSudoFailure = "pam_unix(sudo:auth): authentication failure"
-	journalSSHAccepted = "Accepted publickey for "
+	journalSudoSession = `pam_unix\(sudo:session\): session opened for user root`
+	journalSudoFailure = `password check failed for user \(|pam_unix\(sudo:auth\): auth could not identify password`
+	journalSSHAccepted = `Accepted publickey for `
 )
 
-// journalCounts counts a fixed string in every host's journal, read through the lab, never
-// through the provider.
-func journalCounts(t *testing.T, l *lab.Lab, line string) map[string]int {
+// journalCounts counts the lines matching pattern in every host's journal, read through the
+// lab, never through the provider.
+func journalCounts(t *testing.T, l *lab.Lab, pattern string) map[string]int {
 	t.Helper()
 	counts := map[string]int{}
 	for _, h := range l.Hosts {
-		out := onHost(t, l, h.Name, "journalctl -o cat --no-pager | grep -c -F -- "+shellQuote(line)+" || true")
+		out := onHost(t, l, h.Name, "journalctl -o cat --no-pager | grep -c -E -- "+shellQuote(pattern)+" || true")
 		n, err := strconv.Atoi(out)
 		if err != nil {
-			t.Fatalf("%s: counting %q: %q", h.Name, line, out)
+			t.Fatalf("%s: counting %q: %q", h.Name, pattern, out)
 		}
 		counts[h.Name] = n
 	}
@@ -139,10 +142,34 @@ func TestAccTransport_oneSudoPerHostPerRun(t *testing.T) {
 	}
 }
 
-// A wrong sudo password is tried once per host per run, never once per resource: with
-// pam_faillock's usual deny=3, one plan must not lock the admin out of any node.
+// faillockAuth is Debian's common-auth with pam_faillock as hardened hosts set it up: three
+// failed authentications lock the account for ten minutes.
+const faillockAuth = `auth requisite pam_faillock.so preauth deny=3 unlock_time=600
+auth [success=2 default=ignore] pam_unix.so nullok
+auth [default=die] pam_faillock.so authfail deny=3 unlock_time=600
+auth requisite pam_deny.so
+auth required pam_permit.so
+auth sufficient pam_faillock.so authsucc
+`
+
+// withFaillock turns pam_faillock on for one lab host for the rest of the test.
+func withFaillock(t *testing.T, l *lab.Lab, host string) {
+	t.Helper()
+	onHost(t, l, host, "cp -p /etc/pam.d/common-auth /etc/pam.d/common-auth.gpucluster-test && printf '%s' "+shellQuote(faillockAuth)+" > /etc/pam.d/common-auth && faillock --user "+l.AdminUser+" --reset")
+	t.Cleanup(func() {
+		onHost(t, l, host, "mv -f /etc/pam.d/common-auth.gpucluster-test /etc/pam.d/common-auth && faillock --user "+l.AdminUser+" --reset")
+	})
+}
+
+// A wrong sudo password is tried once per host per run, never once per resource, and sudo is
+// stopped at its second prompt: every host's journal shows one failed password check. On a host
+// with pam_faillock's usual deny=3 (where sudo-rs itself gives up after one failure), a plan with
+// the wrong password leaves one failure on record, not one per resource, and the admin can still
+// sudo there.
 func TestAccTransport_wrongSudoPasswordTriedOncePerHost(t *testing.T) {
 	l := lab.Require(t)
+	const guarded = "gpu02"
+	withFaillock(t, l, guarded)
 	var runs atomic.Int32
 	before := journalCounts(t, l, journalSudoFailure)
 	resource.Test(t, resource.TestCase{
@@ -153,4 +180,10 @@ func TestAccTransport_wrongSudoPasswordTriedOncePerHost(t *testing.T) {
 		}},
 	})
 	assertPerRun(t, "failed sudo authentications", before, journalCounts(t, l, journalSudoFailure), runs.Load())
+	if out := onHost(t, l, guarded, "faillock --user "+l.AdminUser+" | grep -c ' V$' || true"); out != "1" {
+		t.Errorf("%s: pam_faillock recorded %s failures of %s, want 1", guarded, out, l.AdminUser)
+	}
+	if out, err := onHostErr(l, guarded, "printf '%s\\n' "+shellQuote(l.AdminPassword)+" | runuser -u "+l.AdminUser+" -- sudo -S -k -p '' id -u"); err != nil || out != "0" {
+		t.Errorf("%s: %s cannot sudo after the plan (%q, %v): the account is locked", guarded, l.AdminUser, out, err)
+	}
 }

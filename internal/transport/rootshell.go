@@ -175,7 +175,7 @@ func startRootShell(ctx context.Context, cfg Config, sess *ssh.Session, release 
 		return nil, fmt.Errorf("start sudo on %s: %w", cfg.describe(), err)
 	}
 	ended := make(chan error, 1)
-	go w.watch(stderr, stdin, func() { _ = sess.Close() })
+	go w.watch(stderr, stdin, func() { killSudo(sess) })
 	go func() {
 		<-w.decided
 		if !w.started() {
@@ -203,6 +203,15 @@ func startRootShell(ctx context.Context, cfg Config, sess *ssh.Session, release 
 	}
 	go s.readReplies(bufio.NewReader(stdout))
 	return s, nil
+}
+
+// killSudo ends a sudo that asks for the password again. It is killed while it waits at that
+// prompt: closing its stdin instead would answer the prompt with an empty password, and sudo
+// would go on to a second and a third failed authentication (pam_faillock's usual limit). sshd
+// handles the channel's requests in order, so the kill lands before the close ends stdin.
+func killSudo(sess *ssh.Session) {
+	_ = sess.Signal(ssh.SIGKILL)
+	_ = sess.Close()
 }
 
 // sudoRefusal explains why sudo ended without starting the shell.

@@ -149,9 +149,8 @@ func (w *sudoWatcher) command(exe, script string) string {
 	return Command(append(args, "--", "/usr/bin/perl", "-e", script, w.parser.marker)...)
 }
 
-// watch follows stderr until it ends. abort ends the session: after a
-// rejected password, letting sudo go on would only add failed attempts
-// (which may lock the account) and seconds of PAM delay.
+// watch follows stderr until it ends. abort ends sudo: after a rejected password, letting it
+// go on would only add failed attempts (which may lock the account) and seconds of PAM delay.
 func (w *sudoWatcher) watch(stderr io.Reader, stdin io.Writer, abort func()) {
 	defer close(w.done)
 	defer w.decide()
