@@ -80,6 +80,7 @@ log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 declare -A samples=()     # figure id -> space-separated values (counts, or seconds)
 declare -A problems=()    # figure id -> why it could not be measured
 declare -a figure_rows=() # "id|label|kind|bar" in print order, kind is count or time
+declare -a notes=()       # what went wrong in a counted run (the 20-user runs), for the report
 
 figure() { figure_rows+=("$1|$2|$3|$4"); }
 record() { samples[$1]="${samples[$1]:-}${samples[$1]:+ }$2"; }
@@ -142,8 +143,8 @@ mark_hosts() {
 	done
 }
 
-# host_counts HOST: "sudo ssh pamfail nosess chkpwd noident authfail" for what HOST logged
-# since its cursor; the last three are pamfail's parts, for the log.
+# host_counts HOST: "sudo ssh pamfail nosess anomalies chkpwd noident authfail" for what HOST
+# logged since its cursor; the last three are pamfail's parts, for the log.
 #   sudo     sudo-rs's "sudo[PID]: pam_unix(sudo:session): session opened for user root(uid=0)
 #            by admin(uid=1000)", one per sudo invocation. The provider runs `sudo -k`, so every
 #            invocation authenticates through PAM; the service name (sudo:session) leaves out
@@ -156,6 +157,9 @@ mark_hosts() {
 #            failure of a PAM handle (later ones are summed at pam_end, which a sudo cut off
 #            never reaches), so it is the floor, used only if it is higher.
 #   nosess   sshd's "error: no more sessions" (MaxSessions reached: the refused opens of #9).
+#   anomalies  what would make the counts inexact: journald's "Suppressed N messages" (rate
+#            limit), and sudo's "admin : PWD=... ; USER=root ; COMMAND=..." lines that do not
+#            pair up with the session lines (one of each per sudo invocation).
 host_counts() {
 	"$lab" exec "$1" -- sh -c 'journalctl --sync; journalctl --no-pager -o short --after-cursor="$1"' \
 		- "${cursor[$1]}" | awk -v user="$admin" '
@@ -168,8 +172,12 @@ host_counts() {
 		has(" sudo\\[[0-9]+\\]: pam_unix\\(sudo:auth\\): [0-9]+ more authentication failures?;") {
 			sub(/.*pam_unix\(sudo:auth\): /, ""); authfail += $1 }
 		has(" sshd(-session)?\\[[0-9]+\\]: error: no more sessions") { nosess++ }
+		has(" systemd-journald\\[[0-9]+\\]: Suppressed [0-9]+ messages") { suppressed++ }
+		has(" sudo\\[[0-9]+\\]: " user " : .*; USER=root ; COMMAND=") { commands++ }
 		END { checked = chkpwd > authfail ? chkpwd : authfail
-			print sudo + 0, ssh + 0, checked + noident, nosess + 0, chkpwd + 0, noident + 0, authfail + 0 }'
+			unpaired = commands > sudo ? commands - sudo : sudo - commands
+			print sudo + 0, ssh + 0, checked + noident, nosess + 0, suppressed + unpaired,
+				chkpwd + 0, noident + 0, authfail + 0 }'
 }
 
 ## Running Terraform ------------------------------------------------------------------------
@@ -199,16 +207,25 @@ run() {
 		TF_IN_AUTOMATION=1 terraform -chdir="$dir" "$@" -input=false -no-color >"$out" 2>&1 || rc=$?
 	t1=$EPOCHREALTIME
 	elapsed=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-	local chkpwd noident authfail
+	local anomalies chkpwd noident authfail
 	for host in "${hosts[@]}"; do
 		read -r "run_sudo[$host]" "run_ssh[$host]" "run_pamfail[$host]" "run_nosess[$host]" \
-			chkpwd noident authfail < <(host_counts "$host")
+			anomalies chkpwd noident authfail < <(host_counts "$host")
+		# A journal that could not be read must stop the benchmark, not count as zero.
+		[[ $authfail =~ ^[0-9]+$ ]] || { echo "could not read the journal of $host" >&2; exit 1; }
+		record journal "$anomalies"
 		run_pamparts[$host]="(chkpwd $chkpwd, no password $noident, pam_unix $authfail)"
 	done
 }
 
-# first_error LOG: the first error of a run, for the report.
-first_error() { grep -m1 -A3 '^Error\|Error:' "$1" | tr -s ' \n' ' ' | cut -c1-200; }
+# why LOG: why the last run failed, for the report: a timeout, or the first diagnostic's
+# summary with its "Original Error" line.
+why() {
+	if [ "$rc" -eq 124 ]; then echo "timed out after ${elapsed%.*}s"; return; fi
+	awk '/^(│ )?Error: / { if (s) exit; s = $0; next }
+		s && /Original Error:/ { o = $0; exit }
+		END { print (s ? s : "no error message") (o ? " / " o : "") }' "$1" | tr -s ' ' | cut -c1-240
+}
 
 # per_host NAME: "host=value ..." of one of the run_* arrays, for the progress log.
 per_host() {
@@ -243,7 +260,7 @@ noop_run() {
 	apply:0) grep -q 'Resources: 0 added, 0 changed, 0 destroyed' "$out" && return 0
 		failure="the apply changed something: $(grep -m1 'Resources:' "$out")" ;;
 	plan:2) failure="the plan is not a no-op: $(grep -m1 'Plan:' "$out" || echo changes)" ;;
-	*) failure="terraform $kind failed (rc $rc): $(first_error "$out")" ;;
+	*) failure="terraform $kind failed (rc $rc): $(why "$out")" ;;
 	esac
 	log "$failure (log: $out)"
 	return 1
@@ -262,7 +279,7 @@ first_apply() {
 	record_hosts nosess run_nosess
 	log "first apply: ${elapsed}s, rc $rc; sudo $(per_host run_sudo); ssh $(per_host run_ssh)"
 	if [ "$rc" -ne 0 ]; then
-		problem "$fig" "first apply to $((${#hosts[@]} - 1)) GPU servers failed after ${elapsed}s: $(first_error "$out") (log: $out)"
+		problem "$fig" "first apply to $((${#hosts[@]} - 1)) GPU server(s) failed after ${elapsed}s: $(why "$out") (log: $out)"
 		return 1
 	fi
 	if ! tf "$dir" output -json cluster_check | tr -d ' \n' | grep -q '"ok":true'; then
@@ -293,7 +310,7 @@ timed_plans() {
 			if [ "$rc" -eq 0 ]; then
 				record reference "$elapsed"
 			else
-				problem reference "reference plan $i: rc $rc: $(first_error "$ref/plan-$i.log")"
+				problem reference "reference plan $i: rc $rc: $(why "$ref/plan-$i.log")"
 			fi
 		fi
 	done
@@ -350,7 +367,7 @@ part_wrong_password() {
 	done
 	# The plan must fail, and for the password: anything else would make the count meaningless.
 	if [ "$rc" -ne 1 ] || ! grep -qi 'password' "$base_dir/wrong-password.log"; then
-		problem pamfail "the wrong-password plan did not fail on the password (rc $rc): $(first_error "$base_dir/wrong-password.log")"
+		problem pamfail "the wrong-password plan did not fail on the password (rc $rc): $(why "$base_dir/wrong-password.log")"
 	fi
 }
 
@@ -376,10 +393,18 @@ part_users() {
 	record_hosts ssh_changing run_ssh
 	record_hosts nosess run_nosess
 	log "users run 1 (apply, adds users): ${elapsed}s, rc $rc"
-	[ "$rc" -eq 0 ] || { failures=$((failures + 1)); log "users run 1 failed: $(first_error "$dir/users-1.log")"; }
+	if [ "$rc" -ne 0 ]; then
+		failures=$((failures + 1))
+		notes+=("users run 1 (apply): $(why "$dir/users-1.log") (log: $dir/users-1.log)")
+	fi
 	for ((i = 2; i <= user_runs; i++)); do
 		kind=$([ $((i % 2)) -eq 0 ] && echo plan || echo apply)
-		noop_run "$kind" "$dir" "$dir/users-$i.log" || failures=$((failures + 1))
+		if noop_run "$kind" "$dir" "$dir/users-$i.log"; then
+			if [ "$kind" = plan ]; then record plan_users "$elapsed"; fi
+		else
+			failures=$((failures + 1))
+			notes+=("users run $i ($kind): $failure (log: $dir/users-$i.log)")
+		fi
 	done
 	record users_failures "$failures"
 
@@ -402,8 +427,8 @@ part_scale() {
 			samples[plan_gpus_2]=${samples[plan_3]}
 			continue
 		fi
-		figure "first_apply_gpus_$gpus" "first apply, $gpus GPU servers" time "-"
-		figure "plan_gpus_$gpus" "no-op plan, $gpus GPU servers" time "$bar"
+		figure "first_apply_gpus_$gpus" "first apply, $gpus GPU server(s)" time "-"
+		figure "plan_gpus_$gpus" "no-op plan, $gpus GPU server(s)" time "$bar"
 		lab_fresh "$gpus"
 		mapfile -t hosts < <("$lab" hosts)
 		dir=$(work_dir "$gpus")
@@ -448,9 +473,10 @@ judge() {
 }
 
 # Cost per added GPU server between consecutive sizes: constant when no step costs more than
-# 1.5 times the first step per server, plus 20 ms of slack for noise on tiny increments.
+# 1.5 times the first step per server, plus 20 ms of slack for noise on tiny increments. It
+# takes three sizes (two steps) to judge; with two, the one step is printed unjudged.
 scaling_row() {
-	local sizes prev= prev_med= first= med gpus inc text= verdict=ok
+	local sizes prev= prev_med= first= med gpus inc text= verdict=ok steps=0
 	read -ra sizes <<<"$(tr ',' '\n' <<<"$scale" | sort -n | tr '\n' ' ')"
 	[ "${#sizes[@]}" -ge 2 ] || return 0
 	for gpus in "${sizes[@]}"; do
@@ -465,30 +491,47 @@ scaling_row() {
 		if [ -n "$prev" ]; then
 			inc=$(awk -v a="$prev_med" -v b="$med" -v n=$((gpus - prev)) 'BEGIN { printf "%.0f", (b - a) / n * 1000 }')
 			text+="${text:+, }$prev->$gpus: $inc ms"
+			steps=$((steps + 1))
 			if [ -z "$first" ]; then first=$inc; elif ! awk -v f="$first" -v i="$inc" 'BEGIN { exit !(i <= 1.5 * f + 20) }'; then verdict=MISSED; fi
 		fi
 		prev=$gpus prev_med=$med
 	done
-	[ "$verdict" = ok ] || failed=1
+	if [ "$verdict" = ok ] && [ "$steps" -lt 2 ]; then verdict="- (needs 3 sizes)"; fi
+	case $verdict in MISSED | FAILED) failed=1 ;; esac
 	printf '%-58s %-30s %-22s %s\n' "cost per added GPU server (no-op plan)" "$text" "constant (<=1.5x +20ms)" "$verdict"
 }
 
 report() {
-	local row id label kind bar result
+	local row id label kind bar result skipped=()
 	echo
 	printf '%-58s %-30s %-22s %s\n' figure measured bar result
 	for row in "${figure_rows[@]}"; do
 		IFS='|' read -r id label kind bar <<<"$row"
+		# A figure of a part left out by --parts has neither samples nor problems (a wanted
+		# one that could not be measured always has a problem).
+		if [ -z "${samples[$id]:-}" ] && [ -z "${problems[$id]:-}" ]; then
+			skipped+=("$id")
+			continue
+		fi
 		result=$(judge "$id" "$kind" "$bar")
 		case ${result#*|} in MISSED | FAILED) failed=1 ;; esac
 		label=${label//@N@/${reference_count:-N}}
 		printf '%-58s %-30s %-22s %s\n' "$label" "${result%|*}" "$bar" "${result#*|}"
 	done
 	if wants scale && [ "$scale" != none ]; then scaling_row; fi
+	if [ "${#skipped[@]}" -gt 0 ]; then echo "not run (left out by --parts): ${skipped[*]}"; fi
+	if [ "${#notes[@]}" -gt 0 ]; then
+		echo
+		echo "Failed runs:"
+		printf '  %s\n' "${notes[@]}"
+	fi
 	if [ "${#problems[@]}" -gt 0 ]; then
 		echo
 		echo "Problems:"
-		for id in "${!problems[@]}"; do echo "  $id: ${problems[$id]}"; done
+		for row in "${figure_rows[@]}"; do
+			id=${row%%|*}
+			if [ -n "${problems[$id]:-}" ]; then echo "  $id: ${problems[$id]}"; fi
+		done
 	fi
 	echo
 	if [ "$failed" -eq 0 ]; then echo "every measured figure meets its bar"; else echo "at least one bar was missed or a figure could not be measured"; fi
@@ -520,8 +563,10 @@ main() {
 	figure users_failures "failed runs of $user_runs, $user_count users, default parallelism" count "= 0"
 	figure users_present "the $user_count users, per node (getent on the host)" count "= $user_count"
 	figure nosess "sshd 'error: no more sessions' per host per run" count "= 0"
+	figure journal "journal anomalies per host per run (see host_counts)" count "= 0"
 	figure plan_3 "no-op plan of examples/lab-cluster, 3 hosts" time "<= 1.2 s"
 	figure reference "reference: no-op plan of @N@ terraform_data" time "-"
+	figure plan_users "no-op plan, 3 hosts, the $user_count users" time "-"
 	figure first_apply "first apply, bare 3 hosts to verified cluster" time "<= 20 s"
 
 	if wants noop || wants wrong-password || wants users; then
