@@ -100,17 +100,19 @@ stats() {
 
 lab_owned=0 # set once this script has started a lab; only then may it take one down
 
+# A lab that is up may be someone's demo or test run: it is replaced only when asked.
+refuse_running_lab() {
+	if [ -e "$descriptor" ] && [ "$replace_lab" -eq 0 ]; then
+		echo "a lab is up at $descriptor: pass --replace-lab to let the benchmark replace it," >&2
+		echo "or select another one with GPUCLUSTER_LAB_INSTANCE=name" >&2
+		exit 1
+	fi
+}
+
 lab_fresh() {
 	local gpus=$1
-	if [ -e "$descriptor" ]; then
-		if [ "$lab_owned" -eq 0 ] && [ "$replace_lab" -eq 0 ]; then
-			echo "a lab is up at $descriptor: pass --replace-lab to let the benchmark replace it," >&2
-			echo "or select another one with GPUCLUSTER_LAB_INSTANCE=name" >&2
-			exit 1
-		fi
-		"$lab" down >/dev/null
-	fi
 	lab_owned=1
+	if [ -e "$descriptor" ]; then "$lab" down >/dev/null; fi
 	log "starting a fresh lab with $gpus GPU server(s) (netns $netns)"
 	"$lab" up --gpus "$gpus" >/dev/null
 }
@@ -520,6 +522,7 @@ report() {
 	done
 	if wants scale && [ "$scale" != none ]; then scaling_row; fi
 	if [ "${#skipped[@]}" -gt 0 ]; then echo "not run (left out by --parts): ${skipped[*]}"; fi
+	if [ "$runs" -lt 5 ]; then echo "note: medians of $runs run(s) (--runs); the issue's figures are medians of at least 5"; fi
 	if [ "${#notes[@]}" -gt 0 ]; then
 		echo
 		echo "Failed runs:"
@@ -550,6 +553,7 @@ main() {
 	parse_args "$@"
 	log "building the provider and the lab tool (lab instance: ${GPUCLUSTER_LAB_INSTANCE:-default})"
 	make -s build lab-image >/dev/null
+	refuse_running_lab
 	tmp=$(mktemp -d /tmp/bench-transport.XXXXXX)
 	trap cleanup EXIT
 	trap 'exit 130' INT TERM
