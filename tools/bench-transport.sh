@@ -114,7 +114,12 @@ lab_fresh() {
 	lab_owned=1
 	if [ -e "$descriptor" ]; then "$lab" down >/dev/null; fi
 	log "starting a fresh lab with $gpus GPU server(s) (netns $netns)"
-	"$lab" up --gpus "$gpus" >/dev/null
+	# A container that fails to boot on a loaded machine says nothing about the provider:
+	# one more try (up has removed what it started), then give up.
+	if ! "$lab" up --gpus "$gpus" >/dev/null; then
+		log "the lab did not start; trying once more"
+		"$lab" up --gpus "$gpus" >/dev/null
+	fi
 }
 
 # work_dir GPUS: a copy of the example with its own CLI config, lab variables and state.
