@@ -226,12 +226,15 @@ run() {
 }
 
 # why LOG: why the last run failed, for the report: a timeout, or the first diagnostic's
-# summary with its "Original Error" line.
+# summary with its "Original Error" paragraph, and how many errors there were.
 why() {
 	if [ "$rc" -eq 124 ]; then echo "timed out after ${elapsed%.*}s"; return; fi
-	awk '/^(│ )?Error: / { if (s) exit; s = $0; next }
-		s && /Original Error:/ { o = $0; exit }
-		END { print (s ? s : "no error message") (o ? " / " o : "") }' "$1" | tr -s ' ' | cut -c1-240
+	awk '/^(│ )?Error: / { errors++; if (!s) s = $0; next }
+		errors == 1 && !o && /Original Error:/ { o = $0; grab = 1; next }
+		grab && /^[[:space:]]*$/ { grab = 0 }
+		grab { o = o " " $0 }
+		END { print (errors > 1 ? errors " errors, the first: " : "") (s ? s : "no error message") (o ? " / " o : "") }' "$1" |
+		tr -s ' ' | cut -c1-400
 }
 
 # per_host NAME: "host=value ..." of one of the run_* arrays, for the progress log.
@@ -490,7 +493,7 @@ scaling_row() {
 		# shellcheck disable=SC2086
 		med=$(stats ${samples[plan_gpus_$gpus]:-} | awk '{ print $3 }')
 		if [ -z "$med" ] || [ -n "${problems[plan_gpus_$gpus]:-}" ]; then
-			text+="${text:+, }$gpus: not measured"
+			text+="${text:+, }${prev:+$prev->}$gpus: not measured"
 			verdict=FAILED
 			prev=
 			continue
