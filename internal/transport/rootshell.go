@@ -154,6 +154,10 @@ const maxReplyBytes = 1 << 30
 // errShellClosed reports a command lost with its shell; nothing says whether it ran.
 var errShellClosed = errors.New("the root shell ended")
 
+// errNotSent reports a command that never reached the shell (it had ended, or the request
+// could not be written whole, which the shell never runs), so it may go to a new shell.
+var errNotSent = errors.New("the command was not sent")
+
 // startRootShell starts the shell through sudo on an open session. The password (if any)
 // answers sudo's first prompt only; a second prompt means it was rejected, and the session is
 // cut at once so sudo makes no further attempt.
@@ -236,12 +240,12 @@ func sudoRefusal(cfg Config, w *sudoWatcher, runErr error) error {
 func (s *rootShell) run(ctx context.Context, script string, stdin []byte) (shellReply, error) {
 	id, reply, err := s.register()
 	if err != nil {
-		return shellReply{}, err
+		return shellReply{}, fmt.Errorf("%w: %w", errNotSent, err)
 	}
 	header := fmt.Sprintf("run %d %d %d\n", id, len(script), len(stdin))
 	if err := s.send([]byte(header), []byte(script), stdin); err != nil {
 		s.forget(id)
-		return shellReply{}, err
+		return shellReply{}, fmt.Errorf("%w: %w", errNotSent, err)
 	}
 	select {
 	case r := <-reply:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -80,17 +81,13 @@ func (h *Host) Sudo(ctx context.Context, script string, stdin []byte) (Result, e
 func (h *Host) sudo(ctx context.Context, script string, stdin []byte) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.CommandTimeout)
 	defer cancel()
-	shell, err := h.pool.rootShell(ctx, h.cfg)
-	if err != nil {
-		return Result{Status: -1}, err
-	}
 	start := time.Now()
-	reply, err := shell.run(ctx, script, stdin)
+	reply, err := h.runInShell(ctx, script, stdin)
 	fields := map[string]any{"script": script, "duration_ms": time.Since(start).Milliseconds()}
 	if err != nil {
 		fields["error"] = err.Error()
 		h.debug(ctx, "sudo command failed", fields)
-		return Result{Status: -1}, fmt.Errorf("command on %s did not complete: %w", h.cfg.describe(), err)
+		return Result{Status: -1}, err
 	}
 	fields["status"] = reply.status
 	h.debug(ctx, "sudo command", fields)
@@ -99,6 +96,27 @@ func (h *Host) sudo(ctx context.Context, script string, stdin []byte) (Result, e
 		return res, &ExitError{Host: h.cfg.Name, Status: res.Status, Stderr: string(res.Stderr)}
 	}
 	return res, nil
+}
+
+// runInShell runs the command in the host's root shell. A shell found ended (its connection
+// dropped since the last command) is replaced once: the command never reached it, so it did
+// not run and cannot run twice. A shell that cannot be started (no connection, sudo refused)
+// is the error as it is.
+func (h *Host) runInShell(ctx context.Context, script string, stdin []byte) (shellReply, error) {
+	for attempt := 0; ; attempt++ {
+		shell, err := h.pool.rootShell(ctx, h.cfg)
+		if err != nil {
+			return shellReply{}, err
+		}
+		reply, err := shell.run(ctx, script, stdin)
+		switch {
+		case errors.Is(err, errNotSent) && attempt == 0:
+			continue
+		case err != nil:
+			return shellReply{}, fmt.Errorf("command on %s did not complete: %w", h.cfg.describe(), err)
+		}
+		return reply, nil
+	}
 }
 
 // asksForPassword recognises `sudo -n` refusing for lack of a password:

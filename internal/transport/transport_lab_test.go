@@ -349,12 +349,20 @@ func TestLabBrokenConnectionRecovered(t *testing.T) {
 			if _, err := h.Run(ctx, "true", nil); err != nil {
 				t.Fatal(err)
 			}
+			if _, err := h.Sudo(ctx, "true", nil); err != nil {
+				t.Fatal(err)
+			}
 			if _, _, err := l.Exec(ctx, killOn, "pkill -f '[s]shd-session: admin'"); err != nil {
 				t.Fatal(err)
 			}
 			res, err := h.Run(ctx, "hostname", nil)
 			if err != nil || strings.TrimSpace(string(res.Stdout)) != "gpu01" {
 				t.Fatalf("after the kill: %q, %v", res.Stdout, err)
+			}
+			// The root shell went with the old connection; the next privileged command gets a
+			// new one without failing.
+			if res, err := h.Sudo(ctx, "id -u", nil); err != nil || strings.TrimSpace(string(res.Stdout)) != "0" {
+				t.Fatalf("sudo after the kill: %q, %v", res.Stdout, err)
 			}
 			if n := events.count("ssh connected gpu01"); n != 2 {
 				t.Errorf("gpu01 connected %d times, want 2 (one reconnect); events %q", n, events.events)
