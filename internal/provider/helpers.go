@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -50,6 +51,11 @@ func markdownList(values []string) string {
 		quoted[i] = "`" + v + "`"
 	}
 	return strings.Join(quoted, ", ")
+}
+
+// nullTimeouts is an unset timeouts block with create and update, for an import.
+func nullTimeouts() timeouts.Value {
+	return timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType})}
 }
 
 // applyPlan is Create and Update for resources whose apply converges the node to the plan
