@@ -42,8 +42,9 @@ type slurmActivationModel struct {
 }
 
 // defaultActivationWait bounds each wait of an activation: for slurmctld to answer after its
-// restart or reconfigure, and for the nodes whose slurmd restarted to be ready again.
-const defaultActivationWait = 2 * time.Minute
+// restart or reconfigure (it loads its state first, which takes seconds, not minutes), and for
+// the nodes whose slurmd restarted to be ready again, which is the same wait as a new node's.
+const defaultActivationWait = slurm.NodeWaitTimeout
 
 const slurmActivationResourceName = "gpucluster_slurm_activation"
 

@@ -33,10 +33,6 @@ type ControllerHost interface {
 // ConfDir is where slurmctld reads, and configless nodes fetch, the files.
 const ConfDir = "/etc/slurm"
 
-// PingTimeout is how long, by default, an activation waits for slurmctld to answer after a
-// restart or reconfigure; it loads its state first, which takes seconds, not minutes.
-const PingTimeout = 90 * time.Second
-
 // writeAttempts bounds the retries of a write whose conditional write found that another
 // process (another Terraform run) changed the files first.
 const writeAttempts = 3
@@ -608,7 +604,7 @@ func activate(ctx context.Context, h ControllerHost, st state, files Files, clas
 		return fmt.Errorf("%s: %w", command, err)
 	}
 	transport.Changed(ctx, h, done)
-	return WaitController(ctx, h, wait)
+	return waitController(ctx, h, wait)
 }
 
 // startSlurmctld is a systemctl start or restart that systemd's start limit cannot refuse:
@@ -632,7 +628,7 @@ func rollback(ctx context.Context, h ControllerHost, st state, c *ControllerSett
 			e.RestoreErr = fmt.Errorf("restart slurmctld: %w", err)
 		} else {
 			transport.Changed(ctx, h, "restored the previous Slurm files and restarted slurmctld")
-			e.RestoreErr = WaitController(ctx, h, wait)
+			e.RestoreErr = waitController(ctx, h, wait)
 		}
 	}
 	return e
@@ -674,9 +670,9 @@ SLURM_CONF="$d/slurm.conf" scontrol show hostnames localhost >/dev/null
 	return nil
 }
 
-// WaitController polls `scontrol ping` until the primary slurmctld
+// waitController polls `scontrol ping` until the primary slurmctld
 // answers UP, with backoff, for at most timeout.
-func WaitController(ctx context.Context, ex Executor, timeout time.Duration) error {
+func waitController(ctx context.Context, ex Executor, timeout time.Duration) error {
 	return poll(ctx, timeout, "wait for slurmctld", func(ctx context.Context) error {
 		res, err := ex.Sudo(ctx, transport.ScriptEnv+"scontrol ping", nil)
 		out := strings.TrimSpace(string(res.Stdout))

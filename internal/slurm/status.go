@@ -11,12 +11,11 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// Status is the controller's fragments and slurmctld as one round trip finds them.
+// Status is the controller's fragments and installed slurmctld as one round trip finds them.
 type Status struct {
 	Fragments Fragments
 	// Version is nil when slurmctld is not installed.
 	Version *version.Version
-	Active  bool
 }
 
 // ReadStatus reads the controller's Status.
@@ -29,7 +28,7 @@ func ReadStatus(ctx context.Context, ex Executor) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	return Status{Fragments: fragments, Version: st.version, Active: st.active}, nil
+	return Status{Fragments: fragments, Version: st.version}, nil
 }
 
 // StopController stops and disables slurmctld and removes the files assembled for it; the

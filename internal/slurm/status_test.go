@@ -50,7 +50,7 @@ func TestPendingHandEdit(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, err := ReadStatus(ctx, s)
-	if err != nil || !st.Active || st.Version == nil || st.Fragments.Controller == nil {
+	if err != nil || st.Version == nil || st.Fragments.Controller == nil {
 		t.Fatalf("after apply: %+v %v", st, err)
 	}
 	conf := strings.Replace(s.read("/etc/slurm/slurm.conf"), "SchedulerType=sched/backfill", "SchedulerType=sched/builtin", 1)
