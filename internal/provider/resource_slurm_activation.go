@@ -46,8 +46,6 @@ type slurmActivationModel struct {
 // the nodes whose slurmd restarted to be ready again, which is the same wait as a new node's.
 const defaultActivationWait = slurm.NodeWaitTimeout
 
-const slurmActivationResourceName = "gpucluster_slurm_activation"
-
 func (r *slurmActivationResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_slurm_activation"
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -185,12 +186,14 @@ func filesSHA256(f Files) string {
 	if f.SlurmConf == nil && f.CgroupConf == nil && f.GresConf == nil {
 		return ""
 	}
-	h := sha256.New()
+	// Each file's length before it, so no content can pass for another split of the three.
+	var all []byte
 	for _, b := range [][]byte{f.SlurmConf, f.CgroupConf, f.GresConf} {
-		fmt.Fprintf(h, "%d:", len(b))
-		h.Write(b)
+		all = append(strconv.AppendInt(all, int64(len(b)), 10), ':')
+		all = append(all, b...)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(all)
+	return hex.EncodeToString(sum[:])
 }
 
 // Preview is what Activate would do once changes, fragment changes not written yet (those a
