@@ -200,20 +200,21 @@ func (c *cluster) restartSlurmd(ctx context.Context, controller *transport.Host,
 
 // previewSlurm runs the plan-time checks of a change on the controller: what the activation
 // would refuse becomes an error on attr, its pitfall warnings become warnings. The class of
-// change is the activation's to announce, once for all the changes of the apply. ran is
-// false, without diagnostics, while the provider's connection settings are not known yet.
-func (c *cluster) previewSlurm(ctx context.Context, attr path.Path, controller, what string, changes ...slurm.Fragment) (out slurm.Outcome, ran bool, diags diag.Diagnostics) {
+// change is the activation's to announce, once for all the changes of the apply. Nothing is
+// checked while the provider's connection settings are not known yet.
+func (c *cluster) previewSlurm(ctx context.Context, attr path.Path, controller, what string, changes ...slurm.Fragment) diag.Diagnostics {
+	var diags diag.Diagnostics
 	if c == nil || !c.canReachHosts() {
-		return slurm.Outcome{}, false, diags
+		return diags
 	}
 	h, err := c.host(ctx, controller)
 	if err != nil {
 		d := connectError(controller, err)
 		diags.AddAttributeError(path.Root("controller"), d.Summary(), d.Detail())
-		return slurm.Outcome{}, false, diags
+		return diags
 	}
-	out, err = slurm.Preview(ctx, h, changes...)
-	return out, true, previewDiags(attr, controller, what, out, err)
+	out, err := slurm.Preview(ctx, h, changes...)
+	return previewDiags(attr, controller, what, out, err)
 }
 
 // previewDiags turns a preview into plan diagnostics: its refusal as an error on attr, its

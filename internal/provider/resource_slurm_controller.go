@@ -453,7 +453,7 @@ func (r *slurmControllerResource) ModifyPlan(ctx context.Context, req resource.M
 		return
 	}
 	r.cluster.planSlurmChange(node, &frag)
-	_, _, diags := r.cluster.previewSlurm(ctx, path.Root("extra"), node, "this controller change", frag)
+	diags := r.cluster.previewSlurm(ctx, path.Root("extra"), node, "this controller change", frag)
 	resp.Diagnostics.Append(diags...)
 }
 

@@ -252,7 +252,7 @@ func (r *slurmNodeResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		return
 	}
 	r.cluster.planSlurmChange(controller, &frag)
-	_, _, diags := r.cluster.previewSlurm(ctx, path.Root("name"), controller, "node "+n.Name, frag)
+	diags := r.cluster.previewSlurm(ctx, path.Root("name"), controller, "node "+n.Name, frag)
 	resp.Diagnostics.Append(diags...)
 }
 

@@ -203,7 +203,7 @@ func (r *slurmPartitionResource) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	r.cluster.planSlurmChange(controller, &frag)
-	_, _, diags := r.cluster.previewSlurm(ctx, path.Root("nodes"), controller, "partition "+p.Name, frag)
+	diags := r.cluster.previewSlurm(ctx, path.Root("nodes"), controller, "partition "+p.Name, frag)
 	resp.Diagnostics.Append(diags...)
 }
 
