@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
@@ -51,6 +52,27 @@ func markdownList(values []string) string {
 		quoted[i] = "`" + v + "`"
 	}
 	return strings.Join(quoted, ", ")
+}
+
+// timeoutsBlock is a timeouts block with create and update, both documented by doc, the block
+// itself by summary, in Markdown like every other attribute.
+func timeoutsBlock(ctx context.Context, summary, doc string) schema.Block {
+	block := timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true})
+	b, ok := block.(schema.SingleNestedBlock)
+	if !ok {
+		return block
+	}
+	b.MarkdownDescription = summary
+	attrs := make(map[string]schema.Attribute, len(b.Attributes))
+	for name, a := range b.Attributes {
+		if s, ok := a.(schema.StringAttribute); ok {
+			s.MarkdownDescription = doc
+			a = s
+		}
+		attrs[name] = a
+	}
+	b.Attributes = attrs
+	return b
 }
 
 // nullTimeouts is an unset timeouts block with create and update, for an import.

@@ -54,11 +54,6 @@ func (r *slurmActivationResource) Schema(ctx context.Context, _ resource.SchemaR
 	waitDoc := fmt.Sprintf("How long the activation waits, each time, for slurmctld to answer `scontrol ping` after its start, restart or reconfigure, "+
 		"and for the nodes whose slurmd restarted to be ready again, as a duration (`\"5m\"`). Defaults to `%s`. "+
 		"A slurmctld that does not answer in time is rolled back to the previous files.", defaultActivationWait)
-	block := timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, CreateDescription: waitDoc, UpdateDescription: waitDoc})
-	if b, ok := block.(schema.SingleNestedBlock); ok {
-		b.MarkdownDescription = "How long the activation waits for the daemons."
-		block = b
-	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Activates the Slurm configuration once per apply. `gpucluster_slurm_controller`, `gpucluster_slurm_node` and `gpucluster_slurm_partition` " +
 			"only write their fragments in `" + slurm.FragmentDir + "` on the controller; this resource assembles `slurm.conf`, `cgroup.conf` and `gres.conf` from all of them " +
@@ -105,7 +100,7 @@ func (r *slurmActivationResource) Schema(ctx context.Context, _ resource.SchemaR
 				Computed: true,
 			},
 		},
-		Blocks: map[string]schema.Block{"timeouts": block},
+		Blocks: map[string]schema.Block{"timeouts": timeoutsBlock(ctx, "How long the activation waits for the daemons.", waitDoc)},
 	}
 }
 

@@ -53,11 +53,6 @@ func (r *slurmComputeResource) Metadata(_ context.Context, req resource.Metadata
 
 func (r *slurmComputeResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	waitDoc := fmt.Sprintf("How long the apply waits for the controller to see the node registered and usable, as a duration (`\"5m\"`). Defaults to `%s`.", slurm.NodeWaitTimeout)
-	block := timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, CreateDescription: waitDoc, UpdateDescription: waitDoc})
-	if b, ok := block.(schema.SingleNestedBlock); ok {
-		b.MarkdownDescription = "How long the apply waits for the node to register."
-		block = b
-	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A configless compute node, as the guide sets it up: installs `" + slurm.SlurmdPackage + "` with apt where missing, plus `" + slurm.NVMLPluginPackage +
 			"` where the node has real NVIDIA GPUs (the driver's `" + slurm.NVIDIADriverMarker + "` exists; pitfall P11), writes the node's whole Slurm configuration, one line in `" +
@@ -108,7 +103,7 @@ func (r *slurmComputeResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Computed: true,
 			},
 		},
-		Blocks: map[string]schema.Block{"timeouts": block},
+		Blocks: map[string]schema.Block{"timeouts": timeoutsBlock(ctx, "How long the apply waits for the node to register.", waitDoc)},
 	}
 }
 

@@ -87,6 +87,17 @@ func TestSlurmSchemas(t *testing.T) {
 		if diags := resp.Schema.ValidateImplementation(ctx); diags.HasError() {
 			t.Errorf("%T: %v", newResource(), diags)
 		}
+		// A wait the user can set documents its default on the resource's page.
+		if b, ok := resp.Schema.Blocks["timeouts"]; ok {
+			if n := len(b.GetNestedObject().GetAttributes()); n != 2 {
+				t.Errorf("%T: timeouts has %d attributes, want create and update", newResource(), n)
+			}
+			for name, a := range b.GetNestedObject().GetAttributes() {
+				if !strings.Contains(a.GetMarkdownDescription(), "Defaults to `2m0s`") {
+					t.Errorf("%T: timeouts.%s: %q", newResource(), name, a.GetMarkdownDescription())
+				}
+			}
+		}
 	}
 	var resp resource.SchemaResponse
 	NewSlurmControllerResource().Schema(ctx, resource.SchemaRequest{}, &resp)
