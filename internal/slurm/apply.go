@@ -592,19 +592,19 @@ func activate(ctx context.Context, h ControllerHost, st state, files Files, clas
 		}
 		transport.Changed(ctx, h, "wrote "+ConfDir+"/slurm.conf, cgroup.conf and gres.conf")
 	}
-	var command, done string
+	var command, what, done string
 	switch {
 	case !st.active:
-		command, done = "systemctl enable --quiet slurmctld && "+startSlurmctld("restart"), "started slurmctld"
+		command, what, done = "systemctl enable --quiet slurmctld || exit\n"+startSlurmctld("restart"), "start slurmctld", "started slurmctld"
 	case class == Reconfigure:
-		command, done = "scontrol reconfigure", "reconfigured slurmctld"
+		command, what, done = "scontrol reconfigure", "scontrol reconfigure", "reconfigured slurmctld"
 	case class == OrderedRestart:
-		command, done = startSlurmctld("start"), "started slurmctld"
+		command, what, done = startSlurmctld("start"), "start slurmctld", "started slurmctld"
 	default:
-		command, done = startSlurmctld("restart"), "restarted slurmctld"
+		command, what, done = startSlurmctld("restart"), "restart slurmctld", "restarted slurmctld"
 	}
 	if _, err := h.Sudo(ctx, transport.ScriptEnv+command, nil); err != nil {
-		return fmt.Errorf("%s: %w", command, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	transport.Changed(ctx, h, done)
 	return waitController(ctx, h, wait)
