@@ -109,11 +109,6 @@ resource "gpucluster_slurm_node" "gpu" {
   cores_per_socket  = var.gpu_hardware.cores_per_socket
   threads_per_core  = var.gpu_hardware.threads_per_core
   real_memory       = var.gpu_hardware.real_memory
-
-  # A removed server leaves the partition before its node definition goes.
-  lifecycle {
-    create_before_destroy = true
-  }
 }
 
 resource "gpucluster_slurm_partition" "gpu" {
@@ -128,6 +123,15 @@ resource "gpucluster_slurm_partition" "gpu" {
   def_mem_per_gpu = 120000
 }
 
+# slurm.conf, cgroup.conf and gres.conf assembled from all the fragments above and activated
+# once per apply, however many nodes and partitions change: slurmctld restarts (or reconfigures)
+# once, slurmd on each GPU server at most once.
+resource "gpucluster_slurm_activation" "cluster" {
+  controller = gpucluster_slurm_controller.cluster.id
+
+  depends_on = [gpucluster_slurm_node.gpu, gpucluster_slurm_partition.gpu]
+}
+
 # slurmd (and the NVML plugin) on each GPU server, configured only by --conf-server login01:6817.
 resource "gpucluster_slurm_compute" "gpu" {
   for_each = gpucluster_slurm_node.gpu
@@ -135,8 +139,8 @@ resource "gpucluster_slurm_compute" "gpu" {
   node       = each.value.id
   controller = gpucluster_slurm_controller.cluster.slurmctld_host
 
-  # The node is in the partition when it registers.
-  depends_on = [gpucluster_munge_key.cluster, gpucluster_slurm_partition.gpu]
+  # The node is defined and in the partition on the controller when it registers.
+  depends_on = [gpucluster_munge_key.cluster, gpucluster_slurm_activation.cluster]
 }
 
 # The guide's verification: munge -n | unmunge across nodes, scontrol ping, sinfo -a, and

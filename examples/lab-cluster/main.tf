@@ -127,11 +127,6 @@ resource "gpucluster_slurm_node" "gpu" {
   name       = each.key
   gres       = "gpu:4"
   gpu_files  = "/dev/nvidia[0-3]"
-
-  # A removed server leaves the partition before its node definition goes.
-  lifecycle {
-    create_before_destroy = true
-  }
 }
 
 resource "gpucluster_slurm_partition" "gpu" {
@@ -147,14 +142,23 @@ resource "gpucluster_slurm_partition" "gpu" {
   def_mem_per_gpu = floor(min([for n in gpucluster_slurm_node.gpu : n.real_memory]...) / 4)
 }
 
+# slurm.conf, cgroup.conf and gres.conf assembled from all the fragments above and activated
+# once per apply, however many nodes and partitions change: slurmctld restarts (or reconfigures)
+# once, slurmd on each GPU server at most once.
+resource "gpucluster_slurm_activation" "cluster" {
+  controller = gpucluster_slurm_controller.cluster.id
+
+  depends_on = [gpucluster_slurm_node.gpu, gpucluster_slurm_partition.gpu]
+}
+
 resource "gpucluster_slurm_compute" "gpu" {
   for_each = gpucluster_slurm_node.gpu
 
   node       = each.value.id
   controller = gpucluster_slurm_controller.cluster.slurmctld_host
 
-  # The node is in the partition when it registers.
-  depends_on = [gpucluster_munge_key.cluster, gpucluster_slurm_partition.gpu]
+  # The node is defined and in the partition on the controller when it registers.
+  depends_on = [gpucluster_munge_key.cluster, gpucluster_slurm_activation.cluster]
 }
 
 # The guide's verification: MUNGE across nodes, scontrol ping, sinfo -a, findmnt /home.

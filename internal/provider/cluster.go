@@ -124,6 +124,8 @@ type cluster struct {
 	declaredRules sync.Map
 	// declaredTargets does the same for BeeGFS storage target IDs.
 	declaredTargets targetDeclarations
+	// slurmPlans holds the Slurm fragment changes planned in this run.
+	slurmPlans slurmPlans
 }
 
 // declareRule records a planned firewall rule and reports whether another resource in this

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
@@ -50,6 +52,32 @@ func markdownList(values []string) string {
 		quoted[i] = "`" + v + "`"
 	}
 	return strings.Join(quoted, ", ")
+}
+
+// timeoutsBlock is a timeouts block with create and update, both documented by doc, the block
+// itself by summary, in Markdown like every other attribute.
+func timeoutsBlock(ctx context.Context, summary, doc string) schema.Block {
+	block := timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true})
+	b, ok := block.(schema.SingleNestedBlock)
+	if !ok {
+		return block
+	}
+	b.MarkdownDescription = summary
+	attrs := make(map[string]schema.Attribute, len(b.Attributes))
+	for name, a := range b.Attributes {
+		if s, ok := a.(schema.StringAttribute); ok {
+			s.MarkdownDescription = doc
+			a = s
+		}
+		attrs[name] = a
+	}
+	b.Attributes = attrs
+	return b
+}
+
+// nullTimeouts is an unset timeouts block with create and update, for an import.
+func nullTimeouts() timeouts.Value {
+	return timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType})}
 }
 
 // applyPlan is Create and Update for resources whose apply converges the node to the plan

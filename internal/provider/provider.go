@@ -218,6 +218,7 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		NewUserResource,
 		NewMungeKeyResource,
 		NewSlurmControllerResource,
+		NewSlurmActivationResource,
 		NewSlurmNodeResource,
 		NewSlurmPartitionResource,
 		NewSlurmComputeResource,

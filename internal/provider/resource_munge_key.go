@@ -124,14 +124,9 @@ func (r *mungeKeyResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			},
 		},
 		Blocks: map[string]schema.Block{
-			"timeouts": timeouts.Block(ctx, timeouts.Opts{
-				Create: true,
-				Update: true,
-				CreateDescription: "How long a create may take, waits for munged to answer after its restart included (a duration such as \"30s\" or \"10m\"). " +
-					"Defaults to " + mungeKeyTimeout.String() + ".",
-				UpdateDescription: "How long an update (a new node, a rotation, a repair) may take, waits for munged to answer after its restart included. " +
-					"Defaults to " + mungeKeyTimeout.String() + ".",
-			}),
+			"timeouts": timeoutsBlock(ctx, "How long a create or an update may take.",
+				"A duration such as `\"30s\"` or `\"10m\"`, covering munge's installation, the key's copies, munged's restarts and the wait until it answers, "+
+					"and the cross-node check. Defaults to `"+mungeKeyTimeout.String()+"`."),
 		},
 	}
 }
@@ -532,6 +527,7 @@ func (r *mungeKeyResource) ImportState(ctx context.Context, req resource.ImportS
 		StopOnDestroy: types.BoolValue(false),
 		Fingerprint:   types.StringValue(st.Fingerprint),
 		NodeStatus:    allInSync(nodeNames),
+		Timeouts:      nullTimeouts(),
 	})...)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -16,33 +17,42 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// slurmApplyAdvice is what to do after a failed slurm.Apply, chosen by what the error says
-// happened on the controller: refused before any write, rolled back, or neither.
-func slurmApplyAdvice(err error) string {
+// slurmActivationAdvice is what to do after a failed slurm.Activate, chosen by what the
+// error says happened on the controller: refused before any write, rolled back, or neither.
+func slurmActivationAdvice(err error) string {
 	var (
 		undefined  *slurm.UndefinedNodesError
 		refused    *slurm.RefusedError
 		activation *slurm.ActivationError
 	)
+	pending := " The fragments stay as the resources wrote them, so the activation stays pending: the next plan shows it."
 	switch {
 	case errors.As(err, &undefined):
-		return "Nothing was changed. Every node a partition lists needs its gpucluster_slurm_node; refer to nodes as gpucluster_slurm_node.NAME.id " +
-			"so Terraform creates them first. When a node is removed, Terraform removes it before it updates the partitions that list it: " +
-			"add `lifecycle { create_before_destroy = true }` to gpucluster_slurm_node, as the examples do, or take the node out of the partition in an apply of its own."
+		return "Nothing was activated: slurm.conf and slurmctld are as before. Every node a partition lists needs its gpucluster_slurm_node; refer to nodes as " +
+			"gpucluster_slurm_node.NAME.id, and make this resource depend on every gpucluster_slurm_node and gpucluster_slurm_partition, so they are all written first." + pending
 	case errors.As(err, &refused):
-		return "Nothing was changed: the new files were refused before any write. Fix the setting the message names, then apply again."
+		return "Nothing was activated: slurm.conf and slurmctld are as before. Fix the setting the message names, then apply again." + pending
 	case errors.As(err, &activation) && activation.RestoreErr == nil:
 		restored := "The previous files were restored"
 		if activation.WasActive {
 			restored += " and slurmctld runs with them again"
 		}
-		return restored + ". Fix the setting slurmctld's log names, then apply again."
+		return restored + ". Fix the setting slurmctld's log names, then apply again." + pending
 	case errors.As(err, &activation):
 		return "Restoring the previous files failed too, so slurmctld may be down or running with a half-applied configuration. Check " +
 			slurm.ConfDir + " and journalctl -u slurmctld on the controller and repair them by hand; the next apply reassembles the files from the fragments in " +
 			slurm.FragmentDir + "."
 	}
-	return "The files may be partly written. Fix the cause, then apply again: each apply reassembles " + slurm.ConfDir + " from the fragments in " + slurm.FragmentDir + "."
+	return "The files may be partly written. Fix the cause, then apply again: each activation reassembles " + slurm.ConfDir + " from the fragments in " + slurm.FragmentDir + "."
+}
+
+// fragmentAdvice is what to do after a failed slurm.WriteFragments.
+func fragmentAdvice(err error) string {
+	var refused *slurm.RefusedError
+	if errors.As(err, &refused) {
+		return "Nothing was written. A fragment edited by hand that no longer parses must be fixed or removed by hand; otherwise fix the setting the message names."
+	}
+	return "Apply again: the fragments are written one by one, each only when its content changes."
 }
 
 // classText is a change class as the plan and the documentation write it.
@@ -99,25 +109,34 @@ func (c *cluster) slurmController(ctx context.Context, node string) (*transport.
 	return h, diags
 }
 
-// applySlurm writes fragment changes on the controller through slurm.Apply, restarts slurmd
-// where an ordered restart asks for it, and turns the pitfall warnings into diagnostics.
-func (c *cluster) applySlurm(ctx context.Context, controller string, changes ...slurm.Fragment) (slurm.Outcome, diag.Diagnostics) {
+// writeSlurmFragments puts fragment changes on the controller through slurm.WriteFragments.
+// Nothing else changes there: gpucluster_slurm_activation activates them all at once.
+func (c *cluster) writeSlurmFragments(ctx context.Context, controller string, changes ...slurm.Fragment) diag.Diagnostics {
 	h, diags := c.slurmController(ctx, controller)
 	if diags.HasError() {
-		return slurm.Outcome{}, diags
+		return diags
 	}
-	out, err := slurm.Apply(ctx, h, changes...)
-	if err != nil {
-		diags.Append(nodeError("Cannot Apply Slurm Configuration", controller,
-			"Assembling, validating or activating "+slurm.ConfDir+"/slurm.conf failed", slurmApplyAdvice(err), err))
-		return out, diags
+	if err := slurm.WriteFragments(ctx, h, changes...); err != nil {
+		diags.Append(nodeError("Cannot Write Slurm Fragment", controller, "Writing the resource's fragment in "+slurm.FragmentDir+" failed", fragmentAdvice(err), err))
 	}
-	for _, w := range out.Warnings {
-		diags.Append(pitfallWarning(controller, w))
-	}
-	diags.Append(c.restartSlurmd(ctx, h, out.RestartNodes)...)
-	return out, diags
+	return diags
 }
+
+// planSlurmChange records, for the activation's plan, a fragment change planned on
+// controller; nil is a change whose content is known only at apply.
+func (c *cluster) planSlurmChange(controller string, f *slurm.Fragment) {
+	switch {
+	case c == nil:
+	case f == nil:
+		c.slurmPlans.unknownChange(controller)
+	default:
+		c.slurmPlans.change(controller, *f)
+	}
+}
+
+// activationDoc is how a resource that writes a fragment says who activates it.
+const activationDoc = "The resource only writes its fragment in `" + slurm.FragmentDir + "` on the controller; `gpucluster_slurm_activation`, which must depend on it, " +
+	"assembles the files and restarts or reconfigures the daemons once per apply for all the changes together, and its plan says how."
 
 // pitfallWarning is a pitfall check's finding that does not stop the change (P4, a setting the
 // version table does not know); the finding itself says what to do.
@@ -134,7 +153,7 @@ const restartSlurmdScript = transport.ScriptEnv + `if systemctl is-active --quie
 // jobs survive: slurmstepd is not slurmd's child. Each node done is taken off the controller's
 // list of pending restarts; a node that could not be reached or failed stays on it, so the
 // next refresh reports it and the next apply retries.
-func (c *cluster) restartSlurmd(ctx context.Context, controller *transport.Host, nodeNames []string) diag.Diagnostics {
+func (c *cluster) restartSlurmd(ctx context.Context, controller *transport.Host, nodeNames []string, wait time.Duration) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if len(nodeNames) == 0 {
 		return diags
@@ -143,6 +162,7 @@ func (c *cluster) restartSlurmd(ctx context.Context, controller *transport.Host,
 	failures := c.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
 		res, err := h.Sudo(ctx, restartSlurmdScript, nil)
 		if err == nil && strings.TrimSpace(string(res.Stdout)) == "restarted" {
+			transport.Changed(ctx, h, "restarted slurmd for an ordered restart")
 			restarted <- node
 		}
 		return err
@@ -170,7 +190,7 @@ func (c *cluster) restartSlurmd(ctx context.Context, controller *transport.Host,
 			"The next apply restarts slurmd there once more, which running jobs survive.", err))
 	}
 	for node := range restarted {
-		if state, err := slurm.WaitNodeReady(ctx, controller, node, slurm.NodeWaitTimeout); err != nil {
+		if state, err := slurm.WaitNodeReady(ctx, controller, node, wait); err != nil {
 			diags.Append(nodeWarning("Node Not Ready After Restart", node, fmt.Sprintf("slurmd restarted, but the controller does not see the node ready (last state %q)", state),
 				"Check sudo scontrol show node "+node+" on the controller and journalctl -u slurmd there.", err))
 		}
@@ -178,48 +198,27 @@ func (c *cluster) restartSlurmd(ctx context.Context, controller *transport.Host,
 	return diags
 }
 
-// previewSlurm runs the plan-time checks of a change on the controller: what slurm.Apply
-// would refuse becomes an error on attr, its pitfall warnings and a disruptive change class
-// become warnings. ran is false, without diagnostics, while the provider's connection
-// settings are not known yet.
-func (c *cluster) previewSlurm(ctx context.Context, attr path.Path, controller, what string, changes ...slurm.Fragment) (out slurm.Outcome, ran bool, diags diag.Diagnostics) {
+// previewSlurm runs the plan-time checks of a change on the controller: what the activation
+// would refuse becomes an error on attr, its pitfall warnings become warnings. The class of
+// change is the activation's to announce, once for all the changes of the apply. Nothing is
+// checked while the provider's connection settings are not known yet.
+func (c *cluster) previewSlurm(ctx context.Context, attr path.Path, controller, what string, changes ...slurm.Fragment) diag.Diagnostics {
+	var diags diag.Diagnostics
 	if c == nil || !c.canReachHosts() {
-		return slurm.Outcome{}, false, diags
+		return diags
 	}
 	h, err := c.host(ctx, controller)
 	if err != nil {
 		d := connectError(controller, err)
 		diags.AddAttributeError(path.Root("controller"), d.Summary(), d.Detail())
-		return slurm.Outcome{}, false, diags
+		return diags
 	}
-	out, err = slurm.Preview(ctx, h, changes...)
-	return out, true, previewDiags(attr, controller, what, out, err)
-}
-
-// classWarning tells, in the plan, that a change restarts daemons: a restart of slurmctld or
-// an ordered restart, naming what restarts, or slurmd restarts still pending from before.
-func classWarning(diags *diag.Diagnostics, what string, out slurm.Outcome) {
-	switch {
-	case out.Class == slurm.RestartController:
-		diags.AddWarning("Slurmctld Will Restart",
-			fmt.Sprintf("Applying %s restarts slurmctld (%s). %s", what, strings.Join(out.Reasons, ", "), slurm.RestartController.Description()))
-	case out.Class == slurm.OrderedRestart:
-		restarts := "slurmd on every compute node that runs it"
-		if len(out.RestartNodes) > 0 {
-			restarts = "slurmd on " + slurm.CompressHostlist(out.RestartNodes) + " (where it runs)"
-		}
-		diags.AddWarning("Ordered Restart Of Slurm",
-			fmt.Sprintf("Applying %s is an ordered restart (%s): slurmctld stops, the files are written, slurmctld starts, then %s restarts. %s",
-				what, strings.Join(out.Reasons, ", "), restarts, slurm.OrderedRestart.Description()))
-	case len(out.RestartNodes) > 0:
-		diags.AddWarning("Slurmd Will Restart",
-			fmt.Sprintf("Applying %s restarts slurmd on %s (where it runs): %s. Running jobs survive the restart.",
-				what, slurm.CompressHostlist(out.RestartNodes), strings.Join(out.Reasons, ", ")))
-	}
+	out, err := slurm.Preview(ctx, h, changes...)
+	return previewDiags(attr, controller, what, out, err)
 }
 
 // previewDiags turns a preview into plan diagnostics: its refusal as an error on attr, its
-// pitfall warnings as warnings, and the class of a disruptive change as a warning.
+// pitfall warnings as warnings.
 func previewDiags(attr path.Path, controller, what string, out slurm.Outcome, err error) diag.Diagnostics {
 	var diags diag.Diagnostics
 	var undefined *slurm.UndefinedNodesError
@@ -240,7 +239,6 @@ func previewDiags(attr path.Path, controller, what string, out slurm.Outcome, er
 		diags.Append(nodeAttributeWarning(attr, "Slurm Configuration Warning", controller,
 			"Checking the Slurm configuration found a problem that does not stop the change", w, nil))
 	}
-	classWarning(&diags, what, out)
 	return diags
 }
 

@@ -3,8 +3,11 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -34,27 +37,30 @@ func NewSlurmComputeResource() resource.Resource { return &slurmComputeResource{
 type slurmComputeResource struct{ cluster *cluster }
 
 type slurmComputeModel struct {
-	ID             types.String `tfsdk:"id"`
-	Node           types.String `tfsdk:"node"`
-	Controller     types.String `tfsdk:"controller"`
-	ConfServerPort types.Int64  `tfsdk:"conf_server_port"`
-	NVMLPlugin     types.Bool   `tfsdk:"nvml_plugin"`
-	Version        types.String `tfsdk:"version"`
-	Status         types.String `tfsdk:"status"`
+	ID             types.String   `tfsdk:"id"`
+	Node           types.String   `tfsdk:"node"`
+	Controller     types.String   `tfsdk:"controller"`
+	ConfServerPort types.Int64    `tfsdk:"conf_server_port"`
+	NVMLPlugin     types.Bool     `tfsdk:"nvml_plugin"`
+	Version        types.String   `tfsdk:"version"`
+	Status         types.String   `tfsdk:"status"`
+	Timeouts       timeouts.Value `tfsdk:"timeouts"`
 }
 
 func (r *slurmComputeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_slurm_compute"
 }
 
-func (r *slurmComputeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (r *slurmComputeResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	waitDoc := fmt.Sprintf("How long the apply waits for the controller to see the node registered and usable, as a duration (`\"5m\"`). Defaults to `%s`.", slurm.NodeWaitTimeout)
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A configless compute node, as the guide sets it up: installs `" + slurm.SlurmdPackage + "` with apt where missing, plus `" + slurm.NVMLPluginPackage +
 			"` where the node has real NVIDIA GPUs (the driver's `" + slurm.NVIDIADriverMarker + "` exists; pitfall P11), writes the node's whole Slurm configuration, one line in `" +
 			slurm.SlurmdDefaultsPath + "`: `SLURMD_OPTIONS=\"--conf-server <controller>:<port>\"`, and keeps no slurm.conf on the node (one found there is removed). " +
-			"slurmd is enabled and started (restarted only when that file changed or it was not running), and the apply waits, polling the controller, until the node is " +
+			"slurmd is enabled and started (restarted only when that file changed while it ran: a package installed after the file was written starts it with it), and the apply waits, polling the controller, until the node is " +
 			"registered and usable (idle, mixed, allocated or completing; asked with `scontrol show node`, so a node that is in no partition yet registers too).\n\n" +
-			"Create it after the node's `gpucluster_slurm_node` (refer to it as `node = gpucluster_slurm_node.NAME.id`) and after `gpucluster_munge_key` (pitfall P10: slurmd " +
+			"Create it after the node's `gpucluster_slurm_node` (refer to it as `node = gpucluster_slurm_node.NAME.id`), after `gpucluster_slurm_activation`, which defines the node on the controller, " +
+			"and after `gpucluster_munge_key` (pitfall P10: slurmd " +
 			"authenticates with MUNGE; the apply refuses to start slurmd where `munge -n | unmunge` fails). Destroy stops and disables slurmd; the packages and `" + slurm.SlurmdDefaultsPath + "` stay. Import with the node's name.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
@@ -97,6 +103,7 @@ func (r *slurmComputeResource) Schema(_ context.Context, _ resource.SchemaReques
 				Computed: true,
 			},
 		},
+		Blocks: map[string]schema.Block{"timeouts": timeoutsBlock(ctx, "How long the apply waits for the node to register.", waitDoc)},
 	}
 }
 
@@ -113,17 +120,29 @@ func (r *slurmComputeResource) ModifyPlan(ctx context.Context, req resource.Modi
 }
 
 func (r *slurmComputeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *slurmComputeModel) diag.Diagnostics {
+		wait, diags := m.Timeouts.Create(ctx, slurm.NodeWaitTimeout)
+		if diags.HasError() {
+			return diags
+		}
+		return r.converge(ctx, m, wait)
+	})
 }
 
 func (r *slurmComputeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *slurmComputeModel) diag.Diagnostics {
+		wait, diags := m.Timeouts.Update(ctx, slurm.NodeWaitTimeout)
+		if diags.HasError() {
+			return diags
+		}
+		return r.converge(ctx, m, wait)
+	})
 }
 
 // converge writes the defaults file only if it differs, installs slurmd, removes a local
 // slurm.conf, starts slurmd (restarting it when its options changed) and waits until the
-// controller sees the node ready.
-func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeModel) diag.Diagnostics {
+// controller sees the node ready, for at most wait.
+func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeModel, wait time.Duration) diag.Diagnostics {
 	var diags diag.Diagnostics
 	node, controller := m.Node.ValueString(), m.Controller.ValueString()
 	content, err := slurm.SlurmdDefaults(controller, int(m.ConfServerPort.ValueInt64()))
@@ -152,7 +171,8 @@ func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeMode
 		diags.Append(nodeError("Cannot Write Slurmd Options", node, "Writing "+slurm.SlurmdDefaultsPath+" failed", "", err))
 		return diags
 	}
-	if _, err := packages.Ensure(ctx, h, st.Packages()...); err != nil {
+	installed, err := packages.Ensure(ctx, h, st.Packages()...)
+	if err != nil {
 		diags.Append(nodeError("Cannot Install Slurmd", node, "Installing "+strings.Join(st.Packages(), " ")+" with apt failed",
 			"Check the node's apt sources, then apply again.", err))
 		return diags
@@ -163,12 +183,14 @@ func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeMode
 			return diags
 		}
 	}
-	if err := slurm.StartSlurmd(ctx, h, changed); err != nil {
+	// A slurmd the package started just now read the new options already: no second start.
+	restart := changed && st.Active && !slices.Contains(installed, slurm.SlurmdPackage)
+	if err := slurm.StartSlurmd(ctx, h, restart); err != nil {
 		diags.Append(nodeError("Slurmd Does Not Start", node, "Starting slurmd failed",
 			"Check that MUNGE runs there with the cluster's key and that the controller answers on "+fmt.Sprintf("%s:%d", controller, m.ConfServerPort.ValueInt64())+".", err))
 		return diags
 	}
-	diags.Append(r.waitReady(ctx, node, controller)...)
+	diags.Append(r.waitReady(ctx, node, controller, wait)...)
 	if diags.HasError() {
 		return diags
 	}
@@ -191,17 +213,17 @@ func invalidConfServer(err error) diag.Diagnostic {
 }
 
 // waitReady polls the controller until it sees the node usable.
-func (r *slurmComputeResource) waitReady(ctx context.Context, node, controller string) diag.Diagnostics {
+func (r *slurmComputeResource) waitReady(ctx context.Context, node, controller string, wait time.Duration) diag.Diagnostics {
 	var diags diag.Diagnostics
 	ch, err := r.cluster.host(ctx, controller)
 	if err != nil {
 		diags.Append(connectError(controller, err))
 		return diags
 	}
-	if state, err := slurm.WaitNodeReady(ctx, ch, node, slurm.NodeWaitTimeout); err != nil {
+	if state, err := slurm.WaitNodeReady(ctx, ch, node, wait); err != nil {
 		diags.Append(nodeError("Compute Node Not Ready", node,
 			fmt.Sprintf("slurmd runs, but the controller %s does not see the node ready (last state %q)", controller, state),
-			"A node needs a gpucluster_slurm_node definition first. A drained node usually declares more than it has (RealMemory, CPUs: sudo scontrol show node "+node+
+			"A node needs a gpucluster_slurm_node definition, activated by gpucluster_slurm_activation, first: make this resource depend on the activation. A drained node usually declares more than it has (RealMemory, CPUs: sudo scontrol show node "+node+
 				" shows the reason); a down node cannot reach the controller or MUNGE: journalctl -u slurmd there.", err))
 	}
 	return diags
@@ -292,5 +314,6 @@ func (r *slurmComputeResource) ImportState(ctx context.Context, req resource.Imp
 	resp.Diagnostics.Append(resp.State.Set(ctx, &slurmComputeModel{
 		ID: types.StringValue(req.ID), Node: types.StringValue(req.ID), Controller: types.StringValue(controller),
 		ConfServerPort: types.Int64Value(int64(port)), NVMLPlugin: types.BoolValue(st.RealGPUs), Version: types.StringNull(), Status: types.StringValue(inSync),
+		Timeouts: nullTimeouts(),
 	})...)
 }

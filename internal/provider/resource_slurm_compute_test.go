@@ -38,6 +38,8 @@ type labCluster struct {
 	extra string
 	// controllerExtra is added to the controller's resource.
 	controllerExtra string
+	// activationDeps are the resources of extra that the activation depends on too.
+	activationDeps []string
 }
 
 func (c labCluster) config(l *lab.Lab) string {
@@ -51,20 +53,21 @@ resource "gpucluster_slurm_node" %[1]q {
   name       = %[1]q
   gres       = "gpu:4"
   gpu_files  = "/dev/nvidia[0-3]"
-%[2]s
-  lifecycle {
-    create_before_destroy = true
-  }
-}
+%[2]s}
 
 resource "gpucluster_slurm_compute" %[1]q {
   node       = gpucluster_slurm_node.%[1]s.id
   controller = gpucluster_slurm_controller.test.slurmctld_host
-  depends_on = [gpucluster_munge_key.test, gpucluster_slurm_partition.gpu]
+  depends_on = [gpucluster_munge_key.test, gpucluster_slurm_activation.test]
 }
 `, n, c.nodeExtra[n])
 		ids = append(ids, fmt.Sprintf("gpucluster_slurm_node.%s.id", n))
 	}
+	deps := append([]string{"gpucluster_slurm_partition.gpu"}, c.activationDeps...)
+	for _, n := range c.computeNodes {
+		deps = append(deps, "gpucluster_slurm_node."+n)
+	}
+	b.WriteString(slurmActivationConfig(deps...))
 	nodes := "[" + strings.Join(ids, ", ") + "]"
 	if c.partitionNodes != "" {
 		nodes = c.partitionNodes
@@ -103,6 +106,7 @@ func TestAccSlurmCluster_gpuJobs(t *testing.T) {
 	t.Setenv("TF_ACC_LOG_PATH", logFile)
 	t.Setenv("TF_LOG", "WARN")
 	p4 := base
+	p4.activationDeps = []string{"gpucluster_slurm_partition.nomem"}
 	p4.extra = `
 resource "gpucluster_slurm_partition" "nomem" {
   controller = gpucluster_slurm_controller.test.id
@@ -113,6 +117,7 @@ resource "gpucluster_slurm_partition" "nomem" {
 
 	// More memory per GPU than the node has: no one-GPU job without --mem could ever start.
 	oversized := base
+	oversized.activationDeps = []string{"gpucluster_slurm_partition.oversized"}
 	oversized.extra = `
 resource "gpucluster_slurm_partition" "oversized" {
   controller      = gpucluster_slurm_controller.test.id
@@ -167,7 +172,7 @@ resource "gpucluster_slurm_partition" "oversized" {
 						plancheck.ExpectResourceAction("gpucluster_slurm_compute.gpu02", plancheck.ResourceActionUpdate),
 						plancheck.ExpectResourceAction("gpucluster_slurm_partition.gpu", plancheck.ResourceActionUpdate),
 						expectPriorString("gpucluster_slurm_partition.gpu", "max_time", regexp.MustCompile(`^1-00:00:00$`)),
-						expectPriorString(slurmControllerAddr, "status", regexp.MustCompile(`slurm\.conf was changed: partition gpu changed`)),
+						expectPriorString(slurmActivationAddr, "status", regexp.MustCompile(`^activation pending \(reconfigure\): partition gpu changed$`)),
 						expectPriorString("gpucluster_slurm_compute.gpu01", "status", regexp.MustCompile(`^slurmd is not running$`)),
 						expectPriorString("gpucluster_slurm_compute.gpu02", "status", regexp.MustCompile(`^/etc/default/slurmd is missing; a local /etc/slurm/slurm.conf exists$`)),
 					},
@@ -241,10 +246,10 @@ resource "gpucluster_slurm_partition" "oversized" {
 				// which slurmd listens on the new port and the controller reaches both nodes there.
 				Config: labCluster{computeNodes: gpus, controllerExtra: "  slurmd_port = 6819\n"}.config(l),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.OrderedRestart.String())),
-					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.OrderedRestart.String())),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkSlurmConf(l, "SlurmdPort=6819"),
@@ -464,7 +469,7 @@ func checkClusterDestroyed(l *lab.Lab, nodes []string) resource.TestCheckFunc {
 // instead of timing out.
 func TestAccSlurmCompute_beforePartition(t *testing.T) {
 	l := lab.Require(t)
-	config := slurmControllerConfig(l, "") + `
+	config := slurmControllerConfig(l, "") + slurmActivationConfig("gpucluster_slurm_node.gpu01") + `
 resource "gpucluster_slurm_node" "gpu01" {
   controller = gpucluster_slurm_controller.test.id
   name       = "gpu01"
@@ -475,7 +480,7 @@ resource "gpucluster_slurm_node" "gpu01" {
 resource "gpucluster_slurm_compute" "gpu01" {
   node       = gpucluster_slurm_node.gpu01.id
   controller = gpucluster_slurm_controller.test.slurmctld_host
-  depends_on = [gpucluster_munge_key.test]
+  depends_on = [gpucluster_munge_key.test, gpucluster_slurm_activation.test]
 }
 `
 	resource.Test(t, resource.TestCase{

@@ -69,7 +69,6 @@ type slurmControllerModel struct {
 	Extra                types.Map    `tfsdk:"extra"`
 	Cgroup               types.Object `tfsdk:"cgroup"`
 	Version              types.String `tfsdk:"version"`
-	ChangeClass          types.String `tfsdk:"change_class"`
 	Status               types.String `tfsdk:"status"`
 }
 
@@ -203,15 +202,9 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 			Computed:            true,
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 		},
-		"change_class": schema.StringAttribute{
-			MarkdownDescription: "What the planned change asks of the daemons, as the plan worked it out on the controller: `none`, `reconfigure`, " +
-				"`restart of slurmctld` or `ordered restart`. The plan also warns about the last two. After apply it keeps the class the plan announced.",
-			Computed: true,
-		},
 		"status": schema.StringAttribute{
-			MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the controller: a file in `" + slurm.ConfDir +
-				"` edited or removed by hand (naming the settings that differ), slurmctld not running or not installed. A plan that changes it back to `" +
-				inSync + "` repairs the controller.",
+			MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the controller: slurmctld not installed. A plan that changes it back to `" +
+				inSync + "` repairs the controller. What differs in the files slurmctld runs with, or slurmctld not running, is `gpucluster_slurm_activation`'s `status`.",
 			Computed: true,
 		},
 	}
@@ -227,12 +220,13 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The Slurm controller: installs `slurmctld` (and `slurm-client`) with apt where missing, and writes the cluster-wide settings of `slurm.conf` and `cgroup.conf`, " +
 			"with the guide's values as defaults. Node and partition lines come from `gpucluster_slurm_node` and `gpucluster_slurm_partition`: every resource keeps its own fragment in `" +
-			slurm.FragmentDir + "`, and each apply assembles `slurm.conf`, `cgroup.conf` and `gres.conf` from all of them under the controller's lock. " +
+			slurm.FragmentDir + "`, and `gpucluster_slurm_activation` assembles `slurm.conf`, `cgroup.conf` and `gres.conf` from all of them under the controller's lock, once per apply, " +
+			"and starts, reconfigures or restarts slurmctld. This resource installs the packages and writes its own fragment; slurmctld first starts at the activation. " +
 			"`gres.conf` follows the nodes: nodes that list `gpu_files` get explicit `Name=gpu File=...` lines (fake or NVML-less GPUs, as in the lab), the others `AutoDetect=nvml`.\n\n" +
 			"Each change is classified by comparing the files before and after: " + classText(slurm.Reconfigure) + " " + classText(slurm.RestartController) + " " + classText(slurm.OrderedRestart) +
-			" Each attribute says which class a change of it needs; the plan warns about restarts. Before a restart the new slurm.conf passes Slurm's own parser; if slurmctld does not come back, " +
+			" Each attribute says which class a change of it needs; the activation's plan warns about restarts. Before a restart the new slurm.conf passes Slurm's own parser; if slurmctld does not come back, " +
 			"the previous files are restored, slurmctld restarted, and the error quotes its log.\n\n" +
-			"Make this resource depend on `gpucluster_munge_key` (pitfall P10): slurmctld authenticates with MUNGE, and the apply refuses to start it where `munge -n | unmunge` fails. Destroy stops and disables slurmctld and removes the assembled files and its " +
+			"Make this resource depend on `gpucluster_munge_key` (pitfall P10): slurmctld authenticates with MUNGE, and the apply refuses to set it up where `munge -n | unmunge` fails. Destroy stops and disables slurmctld and removes the assembled files and its " +
 			"fragment; the packages, the state in `state_save_location` and the other resources' fragments stay. One resource per cluster.",
 		Attributes: attrs,
 	}
@@ -415,8 +409,8 @@ func controllerAttr(field string) path.Path {
 }
 
 // ModifyPlan fills slurmctld_host, marks the controller in sync so drift shows as a change,
-// and asks the controller what the change would do: its refusals (P2, unknown settings,
-// P14) stop the plan, and a restart is announced as a warning.
+// and checks the change on the controller: its refusals (P2, unknown settings, P14) stop the
+// plan. The activation's plan announces the restart it needs.
 func (r *slurmControllerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		if !req.State.Raw.IsNull() {
@@ -441,12 +435,16 @@ func (r *slurmControllerResource) ModifyPlan(ctx context.Context, req resource.M
 	}
 	plan.Status = types.StringValue(inSync)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), plan.Status)...)
-	if !creating && resp.Plan.Raw.Equal(req.State.Raw) {
+	if (!creating && resp.Plan.Raw.Equal(req.State.Raw)) || plan.Node.IsUnknown() {
 		return
 	}
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("change_class"), types.StringUnknown())...)
+	node := plan.Node.ValueString()
 	s, known := plan.settings(ctx, &resp.Diagnostics)
-	if !known || resp.Diagnostics.HasError() {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !known {
+		r.cluster.planSlurmChange(node, nil)
 		return
 	}
 	frag, err := slurm.ControllerFragment(s)
@@ -454,26 +452,9 @@ func (r *slurmControllerResource) ModifyPlan(ctx context.Context, req resource.M
 		resp.Diagnostics.Append(invalidSetting(slurmControllerResourceName, controllerAttr, err))
 		return
 	}
-	out, ran, diags := r.cluster.previewSlurm(ctx, path.Root("extra"), plan.Node.ValueString(), "this controller change", frag)
-	if creating {
-		// slurmctld starts for the first time: there is nothing to warn about restarting.
-		diags = withoutWarnings(diags, "Slurmctld Will Restart")
-	}
+	r.cluster.planSlurmChange(node, &frag)
+	diags := r.cluster.previewSlurm(ctx, path.Root("extra"), node, "this controller change", frag)
 	resp.Diagnostics.Append(diags...)
-	if ran && !diags.HasError() {
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("change_class"), types.StringValue(out.Class.String()))...)
-	}
-}
-
-func withoutWarnings(diags diag.Diagnostics, summary string) diag.Diagnostics {
-	var out diag.Diagnostics
-	for _, d := range diags {
-		if d.Severity() == diag.SeverityWarning && d.Summary() == summary {
-			continue
-		}
-		out.Append(d)
-	}
-	return out
 }
 
 func (r *slurmControllerResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -484,8 +465,8 @@ func (r *slurmControllerResource) Update(ctx context.Context, req resource.Updat
 	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
 }
 
-// converge installs slurmctld, writes the controller's fragment through slurm.Apply (which
-// validates, activates and rolls back), and makes sure slurmctld runs.
+// converge installs slurmctld and writes the controller's fragment; the activation checks,
+// activates and rolls back.
 func (r *slurmControllerResource) converge(ctx context.Context, m *slurmControllerModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	node := m.Node.ValueString()
@@ -520,14 +501,8 @@ func (r *slurmControllerResource) converge(ctx context.Context, m *slurmControll
 			"Creating state_save_location owned by slurm_user failed", "", err))
 		return diags
 	}
-	out, applyDiags := r.cluster.applySlurm(ctx, node, frag)
-	diags.Append(applyDiags...)
+	diags.Append(r.cluster.writeSlurmFragments(ctx, node, frag)...)
 	if diags.HasError() {
-		return diags
-	}
-	if err := slurm.EnsureController(ctx, h); err != nil {
-		diags.Append(nodeError("Slurmctld Does Not Run", node, "slurmctld did not start or does not answer scontrol ping",
-			"Check journalctl -u slurmctld there; MUNGE must run with the cluster's key (gpucluster_munge_key).", err))
 		return diags
 	}
 	v, err := slurm.ReadVersion(ctx, h, "slurmctld")
@@ -539,9 +514,6 @@ func (r *slurmControllerResource) converge(ctx context.Context, m *slurmControll
 	m.SlurmctldHost = types.StringValue(s.SlurmctldHost)
 	m.Version = types.StringValue(v.String())
 	m.Status = types.StringValue(inSync)
-	if m.ChangeClass.IsUnknown() {
-		m.ChangeClass = types.StringValue(out.Class.String())
-	}
 	return diags
 }
 
@@ -562,15 +534,12 @@ func (r *slurmControllerResource) Read(ctx context.Context, req resource.ReadReq
 	}
 	state.setSettings(*st.Fragments.Controller)
 	state.ID = state.Node
-	problems := append([]string(nil), st.Drift...)
+	var problems []string
 	state.Version = types.StringNull()
 	if st.Version == nil {
 		problems = append(problems, "slurmctld is not installed")
 	} else {
 		state.Version = types.StringValue(st.Version.String())
-	}
-	if st.Version != nil && !st.Active {
-		problems = append(problems, "slurmctld is not running")
 	}
 	status := describeDrift(problems)
 	if status != inSync {
@@ -578,9 +547,6 @@ func (r *slurmControllerResource) Read(ctx context.Context, req resource.ReadReq
 			fmt.Sprintf("The Slurm controller differs from its configuration: %s.\n\nApply repairs it.", status))
 	}
 	state.Status = types.StringValue(status)
-	if state.ChangeClass.IsNull() {
-		state.ChangeClass = types.StringValue(slurm.NoChange.String())
-	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -593,8 +559,7 @@ func (r *slurmControllerResource) Delete(ctx context.Context, req resource.Delet
 		return
 	}
 	node := state.Node.ValueString()
-	_, diags := r.cluster.applySlurm(ctx, node, slurm.RemoveFragment(slurm.ControllerFile))
-	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(r.cluster.writeSlurmFragments(ctx, node, slurm.RemoveFragment(slurm.ControllerFile))...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -633,8 +598,7 @@ func (r *slurmControllerResource) ImportState(ctx context.Context, req resource.
 				req.ID, slurm.FragmentDir, slurm.ControllerFile, slurm.ConfDir))
 		return
 	}
-	m := slurmControllerModel{ID: types.StringValue(req.ID), Node: types.StringValue(req.ID), ChangeClass: types.StringValue(slurm.NoChange.String()),
-		Status: types.StringValue(inSync), Version: types.StringNull()}
+	m := slurmControllerModel{ID: types.StringValue(req.ID), Node: types.StringValue(req.ID), Status: types.StringValue(inSync), Version: types.StringNull()}
 	m.setSettings(*st.Fragments.Controller)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -48,6 +48,18 @@ resource "gpucluster_slurm_controller" "test" {
 `
 }
 
+const slurmActivationAddr = "gpucluster_slurm_activation.test"
+
+// slurmActivationConfig is the activation, after the controller and deps.
+func slurmActivationConfig(deps ...string) string {
+	return `
+resource "gpucluster_slurm_activation" "test" {
+  controller = gpucluster_slurm_controller.test.id
+  depends_on = [` + strings.Join(deps, ", ") + `]
+}
+`
+}
+
 // TestAccSlurmController_lifecycle creates the controller with the guide's settings, imports
 // it, changes a setting with a reconfigure (slurmctld keeps running) and one that needs a
 // restart (it restarts), repairs a hand edit of slurm.conf, and proves the real slurmctld
@@ -56,19 +68,24 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 	l := lab.Require(t)
 	sameID := statecheck.CompareValue(compare.ValuesSame())
 	var activeSince string
+	config := func(extra string) string { return slurmControllerConfig(l, extra) + slurmActivationConfig() }
+	const port = `  scheduler_type = "sched/builtin"` + "\n  slurmctld_port = 6820\n"
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             checkControllerDestroyed(l),
 		Steps: []resource.TestStep{
 			{
-				Config: slurmControllerConfig(l, ""),
+				Config: config(""),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("id"), knownvalue.StringExact("login01")),
 					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("slurmctld_host"), knownvalue.StringExact("login01")),
 					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("version"), knownvalue.StringRegexp(regexp.MustCompile(`^\d+\.\d+\.\d+$`))),
 					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("status"), knownvalue.StringExact(inSync)),
 					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("cgroup").AtMapKey("constrain_devices"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.RestartController.String())),
+					statecheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("status"), knownvalue.StringExact(inSync)),
+					statecheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("config_sha256"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{64}$`))),
 					sameID.AddStateValue(slurmControllerAddr, tfjsonpath.New("id")),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
@@ -87,30 +104,39 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 				ImportStateId:                        "login01",
 				ImportStateVerify:                    true,
 				ImportStateVerifyIdentifierAttribute: "node",
-				ImportStateVerifyIgnore:              []string{"change_class"},
+			},
+			{
+				// An import reads what is pending; what the last activation did is not on the host.
+				ResourceName:                         slurmActivationAddr,
+				ImportState:                          true,
+				ImportStateId:                        "login01",
+				ImportStateVerify:                    true,
+				ImportStateVerifyIdentifierAttribute: "controller",
+				ImportStateVerifyIgnore:              []string{"change_class", "reasons"},
 			},
 			{
 				// P2: the daemon itself refuses what the plan refuses.
 				PreConfig: func() { checkDaemonRefusesGPUTRES(t, l) },
-				Config:    slurmControllerConfig(l, `  extra = { AccountingStorageTRES = "gres/gpu" }`+"\n"),
+				Config:    config(`  extra = { AccountingStorageTRES = "gres/gpu" }` + "\n"),
 				PlanOnly:  true,
 				ExpectError: regexp.MustCompile(`(?s)GPU Accounting Needs Slurmdbd.*AccountingStorageType=accounting_storage/slurmdbd.*` +
 					`slurmdbd\s+is\s+required\s+to\s+run\s+with\s+TRES\s+gres/gpu`),
 			},
 			{
 				// A setting the installed Slurm does not know is refused at plan time.
-				Config:      slurmControllerConfig(l, `  extra = { TLSType = "tls/s2n" }`+"\n"),
+				Config:      config(`  extra = { TLSType = "tls/s2n" }` + "\n"),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)Slurm Configuration Refused.*TLSType\s+was\s+added\s+in\s+Slurm\s+25\.05;\s+the\s+installed\s+Slurm\s+is\s+24\.11`),
 			},
 			{
-				// slurmctld stopped by hand: the refresh says so, apply starts it again.
+				// slurmctld stopped by hand: the refresh shows an activation pending, apply starts it again.
 				PreConfig: func() { onHost(t, l, "login01", "systemctl stop slurmctld") },
-				Config:    slurmControllerConfig(l, ""),
+				Config:    config(""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(slurmControllerAddr, plancheck.ResourceActionUpdate),
-						expectPriorString(slurmControllerAddr, "status", regexp.MustCompile(`^slurmctld is not running$`)),
+						plancheck.ExpectResourceAction(slurmControllerAddr, plancheck.ResourceActionNoop),
+						plancheck.ExpectResourceAction(slurmActivationAddr, plancheck.ResourceActionUpdate),
+						expectPriorString(slurmActivationAddr, "status", regexp.MustCompile(`^activation pending \(restart of slurmctld\): slurmctld does not run$`)),
 					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
@@ -119,15 +145,20 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 			{
 				// A scheduler change is a reconfigure: slurmctld is not restarted.
 				PreConfig: func() { activeSince = slurmctldActiveSince(t, l) },
-				Config:    slurmControllerConfig(l, `  scheduler_type = "sched/builtin"`+"\n"),
+				Config:    config(`  scheduler_type = "sched/builtin"` + "\n"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(slurmControllerAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.Reconfigure.String())),
+						plancheck.ExpectResourceAction(slurmActivationAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectUnknownValue(slurmActivationAddr, tfjsonpath.New("change_class")),
 					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				ConfigStateChecks: []statecheck.StateCheck{sameID.AddStateValue(slurmControllerAddr, tfjsonpath.New("id"))},
+				ConfigStateChecks: []statecheck.StateCheck{
+					sameID.AddStateValue(slurmControllerAddr, tfjsonpath.New("id")),
+					statecheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.Reconfigure.String())),
+					statecheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("reasons"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("SchedulerType changed")})),
+				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkSlurmConf(l, "SchedulerType=sched/builtin"),
 					checkPing(l),
@@ -137,12 +168,15 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 			{
 				// A port change needs a restart of slurmctld, and gets one.
 				PreConfig: func() { activeSince = slurmctldActiveSince(t, l) },
-				Config:    slurmControllerConfig(l, `  scheduler_type = "sched/builtin"`+"\n  slurmctld_port = 6820\n"),
+				Config:    config(port),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(slurmControllerAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.RestartController.String())),
+						plancheck.ExpectResourceAction(slurmActivationAddr, plancheck.ResourceActionUpdate),
 					},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.RestartController.String())),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkSlurmConf(l, "SlurmctldPort=6820"),
@@ -155,12 +189,13 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 				PreConfig: func() {
 					onHost(t, l, "login01", "sed -i 's|^SchedulerType=.*|SchedulerType=sched/backfill|' "+slurm.ConfDir+"/slurm.conf")
 				},
-				Config: slurmControllerConfig(l, `  scheduler_type = "sched/builtin"`+"\n  slurmctld_port = 6820\n"),
+				Config: config(port),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(slurmControllerAddr, plancheck.ResourceActionUpdate),
-						expectPriorString(slurmControllerAddr, "status", regexp.MustCompile(`slurm\.conf was changed: SchedulerType changed`)),
-						plancheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("status"), knownvalue.StringExact(inSync)),
+						plancheck.ExpectResourceAction(slurmControllerAddr, plancheck.ResourceActionNoop),
+						plancheck.ExpectResourceAction(slurmActivationAddr, plancheck.ResourceActionUpdate),
+						expectPriorString(slurmActivationAddr, "status", regexp.MustCompile(`^activation pending \(reconfigure\): SchedulerType changed$`)),
+						plancheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("status"), knownvalue.StringExact(inSync)),
 					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
@@ -168,18 +203,26 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 			},
 			{
 				// The real slurmctld refuses to start: a state directory it cannot write passes
-				// every check before the restart. The apply restores the previous files, restarts
-				// slurmctld with them and quotes its own log.
+				// every check before the restart. The activation restores the previous files,
+				// restarts slurmctld with them and quotes its own log.
 				PreConfig: func() { onHost(t, l, "login01", "install -d -m 0700 -o root -g root "+unwritableStateDir) },
-				Config:    slurmControllerConfig(l, `  scheduler_type = "sched/builtin"`+"\n  slurmctld_port = 6820\n  state_save_location = \""+unwritableStateDir+"\"\n"),
-				ExpectError: regexp.MustCompile(`(?s)Cannot Apply Slurm Configuration.*previous\s+files\s+were\s+restored\s+and\s+slurmctld\s+runs\s+with\s+them\s+again.*` +
+				Config:    config(port + "  state_save_location = \"" + unwritableStateDir + "\"\n"),
+				ExpectError: regexp.MustCompile(`(?s)Cannot Activate Slurm Configuration.*previous\s+files\s+were\s+restored\s+and\s+slurmctld\s+runs\s+with\s+them\s+again.*` +
 					`slurmctld's\s+log:.*fatal:\s+Incorrect\s+permissions\s+on\s+state\s+save\s+loc:\s+` + regexp.QuoteMeta(unwritableStateDir)),
 			},
 			{
-				// ... and it runs with them: the files are the previous ones, so nothing is planned.
-				Config: slurmControllerConfig(l, `  scheduler_type = "sched/builtin"`+"\n  slurmctld_port = 6820\n"),
+				// ... and it runs with them, the new fragment pending; the configuration put
+				// back, the fragment agrees with the files again and the activation has nothing to do.
+				Config: config(port),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(slurmControllerAddr, plancheck.ResourceActionUpdate),
+						expectPriorString(slurmActivationAddr, "status", regexp.MustCompile(`^activation pending \(restart of slurmctld\): StateSaveLocation changed$`)),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.NoChange.String())),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkSlurmConf(l, "StateSaveLocation=/var/spool/slurmctld", "SlurmctldPort=6820"),
@@ -192,7 +235,7 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 			},
 			{
 				// extra = {} reads back as {}: no change at every plan.
-				Config: slurmControllerConfig(l, `  scheduler_type = "sched/builtin"`+"\n  slurmctld_port = 6820\n  extra = {}\n  cgroup = { extra = {} }\n"),
+				Config: config(port + "  extra = {}\n  cgroup = { extra = {} }\n"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},

@@ -132,9 +132,10 @@ func (r *slurmNodeResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "One compute node's definition, a `NodeName` line in the controller's slurm.conf. Nodes with identical hardware and settings share one line with a hostlist (`gpu[01-03]`), as the guide writes it.\n\n" +
-			"Adding or removing a node changes the node set: " + classText(slurm.OrderedRestart) + " slurmd restarts only where it runs; a node not set up yet fetches the configuration when its slurmd first starts. The plan warns about it.\n\n" +
-			"Give every node `lifecycle { create_before_destroy = true }`: Terraform otherwise removes a node before it updates the partition that lists it, " +
-			"and the removal is refused (a partition naming an undefined node is pitfall P14).\n\n" +
+			"Adding or removing a node changes the node set: " + classText(slurm.OrderedRestart) + " slurmd restarts only where it runs; a node not set up yet fetches the configuration when its slurmd first starts. " +
+			activationDoc + "\n\n" +
+			"Do not give nodes `lifecycle { create_before_destroy = true }`: Terraform would then remove a node's fragment only after the activation, " +
+			"which leaves the removal pending until the next apply.\n\n" +
 			"Import with `NAME@CONTROLLER`, for example `gpu01@login01`.",
 		Attributes: attrs,
 	}
@@ -239,8 +240,10 @@ func (r *slurmNodeResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if resp.Diagnostics.HasError() || plan.Controller.IsUnknown() || (!creating && resp.Plan.Raw.Equal(req.State.Raw)) {
 		return
 	}
+	controller := plan.Controller.ValueString()
 	n, known := plan.def(ctx, &resp.Diagnostics)
 	if !known {
+		r.cluster.planSlurmChange(controller, nil)
 		return
 	}
 	frag, err := slurm.NodeFragment(n)
@@ -248,7 +251,8 @@ func (r *slurmNodeResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		resp.Diagnostics.Append(invalidSetting(slurmNodeResourceName, nodeAttr, err))
 		return
 	}
-	_, _, diags := r.cluster.previewSlurm(ctx, path.Root("name"), plan.Controller.ValueString(), "node "+n.Name, frag)
+	r.cluster.planSlurmChange(controller, &frag)
+	diags := r.cluster.previewSlurm(ctx, path.Root("name"), controller, "node "+n.Name, frag)
 	resp.Diagnostics.Append(diags...)
 }
 
@@ -296,22 +300,15 @@ func (r *slurmNodeResource) planFacts(ctx context.Context, plan *slurmNodeModel,
 	return diags
 }
 
-// planRemoval warns that removing a node restarts the daemons.
+// planRemoval tells the activation's plan that the node's fragment goes.
 func (r *slurmNodeResource) planRemoval(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	var state slurmNodeModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	_, _, diags := r.cluster.previewSlurm(ctx, path.Root("name"), state.Controller.ValueString(), "the removal of node "+state.Name.ValueString(),
-		slurm.RemoveFragment(slurm.NodeFile(state.Name.ValueString())))
-	for _, d := range diags {
-		// A partition still naming the node is removed in the same apply, before it: only the
-		// class of change is worth saying here.
-		if d.Severity() == diag.SeverityWarning {
-			resp.Diagnostics.Append(d)
-		}
-	}
+	frag := slurm.RemoveFragment(slurm.NodeFile(state.Name.ValueString()))
+	r.cluster.planSlurmChange(state.Controller.ValueString(), &frag)
 }
 
 func (r *slurmNodeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -345,8 +342,7 @@ func (r *slurmNodeResource) write(ctx context.Context, m *slurmNodeModel) diag.D
 		diags.Append(invalidSetting(slurmNodeResourceName, nodeAttr, err))
 		return diags
 	}
-	_, applyDiags := r.cluster.applySlurm(ctx, m.Controller.ValueString(), frag)
-	diags.Append(applyDiags...)
+	diags.Append(r.cluster.writeSlurmFragments(ctx, m.Controller.ValueString(), frag)...)
 	m.ID = m.Name
 	return diags
 }
@@ -372,15 +368,14 @@ func (r *slurmNodeResource) Read(ctx context.Context, req resource.ReadRequest, 
 	resp.State.RemoveResource(ctx)
 }
 
-// Delete removes the node's fragment: an ordered restart of the remaining nodes.
+// Delete removes the node's fragment; the activation then restarts the remaining nodes.
 func (r *slurmNodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state slurmNodeModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	_, diags := r.cluster.applySlurm(ctx, state.Controller.ValueString(), slurm.RemoveFragment(slurm.NodeFile(state.Name.ValueString())))
-	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(r.cluster.writeSlurmFragments(ctx, state.Controller.ValueString(), slurm.RemoveFragment(slurm.NodeFile(state.Name.ValueString())))...)
 }
 
 // ImportState takes NAME@CONTROLLER; the definition is read from the node's fragment.

@@ -54,7 +54,7 @@ func (r *slurmPartitionResource) Metadata(_ context.Context, req resource.Metada
 func (r *slurmPartitionResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	class := classDoc(slurm.PartitionLineClass)
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A partition, a `PartitionName` line in the controller's slurm.conf. Any change of it is a " + classText(slurm.PartitionLineClass) + " The guide's: `nodes` = all GPU servers, `default = true`, `max_time = \"3-00:00:00\"`, " +
+		MarkdownDescription: "A partition, a `PartitionName` line in the controller's slurm.conf. Any change of it is a " + classText(slurm.PartitionLineClass) + " " + activationDoc + " The guide's: `nodes` = all GPU servers, `default = true`, `max_time = \"3-00:00:00\"`, " +
 			"`allow_groups = [\"users\"]` and `def_mem_per_gpu = 120000`.\n\n" +
 			"Every node it lists needs a `gpucluster_slurm_node` (pitfall P14): a name no node fragment on the controller defines is a plan error. Refer to the nodes as " +
 			"`gpucluster_slurm_node.NAME.id`: those are unknown until the nodes exist, so nodes created in the same apply are checked at apply instead, where slurm.conf " +
@@ -172,6 +172,12 @@ func partitionAttr(field string) path.Path {
 // error, a GPU partition without a memory default (P4) a warning.
 func (r *slurmPartitionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
+		var state slurmPartitionModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if !resp.Diagnostics.HasError() {
+			frag := slurm.RemoveFragment(slurm.PartitionFile(state.Name.ValueString()))
+			r.cluster.planSlurmChange(state.Controller.ValueString(), &frag)
+		}
 		return
 	}
 	var plan slurmPartitionModel
@@ -182,8 +188,13 @@ func (r *slurmPartitionResource) ModifyPlan(ctx context.Context, req resource.Mo
 	if plan.ID.IsUnknown() && !plan.Name.IsUnknown() {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), plan.Name)...)
 	}
+	controller := plan.Controller.ValueString()
 	p, known := plan.def(ctx, &resp.Diagnostics)
-	if !known || resp.Diagnostics.HasError() {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !known {
+		r.cluster.planSlurmChange(controller, nil)
 		return
 	}
 	frag, err := slurm.PartitionFragment(p)
@@ -191,7 +202,8 @@ func (r *slurmPartitionResource) ModifyPlan(ctx context.Context, req resource.Mo
 		resp.Diagnostics.Append(invalidSetting(slurmPartitionResourceName, partitionAttr, err))
 		return
 	}
-	_, _, diags := r.cluster.previewSlurm(ctx, path.Root("nodes"), plan.Controller.ValueString(), "partition "+p.Name, frag)
+	r.cluster.planSlurmChange(controller, &frag)
+	diags := r.cluster.previewSlurm(ctx, path.Root("nodes"), controller, "partition "+p.Name, frag)
 	resp.Diagnostics.Append(diags...)
 }
 
@@ -218,8 +230,7 @@ func (r *slurmPartitionResource) write(ctx context.Context, m *slurmPartitionMod
 		diags.Append(invalidSetting(slurmPartitionResourceName, partitionAttr, err))
 		return diags
 	}
-	_, applyDiags := r.cluster.applySlurm(ctx, m.Controller.ValueString(), frag)
-	diags.Append(applyDiags...)
+	diags.Append(r.cluster.writeSlurmFragments(ctx, m.Controller.ValueString(), frag)...)
 	m.ID = m.Name
 	return diags
 }
@@ -245,15 +256,14 @@ func (r *slurmPartitionResource) Read(ctx context.Context, req resource.ReadRequ
 	resp.State.RemoveResource(ctx)
 }
 
-// Delete removes the partition's fragment: a reconfigure.
+// Delete removes the partition's fragment; the activation reconfigures.
 func (r *slurmPartitionResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state slurmPartitionModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	_, diags := r.cluster.applySlurm(ctx, state.Controller.ValueString(), slurm.RemoveFragment(slurm.PartitionFile(state.Name.ValueString())))
-	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(r.cluster.writeSlurmFragments(ctx, state.Controller.ValueString(), slurm.RemoveFragment(slurm.PartitionFile(state.Name.ValueString())))...)
 }
 
 // ImportState takes NAME@CONTROLLER; the definition is read from the partition's fragment.

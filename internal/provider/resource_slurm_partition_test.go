@@ -17,7 +17,7 @@ import (
 
 // The plan-time diagnostics a preview turns into, without a host: P4 is a warning on the
 // partition's nodes, P14 an error that says how to refer to nodes created in the same apply,
-// and a disruptive class a warning naming what restarts.
+// and a disruptive activation a warning naming what restarts, once, on the activation.
 func TestSlurmPlanDiagnostics(t *testing.T) {
 	settings := slurm.DefaultControllerSettings("login01")
 	nodes := []slurm.NodeDef{{Name: "gpu01", Gres: "gpu:4"}, {Name: "gpu02", Gres: "gpu:4"}}
@@ -37,14 +37,14 @@ func TestSlurmPlanDiagnostics(t *testing.T) {
 			diag.SeverityError, "Partition Names An Undefined Node", []string{"on node login01.", "gpu09, which no node definition defines", "gpucluster_slurm_node.NAME.id", "no host is changed", "Original Error: partition gpu names gpu09"}},
 		{"other refusal", previewDiags(path.Root("nodes"), "login01", "partition gpu", slurm.Outcome{}, errors.New("setting X is unknown to Slurm 24.11.5")),
 			diag.SeverityError, "Slurm Configuration Refused", []string{"on node login01.", "no host is changed", "Original Error: setting X is unknown to Slurm 24.11.5"}},
-		{"ordered restart", previewDiags(path.Root("name"), "login01", "node gpu03", slurm.Outcome{Classification: slurm.Classification{
-			Class: slurm.OrderedRestart, Reasons: []string{"node gpu03 added, removed or changed"}, RestartNodes: []string{"gpu01", "gpu02", "gpu03"}}}, nil),
-			diag.SeverityWarning, "Ordered Restart Of Slurm", []string{"node gpu03 added", "slurmd on gpu[01-03] (where it runs) restarts", "Running jobs survive"}},
-		{"restart", previewDiags(path.Root("extra"), "login01", "this controller change", slurm.Outcome{Classification: slurm.Classification{
-			Class: slurm.RestartController, Reasons: []string{"SlurmctldPort changed"}}}, nil),
-			diag.SeverityWarning, "Slurmctld Will Restart", []string{"restarts slurmctld (SlurmctldPort changed)"}},
-		{"pending slurmd restart", previewDiags(path.Root("extra"), "login01", "this controller change", slurm.Outcome{Classification: slurm.Classification{
-			Reasons: []string{"slurmd restart still due on gpu01 since an earlier ordered restart"}, RestartNodes: []string{"gpu01"}}}, nil),
+		{"ordered restart", activationWarnings("login01", slurm.Outcome{Classification: slurm.Classification{
+			Class: slurm.OrderedRestart, Reasons: []string{"node gpu03 added, removed or changed"}, RestartNodes: []string{"gpu01", "gpu02", "gpu03"}}, CurrentSHA256: "a"}, 1),
+			diag.SeverityWarning, "Ordered Restart Of Slurm", []string{"node gpu03 added", "1 change(s) known only at apply", "slurmd on gpu[01-03] (where it runs) restarts, once for all changes", "Running jobs survive"}},
+		{"restart", activationWarnings("login01", slurm.Outcome{Classification: slurm.Classification{
+			Class: slurm.RestartController, Reasons: []string{"SlurmctldPort changed"}}, CurrentSHA256: "a"}, 0),
+			diag.SeverityWarning, "Slurmctld Will Restart", []string{"restarts slurmctld once (SlurmctldPort changed)"}},
+		{"pending slurmd restart", activationWarnings("login01", slurm.Outcome{Classification: slurm.Classification{
+			Reasons: []string{"slurmd restart still due on gpu01 since an earlier ordered restart"}, RestartNodes: []string{"gpu01"}}, CurrentSHA256: "a"}, 0),
 			diag.SeverityWarning, "Slurmd Will Restart", []string{"restarts slurmd on gpu01", "still due on gpu01"}},
 	}
 	for _, tt := range tests {
@@ -64,8 +64,12 @@ func TestSlurmPlanDiagnostics(t *testing.T) {
 			}
 		})
 	}
-	if got := previewDiags(path.Root("nodes"), "login01", "partition gpu", slurm.Outcome{Classification: slurm.Classification{Class: slurm.Reconfigure}}, nil); len(got) != 0 {
+	if got := activationWarnings("login01", slurm.Outcome{Classification: slurm.Classification{Class: slurm.Reconfigure}, CurrentSHA256: "a"}, 0); len(got) != 0 {
 		t.Errorf("a reconfigure needs no warning: %v", got)
+	}
+	first := slurm.Outcome{Classification: slurm.Classification{Class: slurm.RestartController, Reasons: []string{"slurm.conf is new", slurm.NotRunningReason}}}
+	if got := activationWarnings("login01", first, 0); len(got) != 0 {
+		t.Errorf("slurmctld's first start is no restart to warn about: %v", got)
 	}
 }
 
@@ -73,7 +77,8 @@ func TestSlurmPlanDiagnostics(t *testing.T) {
 // attribute names the class of change it needs.
 func TestSlurmSchemas(t *testing.T) {
 	ctx := context.Background()
-	for _, newResource := range []func() resource.Resource{NewSlurmControllerResource, NewSlurmNodeResource, NewSlurmPartitionResource, NewSlurmComputeResource} {
+	for _, newResource := range []func() resource.Resource{NewSlurmControllerResource, NewSlurmNodeResource, NewSlurmPartitionResource, NewSlurmComputeResource,
+		NewSlurmActivationResource} {
 		var resp resource.SchemaResponse
 		newResource().Schema(ctx, resource.SchemaRequest{}, &resp)
 		if resp.Diagnostics.HasError() {
@@ -81,6 +86,17 @@ func TestSlurmSchemas(t *testing.T) {
 		}
 		if diags := resp.Schema.ValidateImplementation(ctx); diags.HasError() {
 			t.Errorf("%T: %v", newResource(), diags)
+		}
+		// A wait the user can set documents its default on the resource's page.
+		if b, ok := resp.Schema.Blocks["timeouts"]; ok {
+			if n := len(b.GetNestedObject().GetAttributes()); n != 2 {
+				t.Errorf("%T: timeouts has %d attributes, want create and update", newResource(), n)
+			}
+			for name, a := range b.GetNestedObject().GetAttributes() {
+				if !strings.Contains(a.GetMarkdownDescription(), "Defaults to `2m0s`") {
+					t.Errorf("%T: timeouts.%s: %q", newResource(), name, a.GetMarkdownDescription())
+				}
+			}
 		}
 	}
 	var resp resource.SchemaResponse
@@ -107,23 +123,23 @@ func TestSlurmControllerExtraDoc(t *testing.T) {
 	}
 }
 
-// A failed apply's advice follows what happened on the controller, never claiming nothing
-// changed when the rollback failed.
-func TestSlurmApplyAdvice(t *testing.T) {
+// A failed activation's advice follows what happened on the controller, never claiming
+// nothing changed when the rollback failed.
+func TestSlurmActivationAdvice(t *testing.T) {
 	cause := errors.New("systemctl restart slurmctld: exit 1")
 	tests := []struct {
 		name      string
 		err       error
 		want, not string
 	}{
-		{"refused", &slurm.RefusedError{Err: errors.New("bad")}, "Nothing was changed", "restored"},
-		{"P14", &slurm.RefusedError{Err: &slurm.UndefinedNodesError{Partition: "gpu", Nodes: []string{"gpu09"}}}, "create_before_destroy", "restored"},
-		{"rolled back", &slurm.ActivationError{Cause: cause, WasActive: true}, "previous files were restored and slurmctld runs with them again", "Nothing was changed"},
+		{"refused", &slurm.RefusedError{Err: errors.New("bad")}, "Nothing was activated", "restored"},
+		{"P14", &slurm.RefusedError{Err: &slurm.UndefinedNodesError{Partition: "gpu", Nodes: []string{"gpu09"}}}, "depend on every gpucluster_slurm_node", "restored"},
+		{"rolled back", &slurm.ActivationError{Cause: cause, WasActive: true}, "previous files were restored and slurmctld runs with them again", "Nothing was activated"},
 		{"rollback failed", &slurm.ActivationError{Cause: cause, RestoreErr: errors.New("write failed")}, "Restoring the previous files failed too", "Nothing was"},
 		{"other", errors.New("connection lost"), "may be partly written", "Nothing was"},
 	}
 	for _, tt := range tests {
-		advice := slurmApplyAdvice(tt.err)
+		advice := slurmActivationAdvice(tt.err)
 		if !strings.Contains(advice, tt.want) || strings.Contains(advice, tt.not) {
 			t.Errorf("%s: %q, want %q and not %q", tt.name, advice, tt.want, tt.not)
 		}

@@ -2,7 +2,9 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,25 +19,56 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 )
 
-// TestAccSlurm_addGPUServer is the guide's "Adding a GPU Server": with login01, gpu01 and
-// gpu02 applied and a job running on gpu01, a bare gpu03 joins the lab and the configuration
-// gains one node entry and its name in the partition. The apply installs and registers slurmd
-// on gpu03, slurm.conf names gpu[01-03] on one line, not one file under /etc of gpu01 or gpu02
-// changes, the job keeps running, and the guide's verification passes.
-func TestAccSlurm_addGPUServer(t *testing.T) {
+// TestAccSlurm_addGPUServers is the guide's "Adding a GPU Server", four at once: with
+// login01, gpu01 and gpu02 applied and a job running on gpu01, bare gpu03 to gpu06 join the lab
+// and the configuration gains their node entries and their names in the partition. The
+// apply installs and registers slurmd on each, slurm.conf names gpu[01-06] on one line, not
+// one file under /etc of gpu01 or gpu02 changes, the job keeps running, the new nodes are
+// idle, and the guide's verification passes. The hosts' own journals count the restarts: one
+// activation, so slurmctld starts once and slurmd once on every GPU server.
+func TestAccSlurm_addGPUServers(t *testing.T) {
 	l := lab.Require(t)
-	const newServer = "gpu03"
-	if l.Host(newServer).Name != "" {
-		t.Fatalf("the lab already has %s; this test adds it to a lab as `make lab-up` starts it", newServer)
-	}
 	existing := []string{"gpu01", "gpu02"}
-	all := append(slices.Clone(existing), newServer)
-	grown := labWith(t, l, newServer)
+	added := []string{"gpu03", "gpu04", "gpu05", "gpu06"}
+	for _, h := range added {
+		if l.Host(h).Name != "" {
+			t.Fatalf("the lab already has %s; this test adds it to a lab as `make lab-up` starts it", h)
+		}
+	}
+	all := append(slices.Clone(existing), added...)
+	grown := labWith(t, l, added...)
 	var jobID string
 	var etcBefore map[string]string
+	var cursors map[string]string
 	t.Cleanup(func() { _ = cancelJobs(l)(nil) })
+
+	preApply := []plancheck.PlanCheck{
+		plancheck.ExpectResourceAction("gpucluster_slurm_partition.gpu", plancheck.ResourceActionUpdate),
+		plancheck.ExpectResourceAction(slurmActivationAddr, plancheck.ResourceActionUpdate),
+	}
+	for _, n := range added {
+		preApply = append(preApply,
+			plancheck.ExpectResourceAction("gpucluster_slurm_node."+n, plancheck.ResourceActionCreate),
+			plancheck.ExpectResourceAction("gpucluster_slurm_compute."+n, plancheck.ResourceActionCreate))
+	}
+	for _, n := range existing {
+		preApply = append(preApply,
+			plancheck.ExpectResourceAction("gpucluster_slurm_node."+n, plancheck.ResourceActionNoop),
+			plancheck.ExpectResourceAction("gpucluster_slurm_compute."+n, plancheck.ResourceActionNoop))
+	}
+	nodeStates := map[string]knownvalue.Check{"gpu01": knownvalue.StringExact("mixed")}
+	wantStates := "gpu01:mixed"
+	for _, n := range all[1:] {
+		nodeStates[n] = knownvalue.StringExact("idle")
+		wantStates += "\n" + n + ":idle"
+	}
+	once := map[string]int{}
+	for _, n := range all {
+		once[n] = 1
+	}
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -46,41 +79,38 @@ func TestAccSlurm_addGPUServer(t *testing.T) {
 				Check:  checkSinfo(l, "2:idle"),
 			},
 			{
-				// The lab adds gpu03 to every host's /etc/hosts, as DNS would learn a new
-				// server; that is not the provider's doing, so /etc is compared from then on.
+				// The lab adds the servers to every host's /etc/hosts, as DNS would learn new
+				// servers; that is not the provider's doing, so /etc is compared from then on.
 				PreConfig: func() {
 					jobID = startBatchJob(t, l, "gpu01")
-					addLabHost(t, l, newServer)
+					for _, n := range added {
+						addLabHost(t, l, n)
+					}
 					etcBefore = etcChecksums(t, l, existing)
+					cursors = journalCursors(t, l, append([]string{"login01"}, all...))
 				},
 				Config: labCluster{computeNodes: all}.config(grown) + clusterCheckConfig(all),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction("gpucluster_slurm_node.gpu03", plancheck.ResourceActionCreate),
-						plancheck.ExpectResourceAction("gpucluster_slurm_compute.gpu03", plancheck.ResourceActionCreate),
-						plancheck.ExpectResourceAction("gpucluster_slurm_partition.gpu", plancheck.ResourceActionUpdate),
-						plancheck.ExpectResourceAction("gpucluster_slurm_node.gpu01", plancheck.ResourceActionNoop),
-						plancheck.ExpectResourceAction("gpucluster_slurm_node.gpu02", plancheck.ResourceActionNoop),
-						plancheck.ExpectResourceAction("gpucluster_slurm_compute.gpu01", plancheck.ResourceActionNoop),
-						plancheck.ExpectResourceAction("gpucluster_slurm_compute.gpu02", plancheck.ResourceActionNoop),
-					},
+					PreApply:             preApply,
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("ok"), knownvalue.Bool(true)),
-					statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("node_states"), knownvalue.MapExact(map[string]knownvalue.Check{
-						"gpu01": knownvalue.StringExact("mixed"),
-						"gpu02": knownvalue.StringExact("idle"),
-						"gpu03": knownvalue.StringExact("idle"),
-					})),
+					statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("node_states"), knownvalue.MapExact(nodeStates)),
+					statecheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.OrderedRestart.String())),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkSlurmdInstalled(l, newServer),
+					// Counted first, before a check could start anything.
+					func(*terraform.State) error {
+						return checkStarts(l, cursors, "slurmctld", map[string]int{"login01": 1})
+					},
+					func(*terraform.State) error { return checkStarts(l, cursors, "slurmd", once) },
+					checkSlurmdInstalled(l, added...),
 					checkConfigless(l, all),
-					checkNodeStates(l, "gpu01:mixed\ngpu02:idle\ngpu03:idle"),
-					checkSlurmConfRegexp(l, `(?m)^NodeName=gpu\[01-03\] CPUs=\d+ .*Gres=gpu:4 State=UNKNOWN$`),
+					checkNodeStates(l, wantStates),
+					checkSlurmConfRegexp(l, `(?m)^NodeName=gpu\[01-06\] CPUs=\d+ .*Gres=gpu:4 State=UNKNOWN$`),
 					checkOneNodeNameLine(l),
-					checkSlurmConfRegexp(l, `(?m)^PartitionName=gpu Nodes=gpu\[01-03\] `),
+					checkSlurmConfRegexp(l, `(?m)^PartitionName=gpu Nodes=gpu\[01-06\] `),
 					func(*terraform.State) error { return checkEtcUnchanged(l, etcBefore) },
 					func(*terraform.State) error { return checkJobRunning(l, jobID, "gpu01") },
 					checkPing(l),
@@ -91,16 +121,54 @@ func TestAccSlurm_addGPUServer(t *testing.T) {
 	})
 }
 
-// labWith is l as it will be once host has joined: the configuration of the grown cluster
-// is written before the host exists, which only needs its name and address.
-func labWith(t *testing.T, l *lab.Lab, host string) *lab.Lab {
+// journalCursors is the journal's position on each host now, so checkStarts counts only what
+// happens after it.
+func journalCursors(t *testing.T, l *lab.Lab, hosts []string) map[string]string {
 	t.Helper()
-	planned, err := lab.PlanHost(host)
-	if err != nil {
-		t.Fatal(err)
+	cursors := map[string]string{}
+	for _, h := range hosts {
+		out := onHost(t, l, h, "journalctl -q -n 0 --show-cursor")
+		cursor, ok := strings.CutPrefix(out, "-- cursor: ")
+		if !ok {
+			t.Fatalf("%s: journalctl --show-cursor printed %q", h, out)
+		}
+		cursors[h] = cursor
 	}
+	return cursors
+}
+
+// checkStarts counts systemd's "Started" lines for unit in each host's own journal since its
+// cursor, and wants the number want gives that host.
+func checkStarts(l *lab.Lab, cursors map[string]string, unit string, want map[string]int) error {
+	var wrong []string
+	for _, h := range slices.Sorted(maps.Keys(want)) {
+		out, err := onHostErr(l, h, fmt.Sprintf("journalctl -q -o cat -u %s --after-cursor='%s' | grep -c '^Started %s' || true", unit, cursors[h], unit))
+		if err != nil {
+			return err
+		}
+		if out != fmt.Sprint(want[h]) {
+			wrong = append(wrong, fmt.Sprintf("%s started %s times on %s, want %d", unit, out, h, want[h]))
+		}
+	}
+	if len(wrong) > 0 {
+		return errors.New(strings.Join(wrong, "; "))
+	}
+	return nil
+}
+
+// labWith is l as it will be once hosts have joined: the configuration of the grown cluster
+// is written before the hosts exist, which only needs their names and addresses.
+func labWith(t *testing.T, l *lab.Lab, hosts ...string) *lab.Lab {
+	t.Helper()
 	grown := *l
-	grown.Hosts = append(slices.Clone(l.Hosts), lab.Host{Name: planned.Name, Address: planned.Address, Role: planned.Role})
+	grown.Hosts = slices.Clone(l.Hosts)
+	for _, host := range hosts {
+		planned, err := lab.PlanHost(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grown.Hosts = append(grown.Hosts, lab.Host{Name: planned.Name, Address: planned.Address, Role: planned.Role})
+	}
 	return &grown
 }
 
@@ -171,14 +239,16 @@ func checkJobRunning(l *lab.Lab, id, node string) error {
 	})
 }
 
-func checkSlurmdInstalled(l *lab.Lab, node string) resource.TestCheckFunc {
+func checkSlurmdInstalled(l *lab.Lab, nodes ...string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		out, err := onHostErr(l, node, "dpkg-query -W -f='${db:Status-Status}' slurmd; echo; systemctl is-active slurmd")
-		if err != nil {
-			return err
-		}
-		if out != "installed\nactive" {
-			return fmt.Errorf("slurmd on %s: %q, want installed and active", node, out)
+		for _, node := range nodes {
+			out, err := onHostErr(l, node, "dpkg-query -W -f='${db:Status-Status}' slurmd; echo; systemctl is-active slurmd")
+			if err != nil {
+				return err
+			}
+			if out != "installed\nactive" {
+				return fmt.Errorf("slurmd on %s: %q, want installed and active", node, out)
+			}
 		}
 		return nil
 	}

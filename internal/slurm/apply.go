@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,25 +34,23 @@ type ControllerHost interface {
 // ConfDir is where slurmctld reads, and configless nodes fetch, the files.
 const ConfDir = "/etc/slurm"
 
-// PingTimeout bounds the wait for slurmctld to answer after a restart or
-// reconfigure; it loads its state first, which takes seconds, not minutes.
-const PingTimeout = 90 * time.Second
-
-// settleTimeout bounds the part of an apply that must not stop half-way: the
-// writes, slurmctld's stop and start and its first answer, or a rollback.
-const settleTimeout = PingTimeout + time.Minute
-
-// writeAttempts bounds the retries of an Apply whose conditional write found
-// that another process (another Terraform run) changed the files first.
+// writeAttempts bounds the retries of a write whose conditional write found that another
+// process (another Terraform run) changed the files first.
 const writeAttempts = 3
 
-// Outcome is what an Apply did.
+// Outcome is what an activation did, or would do.
 type Outcome struct {
 	Classification
-	// Warnings are pitfalls that do not stop the apply (P4, settings the
-	// version table does not know).
+	// Warnings are pitfalls that do not stop the change (P4, settings the version table
+	// does not know).
 	Warnings []string
+	// CurrentSHA256 is the digest of the files slurmctld runs with before the activation,
+	// NextSHA256 of those it runs with after it; empty while there are none.
+	CurrentSHA256, NextSHA256 string
 }
+
+// NotRunningReason is the reason an activation starts a slurmctld that does not run.
+const NotRunningReason = "slurmctld does not run"
 
 // fragmentName matches the names ParseFragments accepts, so a name read from
 // the host or given by a caller is safe in a path.
@@ -70,66 +69,99 @@ type state struct {
 	pending []string
 }
 
-// Apply puts or removes fragments on the controller and brings slurm.conf,
-// cgroup.conf and gres.conf and the running daemons in line with all
-// fragments, under the host's lock. Nothing is written when nothing
-// changes. The new slurm.conf is validated before it is written; if
-// slurmctld does not come back, the previous files are restored and it is
-// restarted again. Writes are conditional on the content read, so a second
-// process changing the files at the same time makes Apply start over
-// rather than lose that change. An ordered restart leaves the restart of slurmd
-// on Outcome.RestartNodes to the caller, and records them as pending on the
-// controller until ClearPendingRestart says they are done.
-//
-// A refusal before any write is a *RefusedError; a failed activation a
-// *ActivationError.
-func Apply(ctx context.Context, h ControllerHost, changes ...Fragment) (Outcome, error) {
+// WriteFragments puts or removes fragments on the controller under the host's lock and
+// changes nothing else: slurm.conf, cgroup.conf, gres.conf and the daemons wait for
+// Activate, so however many fragments one apply changes, the daemons are touched once.
+// The fragments on the controller, written but not yet activated, are the record that an
+// activation is pending: an apply that ends before it leaves them for the next plan to
+// show. Only a set of fragments that does not parse is refused (*RefusedError): what they
+// assemble to is Activate's to check, as one apply passes through incomplete sets (a node
+// removed before the partition that lists it is updated). Writes are conditional on the
+// content read, so a second process changing a fragment at the same time makes the write
+// start over rather than lose that change.
+func WriteFragments(ctx context.Context, h ControllerHost, changes ...Fragment) error {
 	if err := checkFragmentNames(changes); err != nil {
-		return Outcome{}, &RefusedError{Err: err}
+		return &RefusedError{Err: err}
 	}
 	unlock, err := h.Lock(ctx)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("slurm configuration: %w", err)
+		return fmt.Errorf("slurm fragments: %w", err)
 	}
 	defer unlock()
 	for attempt := 1; ; attempt++ {
-		out, err := applyOnce(ctx, h, changes)
+		current, err := readFragments(ctx, h)
+		if err != nil {
+			return err
+		}
+		next := withChanges(current, changes)
+		if _, err := ParseFragments(next); err != nil {
+			return &RefusedError{Err: err}
+		}
+		err = writeFragments(ctx, h, current, next)
+		if !errors.Is(err, transport.ErrWriteConflict) || attempt == writeAttempts {
+			return err
+		}
+	}
+}
+
+// Activate brings slurm.conf, cgroup.conf and gres.conf and the running slurmctld in line
+// with the fragments, once, under the host's lock: nothing is written and no daemon touched
+// when they already agree and slurmctld runs. The new slurm.conf is checked (P2, P14, the
+// version gate, Slurm's own parser) before it is written; then slurmctld is reconfigured,
+// restarted or, for an ordered restart, stopped before the write and started after it, the
+// way the class of change needs, and the apply waits up to wait for it to answer. If it
+// does not, the previous files are restored and slurmctld, if it ran before, is started
+// with them again. An ordered restart leaves the restart of slurmd on
+// Outcome.RestartNodes to the caller, and records those nodes as pending on the
+// controller until ClearPendingRestart says they are done; restarts still pending from an
+// earlier activation are returned too.
+//
+// A refusal before any write is a *RefusedError; a failed activation an *ActivationError.
+func Activate(ctx context.Context, h ControllerHost, wait time.Duration) (Outcome, error) {
+	unlock, err := h.Lock(ctx)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("slurm activation: %w", err)
+	}
+	defer unlock()
+	for attempt := 1; ; attempt++ {
+		out, err := activateOnce(ctx, h, wait)
 		if !errors.Is(err, transport.ErrWriteConflict) || attempt == writeAttempts {
 			return out, err
 		}
 	}
 }
 
-func applyOnce(ctx context.Context, h ControllerHost, changes []Fragment) (Outcome, error) {
+func activateOnce(ctx context.Context, h ControllerHost, wait time.Duration) (Outcome, error) {
 	st, err := readState(ctx, h)
 	if err != nil {
 		return Outcome{}, err
 	}
-	c, err := prepare(st, changes)
+	c, err := prepare(st, nil)
 	if err != nil {
 		return Outcome{}, &RefusedError{Err: err}
 	}
-	if c.files == nil || filesEqual(st.files, *c.files) {
-		// No controller fragment yet (node and partition fragments wait
-		// for it), or a fragment changed without changing the files (a
-		// node's extra setting written in another case): the daemons
-		// need nothing, apart from a slurmd restart still pending.
-		return c.out, writeFragments(ctx, h, st.fragments, c.next, true)
+	if c.files == nil {
+		return Outcome{}, &RefusedError{Err: fmt.Errorf("%s/%s does not exist: there is nothing to activate before gpucluster_slurm_controller writes it", FragmentDir, ControllerFile)}
 	}
-	if err := ValidateSlurmConf(ctx, h, c.files.SlurmConf); err != nil {
-		return Outcome{}, &RefusedError{Err: err}
+	if c.out.Class == NoChange {
+		return c.out, nil
 	}
-	// From the first write on, a cancelled apply (Ctrl-C) must not leave
-	// slurmctld stopped or the files half-written: this part runs to its
-	// end, bounded by its own timeout.
-	settle, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	if !filesEqual(st.files, *c.files) {
+		if err := ValidateSlurmConf(ctx, h, c.files.SlurmConf); err != nil {
+			return Outcome{}, &RefusedError{Err: err}
+		}
+	}
+	// From the first write on, a cancelled apply (Ctrl-C) must not leave slurmctld stopped
+	// or the files half-written: this part runs to its end, bounded by its own timeout,
+	// which leaves room for a rollback's wait after the activation's.
+	settle, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*wait+time.Minute)
 	defer cancel()
-	err = activate(settle, h, st, c.next, *c.files, c.out.Class)
+	err = activate(settle, h, st, *c.files, c.out.Class, wait)
 	if errors.Is(err, transport.ErrWriteConflict) {
 		return Outcome{}, resume(settle, h, st, c.out.Class, err)
 	}
 	if err != nil {
-		return Outcome{}, rollback(settle, h, st, c.next, c.fragments.Controller, err)
+		return Outcome{}, rollback(settle, h, st, c.fragments.Controller, wait, err)
 	}
 	if err := addPendingRestart(settle, h, c.out.RestartNodes); err != nil {
 		return c.out, err
@@ -137,24 +169,39 @@ func applyOnce(ctx context.Context, h ControllerHost, changes []Fragment) (Outco
 	return c.out, nil
 }
 
-// resume follows a conditional write that lost to another process: that
-// process's files stand, and slurmctld, if this apply stopped it, runs again
-// before Apply starts over from a fresh read.
+// resume follows a conditional write that lost to another process: that process's files
+// stand, and slurmctld, if this activation stopped it, runs again before Activate starts
+// over from a fresh read.
 func resume(ctx context.Context, h ControllerHost, st state, class ChangeClass, conflict error) error {
 	if class != OrderedRestart || !st.active {
 		return conflict
 	}
-	if _, err := h.Sudo(ctx, transport.ScriptEnv+"systemctl start slurmctld", nil); err != nil {
+	if _, err := h.Sudo(ctx, transport.ScriptEnv+startSlurmctld("start"), nil); err != nil {
 		return errors.Join(conflict, fmt.Errorf("start slurmctld again: %w", err))
 	}
 	return conflict
 }
 
-// Preview is what Apply would do with changes, without changing anything:
-// the class of change, the nodes to restart, the pitfall warnings, and the
-// errors Apply would stop at (P2, P14, settings the installed version does
-// not know). It does not run Slurm's parser. Without a controller fragment
-// it still refuses a partition naming an undefined node (P14).
+func filesSHA256(f Files) string {
+	if f.SlurmConf == nil && f.CgroupConf == nil && f.GresConf == nil {
+		return ""
+	}
+	// Each file's length before it, so no content can pass for another split of the three.
+	var all []byte
+	for _, b := range [][]byte{f.SlurmConf, f.CgroupConf, f.GresConf} {
+		all = append(strconv.AppendInt(all, int64(len(b)), 10), ':')
+		all = append(all, b...)
+	}
+	sum := sha256.Sum256(all)
+	return hex.EncodeToString(sum[:])
+}
+
+// Preview is what Activate would do once changes, fragment changes not written yet (those a
+// plan expects), are written, without changing anything: the class of change from the
+// files slurmctld runs with, the nodes to restart (slurmd restarts still due included),
+// the pitfall warnings, and the errors Activate would stop at (P2, P14, settings the
+// installed version does not know). It does not run Slurm's parser. Without a controller
+// fragment it still refuses a partition naming an undefined node (P14).
 func Preview(ctx context.Context, ex Executor, changes ...Fragment) (Outcome, error) {
 	if err := checkFragmentNames(changes); err != nil {
 		return Outcome{}, err
@@ -187,6 +234,7 @@ type change struct {
 
 func prepare(st state, changes []Fragment) (change, error) {
 	c := change{next: withChanges(st.fragments, changes)}
+	c.out.CurrentSHA256 = filesSHA256(st.files)
 	var err error
 	if c.fragments, err = ParseFragments(c.next); err != nil {
 		return change{}, err
@@ -207,10 +255,15 @@ func prepare(st state, changes []Fragment) (change, error) {
 		return change{}, err
 	}
 	c.files = &Files{SlurmConf: slurmConf, CgroupConf: cgroupConf, GresConf: gresConf}
+	c.out.NextSHA256 = filesSHA256(*c.files)
 	if !filesEqual(st.files, *c.files) {
 		if c.out.Classification, err = Classify(st.files, *c.files); err != nil {
 			return change{}, err
 		}
+	}
+	if !st.active {
+		c.out.Class = max(c.out.Class, RestartController)
+		c.out.Reasons = append(c.out.Reasons, NotRunningReason)
 	}
 	if due := definedNodes(st.pending, c.fragments.Nodes); len(due) > 0 {
 		c.out.Reasons = append(c.out.Reasons, "slurmd restart still due on "+CompressHostlist(due)+" since an earlier ordered restart")
@@ -306,13 +359,45 @@ const missingFile = 200
 // confFiles are the files assembled on the controller, by base name.
 var confFiles = []string{"slurm.conf", "cgroup.conf", "gres.conf"}
 
+// fragmentsScript sends every fragment, base64-encoded: the section parser drops blank
+// lines, and slurm.conf has them.
+var fragmentsScript = fmt.Sprintf("for f in %s/*.conf; do\n\t[ -e \"$f\" ] || continue\n\tsec \"fragment ${f##*/}\"; base64 -w0 -- \"$f\"; end $?\ndone\n", FragmentDir)
+
+// readFragments reads every fragment in one round trip, for a write that needs nothing else.
+func readFragments(ctx context.Context, ex Executor) (map[string][]byte, error) {
+	res, err := ex.Sudo(ctx, transport.ScriptEnv+transport.SectionFuncs+fragmentsScript, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read the slurm fragments: %w", err)
+	}
+	sections, err := transport.ParseSections(res.Stdout)
+	if err != nil {
+		return nil, fmt.Errorf("read the slurm fragments: %w", err)
+	}
+	return fragmentSections(sections)
+}
+
+func fragmentSections(sections map[string]transport.Section) (map[string][]byte, error) {
+	fragments := map[string][]byte{}
+	for key, sec := range sections {
+		name, ok := strings.CutPrefix(key, "fragment ")
+		if !ok {
+			continue
+		}
+		b, err := decodeSection(key, sec)
+		if err != nil {
+			return nil, err
+		}
+		fragments[name] = b
+	}
+	return fragments, nil
+}
+
 // readStateScript reads every fragment, the three files, slurmctld's
 // version and whether it runs. Contents travel base64-encoded: the section
 // parser drops blank lines, and slurm.conf has them.
 func readStateScript() string {
 	var b strings.Builder
-	b.WriteString(transport.ScriptEnv + transport.SectionFuncs)
-	fmt.Fprintf(&b, "for f in %s/*.conf; do\n\t[ -e \"$f\" ] || continue\n\tsec \"fragment ${f##*/}\"; base64 -w0 -- \"$f\"; end $?\ndone\n", FragmentDir)
+	b.WriteString(transport.ScriptEnv + transport.SectionFuncs + fragmentsScript)
 	for _, f := range confFiles {
 		p := transport.Quote(ConfDir + "/" + f)
 		fmt.Fprintf(&b, "sec 'file %s'\nif [ -e %s ]; then base64 -w0 -- %s; end $?; else end %d; fi\n", f, p, p, missingFile)
@@ -333,15 +418,9 @@ func readState(ctx context.Context, ex Executor) (state, error) {
 	if err != nil {
 		return state{}, fmt.Errorf("read the slurm configuration: %w", err)
 	}
-	st := state{fragments: map[string][]byte{}}
-	for key, sec := range sections {
-		name, ok := strings.CutPrefix(key, "fragment ")
-		if !ok {
-			continue
-		}
-		if st.fragments[name], err = decodeSection(key, sec); err != nil {
-			return state{}, err
-		}
+	var st state
+	if st.fragments, err = fragmentSections(sections); err != nil {
+		return state{}, err
 	}
 	contents := make([][]byte, len(confFiles))
 	for i, f := range confFiles {
@@ -402,25 +481,28 @@ func decodeSection(what string, sec transport.Section) ([]byte, error) {
 	return b, nil
 }
 
-// writeFragments makes FragmentDir hold next, given it held current. With
-// conditional set, each write expects the fragment as current has it, so a
-// fragment another process changed since the read ends in ErrWriteConflict.
-func writeFragments(ctx context.Context, h ControllerHost, current, next map[string][]byte, conditional bool) error {
+// writeFragments makes FragmentDir hold next, given it held current. Each write expects the
+// fragment as current has it, so a fragment another process changed since the read ends in
+// ErrWriteConflict.
+func writeFragments(ctx context.Context, h ControllerHost, current, next map[string][]byte) error {
 	if sameFragments(current, next) {
 		return nil
 	}
 	var remove []string
 	for name := range current {
 		if _, ok := next[name]; !ok {
-			remove = append(remove, transport.Quote(FragmentDir+"/"+name))
+			remove = append(remove, name)
 		}
 	}
 	script := transport.ScriptEnv + "mkdir -p -m 0755 -- " + transport.Quote(FragmentDir)
-	if len(remove) > 0 {
-		script += " && rm -f -- " + strings.Join(remove, " ")
+	for _, name := range remove {
+		script += " && rm -f -- " + transport.Quote(FragmentDir+"/"+name)
 	}
 	if _, err := h.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("update %s: %w", FragmentDir, err)
+	}
+	for _, name := range remove {
+		transport.Changed(ctx, h, "removed "+FragmentDir+"/"+name)
 	}
 	for name, content := range next {
 		old, ok := current[name]
@@ -428,12 +510,11 @@ func writeFragments(ctx context.Context, h ControllerHost, current, next map[str
 			continue
 		}
 		f := configFile(FragmentDir+"/"+name, content)
-		if conditional {
-			f.ExpectSHA256 = expectedSHA256(old, ok)
-		}
+		f.ExpectSHA256 = expectedSHA256(old, ok)
 		if _, err := h.WriteFile(ctx, f); err != nil {
 			return fmt.Errorf("write fragment: %w", err)
 		}
+		transport.Changed(ctx, h, "wrote "+f.Path)
 	}
 	return nil
 }
@@ -494,54 +575,63 @@ func writeFiles(ctx context.Context, h ControllerHost, f Files, expect *Files) e
 	return nil
 }
 
-// activate writes everything and brings slurmctld onto the new files the
-// way the class of change needs.
-func activate(ctx context.Context, h ControllerHost, st state, next map[string][]byte, files Files, class ChangeClass) error {
+// activate writes the files and brings slurmctld onto them the way the class of change
+// needs, then waits up to wait for it to answer.
+func activate(ctx context.Context, h ControllerHost, st state, files Files, class ChangeClass, wait time.Duration) error {
 	if class == OrderedRestart && st.active {
-		// The node set changes: slurmctld must not run while the file
-		// lists other nodes than its state.
+		// The node set changes: slurmctld must not run while the file lists other nodes
+		// than its state.
 		if _, err := h.Sudo(ctx, transport.ScriptEnv+"systemctl stop slurmctld", nil); err != nil {
 			return fmt.Errorf("stop slurmctld: %w", err)
 		}
+		transport.Changed(ctx, h, "stopped slurmctld for an ordered restart")
 	}
-	if err := writeFragments(ctx, h, st.fragments, next, true); err != nil {
-		return err
+	if !filesEqual(st.files, files) {
+		if err := writeFiles(ctx, h, files, &st.files); err != nil {
+			return err
+		}
+		transport.Changed(ctx, h, "wrote "+ConfDir+"/slurm.conf, cgroup.conf and gres.conf")
 	}
-	if err := writeFiles(ctx, h, files, &st.files); err != nil {
-		return err
-	}
-	var command string
+	var command, what, done string
 	switch {
 	case !st.active:
-		command = "systemctl enable --quiet slurmctld && systemctl restart slurmctld"
+		command, what, done = "systemctl enable --quiet slurmctld || exit\n"+startSlurmctld("restart"), "start slurmctld", "started slurmctld"
 	case class == Reconfigure:
-		command = "scontrol reconfigure"
+		command, what, done = "scontrol reconfigure", "scontrol reconfigure", "reconfigured slurmctld"
 	case class == OrderedRestart:
-		command = "systemctl start slurmctld"
+		command, what, done = startSlurmctld("start"), "start slurmctld", "started slurmctld"
 	default:
-		command = "systemctl restart slurmctld"
+		command, what, done = startSlurmctld("restart"), "restart slurmctld", "restarted slurmctld"
 	}
 	if _, err := h.Sudo(ctx, transport.ScriptEnv+command, nil); err != nil {
-		return fmt.Errorf("%s: %w", command, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	return WaitController(ctx, h)
+	transport.Changed(ctx, h, done)
+	return waitController(ctx, h, wait)
 }
 
-// rollback restores the files slurmctld ran with, restarts it if it ran,
-// and reports cause together with the daemon's own log lines. It writes
-// unconditionally: the host's lock is held, and what this apply wrote, in
-// whole or in part, is what it replaces.
-func rollback(ctx context.Context, h ControllerHost, st state, next map[string][]byte, c *ControllerSettings, cause error) error {
+// startSlurmctld is a systemctl start or restart that systemd's start limit cannot refuse:
+// failures before this apply (a package's first start without slurm.conf, a hand-made
+// restart loop) are forgotten first, and an activation starts slurmctld at most twice, the
+// second time only to roll back.
+func startSlurmctld(verb string) string {
+	return "systemctl reset-failed slurmctld 2>/dev/null; systemctl " + verb + " slurmctld"
+}
+
+// rollback restores the files slurmctld ran with, starts it again if it ran, and reports
+// cause together with the daemon's own log lines. It writes unconditionally: the host's
+// lock is held, and what this activation wrote, in whole or in part, is what it replaces.
+// The fragments stay: they are what the resources applied, and the activation stays
+// pending until a change of them lets slurmctld start.
+func rollback(ctx context.Context, h ControllerHost, st state, c *ControllerSettings, wait time.Duration, cause error) error {
 	e := &ActivationError{Cause: cause, WasActive: st.active, Log: controllerLog(ctx, h, c)}
-	e.RestoreErr = writeFragments(ctx, h, next, st.fragments, false)
-	if e.RestoreErr == nil {
-		e.RestoreErr = writeFiles(ctx, h, st.files, nil)
-	}
+	e.RestoreErr = writeFiles(ctx, h, st.files, nil)
 	if e.RestoreErr == nil && st.active {
-		if _, err := h.Sudo(ctx, transport.ScriptEnv+"systemctl restart slurmctld", nil); err != nil {
+		if _, err := h.Sudo(ctx, transport.ScriptEnv+startSlurmctld("restart"), nil); err != nil {
 			e.RestoreErr = fmt.Errorf("restart slurmctld: %w", err)
 		} else {
-			e.RestoreErr = WaitController(ctx, h)
+			transport.Changed(ctx, h, "restored the previous Slurm files and restarted slurmctld")
+			e.RestoreErr = waitController(ctx, h, wait)
 		}
 	}
 	return e
@@ -583,10 +673,10 @@ SLURM_CONF="$d/slurm.conf" scontrol show hostnames localhost >/dev/null
 	return nil
 }
 
-// WaitController polls `scontrol ping` until the primary slurmctld
-// answers UP, with backoff, for at most PingTimeout.
-func WaitController(ctx context.Context, ex Executor) error {
-	return poll(ctx, PingTimeout, "wait for slurmctld", func(ctx context.Context) error {
+// waitController polls `scontrol ping` until the primary slurmctld
+// answers UP, with backoff, for at most timeout.
+func waitController(ctx context.Context, ex Executor, timeout time.Duration) error {
+	return poll(ctx, timeout, "wait for slurmctld", func(ctx context.Context) error {
 		res, err := ex.Sudo(ctx, transport.ScriptEnv+"scontrol ping", nil)
 		out := strings.TrimSpace(string(res.Stdout))
 		if err == nil && pingUp(out) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
@@ -136,37 +137,70 @@ func guideFragments(t *testing.T) []Fragment {
 	return out
 }
 
+// testWait bounds the stub slurmctld's answer, which comes at once.
+const testWait = 5 * time.Second
+
+// apply writes changes and activates them, as one apply with one resource would.
+func apply(ctx context.Context, s ControllerHost, changes ...Fragment) (Outcome, error) {
+	if err := WriteFragments(ctx, s, changes...); err != nil {
+		return Outcome{}, err
+	}
+	return Activate(ctx, s, testWait)
+}
+
 func TestApplyLifecycle(t *testing.T) {
 	ctx := context.Background()
 	s := newSandbox(t, false)
 	frags := guideFragments(t)
 
-	// Nodes and partition before the controller: only fragments are kept.
-	out, err := Apply(ctx, s, frags[1:]...)
-	if err != nil || out.Class != NoChange {
-		t.Fatalf("before the controller: %v %v", out.Class, err)
+	// Nodes and partition before the controller: only fragments are kept, and there is
+	// nothing to activate yet.
+	if err := WriteFragments(ctx, s, frags[1:]...); err != nil {
+		t.Fatal(err)
+	}
+	var refused *RefusedError
+	if _, err := Activate(ctx, s, testWait); !errors.As(err, &refused) || !strings.Contains(err.Error(), "nothing to activate") {
+		t.Fatalf("activation without a controller fragment: %v", err)
 	}
 	if _, err := os.Stat(s.root + "/etc/slurm/slurm.conf"); !os.IsNotExist(err) {
 		t.Fatalf("slurm.conf written without a controller: %v", err)
 	}
-	s.calls()
+	if got := s.calls(); len(got) > 0 {
+		t.Fatalf("daemons touched before the controller: %q", got)
+	}
 
-	// The controller arrives: the guide's files, validated, slurmctld started.
-	out, err = Apply(ctx, s, frags[0])
+	// The controller arrives, each resource writing its own fragment on its own: nothing
+	// but fragments changes until the one activation.
+	for _, f := range frags {
+		if err := WriteFragments(ctx, s, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.calls(); len(got) > 0 {
+		t.Fatalf("writing fragments touched a daemon: %q", got)
+	}
+	out, err := Preview(ctx, s)
+	if err != nil || out.Class != RestartController || out.CurrentSHA256 != "" || out.NextSHA256 == "" {
+		t.Fatalf("pending before the first activation: %+v %v", out, err)
+	}
+	out, err = Activate(ctx, s, testWait)
 	if err != nil || out.Class != RestartController {
-		t.Fatalf("first apply: %v %v", out.Class, err)
+		t.Fatalf("first activation: %v %v", out.Class, err)
 	}
 	if got := s.read("/etc/slurm/slurm.conf"); got != golden(t, "guide-slurm.conf") {
 		t.Errorf("slurm.conf:\n%s", got)
 	}
-	want := []string{"scontrol show hostnames localhost", "systemctl enable --quiet slurmctld", "systemctl restart slurmctld", "scontrol ping"}
+	want := []string{"scontrol show hostnames localhost", "systemctl enable --quiet slurmctld", "systemctl reset-failed slurmctld", "systemctl restart slurmctld", "scontrol ping"}
 	if got := s.calls(); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("calls %q, want %q", got, want)
+	}
+	if now, err := Preview(ctx, s); err != nil || now.Class != NoChange || now.CurrentSHA256 != out.NextSHA256 {
+		t.Errorf("after the activation: %+v %v, want nothing pending and the files activated", now, err)
 	}
 
 	// The same again touches nothing.
 	s.writes = nil
-	out, err = Apply(ctx, s, frags...)
+	out, err = apply(ctx, s, frags...)
 	if err != nil || out.Class != NoChange || len(s.writes) > 0 || len(s.calls()) > 0 {
 		t.Errorf("no-op: %v %v, wrote %v", out.Class, err, s.writes)
 	}
@@ -175,7 +209,7 @@ func TestApplyLifecycle(t *testing.T) {
 	_, _, parts := guideExample()
 	parts[0].MaxTime = "1-00:00:00"
 	p, _ := PartitionFragment(parts[0])
-	out, err = Apply(ctx, s, p)
+	out, err = apply(ctx, s, p)
 	if err != nil || out.Class != Reconfigure {
 		t.Fatalf("partition: %v %v", out.Class, err)
 	}
@@ -184,11 +218,11 @@ func TestApplyLifecycle(t *testing.T) {
 	}
 
 	// Removing a node is an ordered restart: stop, write, start.
-	out, err = Apply(ctx, s, RemoveFragment(NodeFile("gpu03")), mustPartition(t, "gpu01", "gpu02"))
+	out, err = apply(ctx, s, RemoveFragment(NodeFile("gpu03")), mustPartition(t, "gpu01", "gpu02"))
 	if err != nil || out.Class != OrderedRestart || strings.Join(out.RestartNodes, ",") != "gpu01,gpu02" {
 		t.Fatalf("node removed: %+v %v", out, err)
 	}
-	if got := s.calls(); strings.Join(got, "|") != "scontrol show hostnames localhost|systemctl stop slurmctld|systemctl start slurmctld|scontrol ping" {
+	if got := s.calls(); strings.Join(got, "|") != "scontrol show hostnames localhost|systemctl stop slurmctld|systemctl reset-failed slurmctld|systemctl start slurmctld|scontrol ping" {
 		t.Errorf("calls %q", got)
 	}
 	if _, err := os.Stat(s.root + FragmentDir + "/node-gpu03.conf"); !os.IsNotExist(err) {
@@ -196,6 +230,46 @@ func TestApplyLifecycle(t *testing.T) {
 	}
 	if !strings.Contains(s.read("/etc/slurm/slurm.conf"), "NodeName=gpu[01-02] ") {
 		t.Errorf("slurm.conf:\n%s", s.read("/etc/slurm/slurm.conf"))
+	}
+}
+
+// An apply that ends between the writes and the activation (interrupted, or -target without
+// the activation) leaves the activation pending on the controller, where the next plan sees
+// it; so does slurmctld stopped by hand.
+func TestPendingActivation(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, true)
+	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFragments(ctx, s, RemoveFragment(NodeFile("gpu03")), mustPartition(t, "gpu01", "gpu02")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Preview(ctx, s)
+	if err != nil || out.Class != OrderedRestart || out.CurrentSHA256 == out.NextSHA256 ||
+		strings.Join(out.Reasons, "|") != "node gpu03 added, removed or changed|partition gpu changed" {
+		t.Fatalf("pending: %+v %v", out, err)
+	}
+	if _, err := Activate(ctx, s, testWait); err != nil {
+		t.Fatal(err)
+	}
+	if err := ClearPendingRestart(ctx, s, []string{"gpu01", "gpu02"}); err != nil {
+		t.Fatal(err)
+	}
+	s.calls()
+	if err := os.Remove(filepath.Join(s.root, "active")); err != nil {
+		t.Fatal(err)
+	}
+	out, err = Preview(ctx, s)
+	if err != nil || out.Class != RestartController || strings.Join(out.Reasons, "|") != NotRunningReason {
+		t.Fatalf("stopped by hand: %+v %v", out, err)
+	}
+	if _, err := Activate(ctx, s, testWait); err != nil {
+		t.Fatal(err)
+	}
+	want := "systemctl enable --quiet slurmctld|systemctl reset-failed slurmctld|systemctl restart slurmctld|scontrol ping"
+	if got := strings.Join(s.calls(), "|"); got != want {
+		t.Errorf("calls %q, want %q: started, nothing written", got, want)
 	}
 }
 
@@ -212,7 +286,7 @@ func mustPartition(t *testing.T, nodes ...string) Fragment {
 func TestApplyRefusals(t *testing.T) {
 	ctx := context.Background()
 	s := newSandbox(t, true)
-	if _, err := Apply(ctx, s, guideFragments(t)...); err != nil {
+	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
 		t.Fatal(err)
 	}
 	before := s.read("/etc/slurm/slurm.conf")
@@ -234,7 +308,7 @@ func TestApplyRefusals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = Apply(ctx, s, f)
+			_, err = apply(ctx, s, f)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
@@ -252,7 +326,7 @@ func TestApplyRefusals(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Apply(ctx, s, Fragment{File: "../x.conf", Content: []byte("kind=node\n")}); err == nil {
+	if err := WriteFragments(ctx, s, Fragment{File: "../x.conf", Content: []byte("kind=node\n")}); err == nil {
 		t.Error("a fragment name outside the pattern was accepted")
 	}
 }
@@ -260,11 +334,10 @@ func TestApplyRefusals(t *testing.T) {
 func TestApplyRollback(t *testing.T) {
 	ctx := context.Background()
 	s := newSandbox(t, true)
-	if _, err := Apply(ctx, s, guideFragments(t)...); err != nil {
+	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
 		t.Fatal(err)
 	}
 	before := s.read("/etc/slurm/slurm.conf")
-	controllerBefore := s.read(FragmentDir + "/controller.conf")
 	s.calls()
 	// The stub's slurmctld does not start with a ClusterName containing
 	// "Broken", which its parser check accepts: the restart fails.
@@ -272,7 +345,7 @@ func TestApplyRollback(t *testing.T) {
 	c := DefaultControllerSettings("login01")
 	c.ClusterName = "Broken"
 	f, _ := ControllerFragment(c)
-	_, err := Apply(ctx, s, f)
+	_, err := apply(ctx, s, f)
 	if err == nil || !strings.Contains(err.Error(), "the stub refuses this config") || !strings.Contains(err.Error(), "previous files were restored") {
 		t.Fatalf("err = %v", err)
 	}
@@ -280,12 +353,17 @@ func TestApplyRollback(t *testing.T) {
 	if !errors.As(err, &activation) || activation.RestoreErr != nil || !activation.WasActive {
 		t.Errorf("err = %#v, want an *ActivationError with the files restored", err)
 	}
-	if s.read("/etc/slurm/slurm.conf") != before || s.read(FragmentDir+"/controller.conf") != controllerBefore {
+	if s.read("/etc/slurm/slurm.conf") != before {
 		t.Error("the previous files were not restored")
 	}
-	want := "scontrol show hostnames localhost|systemctl restart slurmctld|journalctl -u slurmctld -n 30 --no-pager -o short-iso|systemctl restart slurmctld|scontrol ping"
+	want := "scontrol show hostnames localhost|systemctl reset-failed slurmctld|systemctl restart slurmctld|journalctl -u slurmctld -n 30 --no-pager -o short-iso|" +
+		"systemctl reset-failed slurmctld|systemctl restart slurmctld|scontrol ping"
 	if got := strings.Join(s.calls(), "|"); got != want {
 		t.Errorf("calls %q\nwant  %q", got, want)
+	}
+	// The fragment stays as the resource wrote it: the activation is still pending.
+	if out, err := Preview(ctx, s); err != nil || out.Class != RestartController || strings.Join(out.Reasons, "|") != "ClusterName changed" {
+		t.Errorf("after the rollback: %+v %v, want the activation still pending", out, err)
 	}
 }
 
@@ -293,10 +371,10 @@ func TestApplyRollback(t *testing.T) {
 // from the others (P14).
 func TestApplyUndefinedNode(t *testing.T) {
 	s := newSandbox(t, true)
-	if _, err := Apply(context.Background(), s, guideFragments(t)...); err != nil {
+	if _, err := apply(context.Background(), s, guideFragments(t)...); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Apply(context.Background(), s, mustPartition(t, "gpu01", "gpu09"))
+	_, err := apply(context.Background(), s, mustPartition(t, "gpu01", "gpu09"))
 	var undefined *UndefinedNodesError
 	var refused *RefusedError
 	if !errors.As(err, &undefined) || !errors.As(err, &refused) || strings.Join(undefined.Nodes, ",") != "gpu09" {
@@ -321,13 +399,16 @@ func (c cancelOnStop) Sudo(ctx context.Context, script string, stdin []byte) (tr
 
 func TestApplyCancelledAfterStop(t *testing.T) {
 	s := newSandbox(t, true)
-	if _, err := Apply(context.Background(), s, guideFragments(t)...); err != nil {
+	if _, err := apply(context.Background(), s, guideFragments(t)...); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFragments(context.Background(), s, RemoveFragment(NodeFile("gpu03")), mustPartition(t, "gpu01", "gpu02")); err != nil {
 		t.Fatal(err)
 	}
 	s.calls()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out, err := Apply(ctx, cancelOnStop{s, cancel}, RemoveFragment(NodeFile("gpu03")), mustPartition(t, "gpu01", "gpu02"))
+	out, err := Activate(ctx, cancelOnStop{s, cancel}, testWait)
 	if err != nil || out.Class != OrderedRestart {
 		t.Fatalf("cancelled ordered restart: %v %v", out.Class, err)
 	}
@@ -337,24 +418,24 @@ func TestApplyCancelledAfterStop(t *testing.T) {
 	if !strings.Contains(s.read("/etc/slurm/slurm.conf"), "NodeName=gpu[01-02] ") {
 		t.Error("the new slurm.conf was not written to the end")
 	}
-	want := "scontrol show hostnames localhost|systemctl stop slurmctld|systemctl start slurmctld|scontrol ping"
+	want := "scontrol show hostnames localhost|systemctl stop slurmctld|systemctl reset-failed slurmctld|systemctl start slurmctld|scontrol ping"
 	if got := strings.Join(s.calls(), "|"); got != want {
 		t.Errorf("calls %q\nwant  %q", got, want)
 	}
 }
 
-// Another Terraform run changes a partition between this apply's read and its write of
-// slurm.conf: the conditional write notices, and the apply starts over from the files as
-// they are, so slurm.conf ends with both changes.
+// Another Terraform run changes a partition between this activation's read and its write of
+// slurm.conf: the conditional write notices, and the activation starts over from the files
+// as they are, so slurm.conf ends with both changes.
 func TestApplyConcurrentWriter(t *testing.T) {
 	ctx := context.Background()
 	s := newSandbox(t, true)
-	if _, err := Apply(ctx, s, guideFragments(t)...); err != nil {
+	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
 		t.Fatal(err)
 	}
 	theirs := mustPartitionTime(t, "1-00:00:00")
 	s.beforeWrite = func(path string) {
-		if path != FragmentDir+"/"+ControllerFile {
+		if path != ConfDir+"/slurm.conf" {
 			return
 		}
 		s.beforeWrite = nil
@@ -372,15 +453,15 @@ func TestApplyConcurrentWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Apply(ctx, s, mine); err != nil {
+	if _, err := apply(ctx, s, mine); err != nil {
 		t.Fatal(err)
 	}
 	conf := s.read("/etc/slurm/slurm.conf")
 	if !strings.Contains(conf, "SchedulerType=sched/builtin") || !strings.Contains(conf, "MaxTime=1-00:00:00") {
 		t.Errorf("a change was lost:\n%s", conf)
 	}
-	if st, err := ReadStatus(ctx, s); err != nil || len(st.Drift) > 0 {
-		t.Errorf("after the retry: %v %v", st.Drift, err)
+	if out, err := Preview(ctx, s); err != nil || out.Class != NoChange {
+		t.Errorf("after the retry: %+v %v", out, err)
 	}
 }
 
@@ -395,25 +476,27 @@ func mustPartitionTime(t *testing.T, maxTime string) Fragment {
 }
 
 // An ordered restart records the slurmd restarts it asks for until they are cleared: a
-// restart that failed is reported as drift and asked for again by the next apply.
+// restart that failed is pending, and the next activation asks for it again.
 func TestApplyPendingRestart(t *testing.T) {
 	ctx := context.Background()
 	s := newSandbox(t, true)
-	if _, err := Apply(ctx, s, guideFragments(t)...); err != nil {
+	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
 		t.Fatal(err)
 	}
 	changes := []Fragment{RemoveFragment(NodeFile("gpu03")), mustPartition(t, "gpu01", "gpu02")}
-	if out, err := Apply(ctx, s, changes...); err != nil || strings.Join(out.RestartNodes, ",") != "gpu01,gpu02" {
+	if out, err := apply(ctx, s, changes...); err != nil || strings.Join(out.RestartNodes, ",") != "gpu01,gpu02" {
 		t.Fatalf("ordered restart: %+v %v", out, err)
 	}
 	// The restart of slurmd failed: nothing cleared it.
-	st, err := ReadStatus(ctx, s)
-	if err != nil || strings.Join(st.PendingRestart, ",") != "gpu01,gpu02" || strings.Join(st.Drift, "|") != "slurmd restart still due on gpu[01-02] since an ordered restart" {
-		t.Fatalf("status %+v %v", st, err)
+	out, err := Preview(ctx, s)
+	if err != nil || out.Class != NoChange || strings.Join(out.RestartNodes, ",") != "gpu01,gpu02" ||
+		strings.Join(out.Reasons, "|") != "slurmd restart still due on gpu[01-02] since an earlier ordered restart" {
+		t.Fatalf("pending %+v %v", out, err)
 	}
-	out, err := Apply(ctx, s, changes...)
-	if err != nil || out.Class != NoChange || strings.Join(out.RestartNodes, ",") != "gpu01,gpu02" {
-		t.Fatalf("retry: %+v %v", out, err)
+	s.calls()
+	out, err = apply(ctx, s, changes...)
+	if err != nil || out.Class != NoChange || strings.Join(out.RestartNodes, ",") != "gpu01,gpu02" || len(s.calls()) > 0 {
+		t.Fatalf("retry: %+v %v, want the restarts asked for again and slurmctld left alone", out, err)
 	}
 	if err := ClearPendingRestart(ctx, s, []string{"gpu01"}); err != nil {
 		t.Fatal(err)
@@ -427,8 +510,8 @@ func TestApplyPendingRestart(t *testing.T) {
 	if _, err := os.Stat(s.root + pendingFile); !os.IsNotExist(err) {
 		t.Errorf("the list of pending restarts is still there: %v", err)
 	}
-	if st, err := ReadStatus(ctx, s); err != nil || len(st.Drift) > 0 {
-		t.Errorf("after both restarted: %v %v", st.Drift, err)
+	if out, err := Preview(ctx, s); err != nil || out.Class != NoChange || len(out.Reasons) > 0 {
+		t.Errorf("after both restarted: %+v %v", out, err)
 	}
 }
 
@@ -475,7 +558,7 @@ func TestParseCandidate(t *testing.T) {
 func TestStopController(t *testing.T) {
 	ctx := context.Background()
 	s := newSandbox(t, true)
-	if _, err := Apply(ctx, s, guideFragments(t)...); err != nil {
+	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
 		t.Fatal(err)
 	}
 	touch(t, filepath.Join(s.root, "stopfails"))

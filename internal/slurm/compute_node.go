@@ -142,10 +142,15 @@ func StartSlurmd(ctx context.Context, ex Executor, restart bool) error {
 		journalctl -u slurmd -n 20 --no-pager -o cat >&2
 		exit 1
 	fi
+	echo started
 fi
 `
-	if _, err := ex.Sudo(ctx, script, nil); err != nil {
+	res, err := ex.Sudo(ctx, script, nil)
+	if err != nil {
 		return fmt.Errorf("start slurmd: %w", err)
+	}
+	if strings.TrimSpace(string(res.Stdout)) == "started" {
+		transport.Changed(ctx, ex, "started slurmd")
 	}
 	return nil
 }

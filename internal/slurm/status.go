@@ -1,9 +1,7 @@
 package slurm
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,21 +11,11 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// Status is the controller as one round trip finds it: the fragments, how
-// the files in ConfDir differ from what the fragments assemble, the
-// installed slurmctld and whether it runs.
+// Status is the controller's fragments and installed slurmctld as one round trip finds them.
 type Status struct {
 	Fragments Fragments
 	// Version is nil when slurmctld is not installed.
 	Version *version.Version
-	Active  bool
-	// Drift says, one entry per difference, how the files differ from
-	// the fragments: a hand edit, a file removed. Empty without a
-	// controller fragment, as there is nothing to assemble then. A slurmd
-	// restart still due after an ordered restart is drift too.
-	Drift []string
-	// PendingRestart are the defined nodes whose slurmd restart is still due.
-	PendingRestart []string
 }
 
 // ReadStatus reads the controller's Status.
@@ -40,65 +28,7 @@ func ReadStatus(ctx context.Context, ex Executor) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	s := Status{Fragments: fragments, Version: st.version, Active: st.active}
-	slurmConf, cgroupConf, gresConf, err := Assemble(fragments)
-	if errors.Is(err, ErrNoController) {
-		return s, nil
-	}
-	if err != nil {
-		return Status{}, err
-	}
-	s.Drift = fileDrift(st.files, Files{SlurmConf: slurmConf, CgroupConf: cgroupConf, GresConf: gresConf})
-	if s.PendingRestart = definedNodes(st.pending, fragments.Nodes); len(s.PendingRestart) > 0 {
-		s.Drift = append(s.Drift, "slurmd restart still due on "+CompressHostlist(s.PendingRestart)+" since an ordered restart")
-	}
-	return s, nil
-}
-
-// fileDrift names what differs between the files found and the files
-// wanted, by setting where slurm.conf still parses.
-func fileDrift(found, want Files) []string {
-	var drift []string
-	pairs := []struct {
-		name        string
-		found, want []byte
-	}{
-		{"slurm.conf", found.SlurmConf, want.SlurmConf},
-		{"cgroup.conf", found.CgroupConf, want.CgroupConf},
-		{"gres.conf", found.GresConf, want.GresConf},
-	}
-	for _, p := range pairs {
-		switch {
-		case bytes.Equal(p.found, p.want):
-		case p.found == nil:
-			drift = append(drift, ConfDir+"/"+p.name+" is missing")
-		case p.name == "slurm.conf":
-			drift = append(drift, slurmConfDrift(p.found, p.want))
-		default:
-			drift = append(drift, ConfDir+"/"+p.name+" was changed")
-		}
-	}
-	return drift
-}
-
-func slurmConfDrift(found, want []byte) string {
-	c, err := Classify(Files{SlurmConf: found}, Files{SlurmConf: want})
-	if err != nil || len(c.Reasons) == 0 {
-		return ConfDir + "/slurm.conf was changed"
-	}
-	return ConfDir + "/slurm.conf was changed: " + strings.Join(c.Reasons, ", ")
-}
-
-// EnsureController starts slurmctld, enabled at boot, when it does not
-// run, and waits until it answers.
-func EnsureController(ctx context.Context, ex Executor) error {
-	_, err := ex.Sudo(ctx, transport.ScriptEnv+`systemctl is-active --quiet slurmctld && exit 0
-systemctl enable --quiet slurmctld && systemctl restart slurmctld
-`, nil)
-	if err != nil {
-		return fmt.Errorf("start slurmctld: %w", err)
-	}
-	return WaitController(ctx, ex)
+	return Status{Fragments: fragments, Version: st.version}, nil
 }
 
 // StopController stops and disables slurmctld and removes the files assembled for it; the

@@ -41,14 +41,16 @@ func TestSettingsOfClass(t *testing.T) {
 	}
 }
 
-func TestReadStatusDrift(t *testing.T) {
+// A hand edit of the files on the controller is a pending activation, named by setting,
+// that the next activation repairs.
+func TestPendingHandEdit(t *testing.T) {
 	ctx := context.Background()
 	s := newSandbox(t, true)
-	if _, err := Apply(ctx, s, guideFragments(t)...); err != nil {
+	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
 		t.Fatal(err)
 	}
 	st, err := ReadStatus(ctx, s)
-	if err != nil || len(st.Drift) != 0 || !st.Active || st.Version == nil || st.Fragments.Controller == nil {
+	if err != nil || st.Version == nil || st.Fragments.Controller == nil {
 		t.Fatalf("after apply: %+v %v", st, err)
 	}
 	conf := strings.Replace(s.read("/etc/slurm/slurm.conf"), "SchedulerType=sched/backfill", "SchedulerType=sched/builtin", 1)
@@ -56,13 +58,11 @@ func TestReadStatusDrift(t *testing.T) {
 		t.Fatal(err)
 	}
 	touch(t, s.root+"/etc/slurm/gres.conf")
-	st, err = ReadStatus(ctx, s)
-	want := "/etc/slurm/slurm.conf was changed: SchedulerType changed|/etc/slurm/gres.conf was changed"
-	if err != nil || strings.Join(st.Drift, "|") != want {
-		t.Errorf("drift %q %v, want %q", st.Drift, err, want)
+	out, err := Preview(ctx, s)
+	if want := "SchedulerType changed|gres.conf changed"; err != nil || out.Class != Reconfigure || strings.Join(out.Reasons, "|") != want {
+		t.Errorf("pending %+v %v, want a reconfigure for %q", out, err, want)
 	}
-	// Apply repairs a hand edit, as a reconfigure.
-	out, err := Apply(ctx, s, guideFragments(t)...)
+	out, err = Activate(ctx, s, testWait)
 	if err != nil || out.Class != Reconfigure {
 		t.Errorf("repair: %v %v", out.Class, err)
 	}
@@ -72,7 +72,7 @@ func TestPreviewChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	s := newSandbox(t, true)
 	frags := guideFragments(t)
-	if _, err := Apply(ctx, s, frags...); err != nil {
+	if _, err := apply(ctx, s, frags...); err != nil {
 		t.Fatal(err)
 	}
 	s.calls()

@@ -5,7 +5,12 @@ resource "gpucluster_slurm_compute" "gpu01" {
   node       = gpucluster_slurm_node.gpu01.id
   controller = gpucluster_slurm_controller.cluster.slurmctld_host
 
-  # MUNGE first (pitfall P10); the partition first, so the node is in it when
-  # it registers.
-  depends_on = [gpucluster_munge_key.cluster, gpucluster_slurm_partition.gpu]
+  # MUNGE first (pitfall P10); the activation first, so the node is defined and
+  # in its partition on the controller when it registers.
+  depends_on = [gpucluster_munge_key.cluster, gpucluster_slurm_activation.cluster]
+
+  # The node registers within seconds when MUNGE and the network work.
+  timeouts {
+    create = "5m"
+  }
 }

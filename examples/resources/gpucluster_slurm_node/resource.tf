@@ -4,12 +4,6 @@
 resource "gpucluster_slurm_node" "gpu01" {
   controller = gpucluster_slurm_controller.cluster.id
   name       = "gpu01"
-
-  # Removing a node from the configuration must update the partition that lists
-  # it before the node goes; Terraform's default order is the other way round.
-  lifecycle {
-    create_before_destroy = true
-  }
 }
 
 # The lab's stand-in GPUs are not seen by nvidia-smi or NVML: name them, and
@@ -24,8 +18,4 @@ resource "gpucluster_slurm_node" "gpu02" {
   # Rounding RealMemory down is fine; above what the node reports is a plan
   # error (pitfall P3).
   real_memory = 20000
-
-  lifecycle {
-    create_before_destroy = true
-  }
 }
