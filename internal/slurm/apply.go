@@ -394,7 +394,8 @@ func fragmentSections(sections map[string]transport.Section) (map[string][]byte,
 
 // readStateScript reads every fragment, the three files, slurmctld's
 // version and whether it runs. Contents travel base64-encoded: the section
-// parser drops blank lines, and slurm.conf has them.
+// parser drops blank lines, and slurm.conf has them. Every Slurm resource of a run
+// reads this, so it is shared until the provider changes the controller.
 func readStateScript() string {
 	var b strings.Builder
 	b.WriteString(transport.ScriptEnv + transport.SectionFuncs + fragmentsScript)
@@ -406,7 +407,7 @@ func readStateScript() string {
 	b.WriteString("sec candidate\ncommand -v slurmctld >/dev/null || apt-cache policy slurmctld 2>/dev/null | sed -n 's/^ *Candidate: *//p'; end 0\n")
 	b.WriteString("sec active\nsystemctl is-active --quiet slurmctld; end $?\n")
 	fmt.Fprintf(&b, "sec pending\nif [ -e %[1]s ]; then cat -- %[1]s; end $?; else end 0; fi\n", transport.Quote(pendingFile))
-	return b.String()
+	return transport.ReadOnly(b.String())
 }
 
 func readState(ctx context.Context, ex Executor) (state, error) {
@@ -514,7 +515,6 @@ func writeFragments(ctx context.Context, h ControllerHost, current, next map[str
 		if _, err := h.WriteFile(ctx, f); err != nil {
 			return fmt.Errorf("write fragment: %w", err)
 		}
-		transport.Changed(ctx, h, "wrote "+f.Path)
 	}
 	return nil
 }
@@ -590,7 +590,6 @@ func activate(ctx context.Context, h ControllerHost, st state, files Files, clas
 		if err := writeFiles(ctx, h, files, &st.files); err != nil {
 			return err
 		}
-		transport.Changed(ctx, h, "wrote "+ConfDir+"/slurm.conf, cgroup.conf and gres.conf")
 	}
 	var command, what, done string
 	switch {
