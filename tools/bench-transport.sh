@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue #9's benchmark: the figures of "How it is measured", each printed next to its bar.
+# The transport and scale benchmark: the figures of issues #9 and #17, each printed next to its
+# bar.
 # Counts come from the hosts' own journals (sshd, sudo, PAM), never from the provider's logs;
 # times are wall-clock medians of whole `terraform` runs, with Terraform's own no-op plan of as
 # many terraform_data resources timed in the same loop as the reference.
@@ -150,8 +151,8 @@ mark_hosts() {
 	done
 }
 
-# host_counts HOST: "sudo ssh pamfail nosess anomalies chkpwd noident authfail" for what HOST
-# logged since its cursor; the last three are pamfail's parts, for the log.
+# host_counts HOST: "sudo ssh pamfail nosess anomalies ctld slurmd chkpwd noident authfail" for
+# what HOST logged since its cursor; the last three are pamfail's parts, for the log.
 #   sudo     sudo-rs's "sudo[PID]: pam_unix(sudo:session): session opened for user root(uid=0)
 #            by admin(uid=1000)", one per sudo invocation. The provider runs `sudo -k`, so every
 #            invocation authenticates through PAM; the service name (sudo:session) leaves out
@@ -167,6 +168,8 @@ mark_hosts() {
 #   anomalies  what would make the counts inexact: journald's "Suppressed N messages" (rate
 #            limit), and sudo's "admin : PWD=... ; USER=root ; COMMAND=..." lines that do not
 #            pair up with the session lines (one of each per sudo invocation).
+#   ctld, slurmd  systemd's "Started slurmctld.service" and "Started slurmd.service", one per
+#            start of the daemon (issue #17: one Slurm activation per apply).
 host_counts() {
 	"$lab" exec "$1" -- sh -c 'journalctl --sync; journalctl --no-pager -o short --after-cursor="$1"' \
 		- "${cursor[$1]}" | awk -v user="$admin" '
@@ -180,11 +183,13 @@ host_counts() {
 			sub(/.*pam_unix\(sudo:auth\): /, ""); authfail += $1 }
 		has(" sshd(-session)?\\[[0-9]+\\]: error: no more sessions") { nosess++ }
 		has(" systemd-journald\\[[0-9]+\\]: Suppressed [0-9]+ messages") { suppressed++ }
+		has(" systemd\\[1\\]: Started slurmctld\\.service") { ctld++ }
+		has(" systemd\\[1\\]: Started slurmd\\.service") { slurmd++ }
 		has(" sudo\\[[0-9]+\\]: " user " : .*; USER=root ; COMMAND=") { commands++ }
 		END { checked = chkpwd > authfail ? chkpwd : authfail
 			unpaired = commands > sudo ? commands - sudo : sudo - commands
 			print sudo + 0, ssh + 0, checked + noident, nosess + 0, suppressed + unpaired,
-				chkpwd + 0, noident + 0, authfail + 0 }'
+				ctld + 0, slurmd + 0, chkpwd + 0, noident + 0, authfail + 0 }'
 }
 
 ## Running Terraform ------------------------------------------------------------------------
@@ -199,9 +204,9 @@ tf() {
 
 # run LOG TIMEOUT DIR ARGS...: one timed terraform run, output to LOG. Sets rc and elapsed
 # (seconds). The hosts are marked before and counted after, outside the timed span; the counts
-# land in the per-host arrays run_sudo, run_ssh, run_pamfail, run_nosess (and pamfail's parts
-# in run_pamparts).
-declare -A run_sudo run_ssh run_pamfail run_nosess run_pamparts
+# land in the per-host arrays run_sudo, run_ssh, run_pamfail, run_nosess, run_ctld, run_slurmd
+# (and pamfail's parts in run_pamparts).
+declare -A run_sudo run_ssh run_pamfail run_nosess run_ctld run_slurmd run_pamparts
 run() {
 	local out=$1 limit=$2 dir=$3 t0 t1 host
 	shift 3
@@ -217,7 +222,7 @@ run() {
 	local anomalies chkpwd noident authfail
 	for host in "${hosts[@]}"; do
 		read -r "run_sudo[$host]" "run_ssh[$host]" "run_pamfail[$host]" "run_nosess[$host]" \
-			anomalies chkpwd noident authfail < <(host_counts "$host")
+			anomalies "run_ctld[$host]" "run_slurmd[$host]" chkpwd noident authfail < <(host_counts "$host")
 		# A journal that could not be read must stop the benchmark, not count as zero.
 		[[ $authfail =~ ^[0-9]+$ ]] || { echo "could not read the journal of $host" >&2; exit 1; }
 		record journal "$anomalies"
@@ -287,7 +292,9 @@ first_apply() {
 	record_hosts sudo_changing run_sudo
 	record_hosts ssh_changing run_ssh
 	record_hosts nosess run_nosess
+	record_daemon_starts
 	log "first apply: ${elapsed}s, rc $rc; sudo $(per_host run_sudo); ssh $(per_host run_ssh)"
+	log "  starts: slurmctld $(per_host run_ctld); slurmd $(per_host run_slurmd)"
 	if [ "$rc" -ne 0 ]; then
 		problem "$fig" "first apply to $((${#hosts[@]} - 1)) GPU server(s) failed after ${elapsed}s: $(why "$out") (log: $out)"
 		return 1
@@ -303,6 +310,19 @@ first_apply() {
 		return 1
 	fi
 	record "$fig" "$elapsed"
+}
+
+# record_daemon_starts: issue #17's counts of a first apply, slurmctld's starts on login01 and
+# slurmd's on each GPU server (the package's own first start plus at most one activation).
+record_daemon_starts() {
+	local host
+	for host in "${hosts[@]}"; do
+		if [ "$host" = login01 ]; then
+			record ctld_starts "${run_ctld[$host]}"
+		else
+			record slurmd_starts "${run_slurmd[$host]}"
+		fi
+	done
 }
 
 # timed_plans FIGURE DIR [REFDIR]: --runs no-op plans, each timed; with REFDIR, a plan of the
@@ -580,6 +600,8 @@ main() {
 	figure reference "reference: no-op plan of @N@ terraform_data" time "-"
 	figure plan_users "no-op plan, 3 hosts, the $user_count users" time "-"
 	figure first_apply "first apply, bare 3 hosts to verified cluster" time "<= 20 s"
+	figure ctld_starts "slurmctld starts in a first apply (every size)" count "<= 2"
+	figure slurmd_starts "slurmd starts per GPU server in a first apply" count "<= 2"
 
 	if wants noop || wants wrong-password || wants users; then
 		part_base

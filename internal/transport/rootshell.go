@@ -177,7 +177,9 @@ func startRootShell(ctx context.Context, cfg Config, sess *ssh.Session, release 
 		return nil, err
 	}
 	w := newSudoWatcher(cfg.SudoPassword)
-	if err := sess.Start(w.command(cfg.SudoExe, rootShellScript)); err != nil {
+	// sshd starts the command in the login user's home; sudo and the shell live as long as the
+	// run, and must not keep /home busy when a shared filesystem is mounted over it or unmounted.
+	if err := sess.Start("cd / && exec " + w.command(cfg.SudoExe, rootShellScript)); err != nil {
 		return nil, fmt.Errorf("start sudo on %s: %w", cfg.describe(), err)
 	}
 	ended := make(chan error, 1)

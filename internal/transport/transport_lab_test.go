@@ -370,3 +370,31 @@ func TestLabBrokenConnectionRecovered(t *testing.T) {
 		})
 	}
 }
+
+// sudo and the root shell live for the whole run: neither may keep /home busy, or BeeGFS could
+// not be mounted over it or unmounted (the login user's home is where sshd starts commands).
+func TestLabRootShellKeepsOutOfHome(t *testing.T) {
+	l := lab.Require(t)
+	ctx := labContext(t)
+	pool, _ := newLabPool(t)
+	h, err := pool.Host(ctx, labConfig(t, l, "gpu01"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Sudo(ctx, "true", nil); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := l.Exec(ctx, "gpu01", `for p in $(pgrep -f gpucluster-sudo-started); do printf '%s %s\n' "$(cat /proc/$p/comm)" "$(readlink /proc/$p/cwd)"; done`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("found %q, want sudo and the root shell", out)
+	}
+	for _, line := range lines {
+		if !strings.HasSuffix(line, " /") {
+			t.Errorf("%s: works in a directory other than /", line)
+		}
+	}
+}
