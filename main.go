@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"log"
+	"os"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
@@ -21,11 +22,33 @@ func main() {
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
 
+	if !debug {
+		silenceUnreadLogs(os.LookupEnv, os.Setenv)
+	}
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/gpucluster/gpucluster",
 		Debug:   debug,
 	})
 	if err != nil {
 		log.Fatal(err.Error())
+	}
+}
+
+// logRequests are the variables that make Terraform show a provider's log; Terraform hands
+// them down to the provider's environment when the user sets them.
+var logRequests = []string{"TF_LOG", "TF_LOG_PATH", "TF_LOG_PROVIDER", "TF_LOG_PROVIDER_GPUCLUSTER",
+	"TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK"}
+
+// silenceUnreadLogs turns the SDK's and the provider's loggers off when no log was asked for.
+// They default to TRACE and format every line as JSON for Terraform, which then drops it:
+// a third of the provider's CPU time in a no-op plan of 32 GPU servers.
+func silenceUnreadLogs(lookup func(string) (string, bool), set func(string, string) error) {
+	for _, v := range logRequests {
+		if _, ok := lookup(v); ok {
+			return
+		}
+	}
+	for _, v := range []string{"TF_LOG_PROVIDER", "TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK"} {
+		_ = set(v, "off") // os.Setenv fails only on a malformed name
 	}
 }
