@@ -91,6 +91,17 @@ func newLabPool(t *testing.T) (*transport.Pool, *eventLog) {
 	return pool, events
 }
 
+// labHost connects a pool of its own to a lab host, the way the provider does.
+func labHost(ctx context.Context, t *testing.T, l *lab.Lab, name string) *transport.Host {
+	t.Helper()
+	pool, _ := newLabPool(t)
+	h, err := pool.Host(ctx, labConfig(t, l, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 func TestLabJumpHostPath(t *testing.T) {
 	l := lab.Require(t)
 	ctx := labContext(t)
@@ -197,11 +208,7 @@ func TestLabSudoWithPassword(t *testing.T) {
 func TestLabSudoExecutables(t *testing.T) {
 	l := lab.Require(t)
 	ctx := labContext(t)
-	pool, _ := newLabPool(t)
-	h, err := pool.Host(ctx, labConfig(t, l, "gpu01"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := labHost(ctx, t, l, "gpu01")
 	// sudo-rs prints its version on stderr.
 	res, err := h.Run(ctx, transport.Command(sudoRs, "--version")+" 2>&1; "+transport.Command(sudoClassic, "-V"), nil)
 	if err != nil {
@@ -280,11 +287,7 @@ func assertRoot(ctx context.Context, t *testing.T, h *transport.Host) {
 func TestLabWriteFile(t *testing.T) {
 	l := lab.Require(t)
 	ctx := labContext(t)
-	pool, _ := newLabPool(t)
-	h, err := pool.Host(ctx, labConfig(t, l, "gpu01"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := labHost(ctx, t, l, "gpu01")
 	dir := fmt.Sprintf("/var/tmp/transport-lab-%d", os.Getpid())
 	if _, _, err := l.Exec(ctx, "gpu01", "mkdir -p "+dir); err != nil {
 		t.Fatal(err)
@@ -376,11 +379,7 @@ func TestLabBrokenConnectionRecovered(t *testing.T) {
 func TestLabRootShellKeepsOutOfHome(t *testing.T) {
 	l := lab.Require(t)
 	ctx := labContext(t)
-	pool, _ := newLabPool(t)
-	h, err := pool.Host(ctx, labConfig(t, l, "gpu01"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := labHost(ctx, t, l, "gpu01")
 	if _, err := h.Sudo(ctx, "true", nil); err != nil {
 		t.Fatal(err)
 	}
