@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -165,6 +166,33 @@ func createCgroup(dir string) error {
 		if err := os.WriteFile(filepath.Join(dir, name), parent, 0o600); err != nil { //nolint:gosec // G703: see above.
 			return fmt.Errorf("set %s of %s: %w", name, dir, err)
 		}
+	}
+	return nil
+}
+
+// Every booted host's systemd, journald and logind hold inotify instances, all as the machine's
+// root, and the kernel allows 128 per user by default: about 30 hosts use them up, and the next
+// container's systemd dies with "Failed to allocate manager object: Too many open files".
+const (
+	inotifyLimitPath = "/proc/sys/fs/inotify/max_user_instances"
+	inotifyInstances = 8192
+)
+
+// raiseInotifyLimit lifts the machine's limit to inotifyInstances; a higher one is left alone.
+func raiseInotifyLimit() error {
+	data, err := os.ReadFile(inotifyLimitPath)
+	if err != nil {
+		return fmt.Errorf("read the inotify instance limit: %w", err)
+	}
+	current, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return fmt.Errorf("read the inotify instance limit: %q: %w", data, err)
+	}
+	if current >= inotifyInstances {
+		return nil
+	}
+	if err := os.WriteFile(inotifyLimitPath, []byte(strconv.Itoa(inotifyInstances)+"\n"), 0o644); err != nil { //nolint:gosec // G306: a sysctl, world-readable by design
+		return fmt.Errorf("raise the inotify instance limit from %d to %d: %w", current, inotifyInstances, err)
 	}
 	return nil
 }

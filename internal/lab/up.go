@@ -148,6 +148,9 @@ func (l *Lab) planned() []PlannedHost {
 // is saved as soon as processes exist, so `down` can always clean up.
 func (l *Lab) startHosts(ctx context.Context, descriptor string, img Image, all, start []PlannedHost, log io.Writer) error {
 	began := time.Now()
+	if err := raiseInotifyLimit(); err != nil {
+		return err
+	}
 	for _, p := range start {
 		h, err := prepareHost(ctx, l.instance(), img, p, all)
 		l.Hosts = append(l.Hosts, h)
