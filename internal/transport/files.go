@@ -39,7 +39,9 @@ var sha256Hex = regexp.MustCompile(`^([0-9a-f]{64}|absent)$`)
 // numeric ID, so owners can reach the shell unquoted in comparisons.
 var accountName = regexp.MustCompile(`^([a-z_][a-z0-9_.-]*\$?|[0-9]+)$`)
 
-// ReadFile reads path as root. A missing file is exists=false, not an error.
+// ReadFile reads path as root. A missing file is exists=false, not an error. It is never a
+// shared read: what it returns is often a secret the caller wipes after use, and a shared copy
+// would outlive that.
 func (h *Host) ReadFile(ctx context.Context, p string) (content []byte, exists bool, err error) {
 	if err := validatePath(p); err != nil {
 		return nil, false, err
@@ -90,7 +92,7 @@ func (h *Host) WriteFile(ctx context.Context, f File) (changed bool, err error) 
 // readFileScript answers in one round trip: a leading flag byte says
 // whether the file exists and its content follows.
 func readFileScript(p string) string {
-	return ReadOnly(fmt.Sprintf("if [ -e %[1]s ]; then printf y; exec cat -- %[1]s; fi; printf n", Quote(p)))
+	return fmt.Sprintf("if [ -e %[1]s ]; then printf y; exec cat -- %[1]s; fi; printf n", Quote(p))
 }
 
 func writeFileScript(f File) (string, error) {

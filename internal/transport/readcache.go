@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"sync"
@@ -52,7 +53,7 @@ func (c *readCache) read(ctx context.Context, script string, run func() (Result,
 			return Result{Status: -1}, ctx.Err()
 		}
 		if r.err == nil {
-			return r.res, nil
+			return r.res.clone(), nil
 		}
 		// The read failed for the caller that ran it (its deadline, say): try on our own.
 		c.mu.Lock()
@@ -72,5 +73,12 @@ func (c *readCache) read(ctx context.Context, script string, run func() (Result,
 	}
 	c.mu.Unlock()
 	close(r.done)
-	return r.res, r.err
+	return r.res.clone(), r.err
+}
+
+// clone gives each caller output of its own: one that parses in place or wipes what it read
+// must not change what the next caller is handed.
+func (r Result) clone() Result {
+	r.Stdout, r.Stderr = bytes.Clone(r.Stdout), bytes.Clone(r.Stderr)
+	return r
 }

@@ -70,3 +70,23 @@ func TestReadCacheKeepsNoFailure(t *testing.T) {
 		t.Fatalf("a read after a failed one got %q, %v; want it run again", res.Stdout, err)
 	}
 }
+
+// Each caller gets output of its own: one that wipes what it read (a key) leaves the next
+// caller's copy intact.
+func TestReadCacheHandsOutCopies(t *testing.T) {
+	var c readCache
+	ctx := context.Background()
+	run := func() (Result, error) { return Result{Stdout: []byte("secret")}, nil }
+	first, err := c.read(ctx, "cat /etc/munge/munge.key", run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(first.Stdout)
+	second, err := c.read(ctx, "cat /etc/munge/munge.key", func() (Result, error) {
+		t.Fatal("the shared read ran again")
+		return Result{}, nil
+	})
+	if err != nil || string(second.Stdout) != "secret" {
+		t.Fatalf("the second caller got %q, %v; want its own copy of the shared output", second.Stdout, err)
+	}
+}
