@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
@@ -189,41 +190,36 @@ func activationWarnings(controller string, out slurm.Outcome, unknown int) diag.
 }
 
 func (r *slurmActivationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var m slurmActivationModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	wait, diags := m.Timeouts.Create(ctx, defaultActivationWait)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.activate(ctx, &m, wait)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	r.apply(ctx, req.Plan, &resp.State, &resp.Diagnostics, timeouts.Value.Create)
 }
 
 func (r *slurmActivationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var m slurmActivationModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	wait, diags := m.Timeouts.Update(ctx, defaultActivationWait)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.activate(ctx, &m, wait)...)
-	if resp.Diagnostics.HasError() {
+	if !r.apply(ctx, req.Plan, &resp.State, &resp.Diagnostics, timeouts.Value.Update) {
 		// The prior state stands; the next refresh reads what is still pending.
 		resp.State.Raw = req.State.Raw
-		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// apply activates what plan describes, each wait bounded by the timeout that limit reads
+// (create's or update's), and stores what was done in state. It reports whether it succeeded.
+func (r *slurmActivationResource) apply(ctx context.Context, plan tfsdk.Plan, state *tfsdk.State, diags *diag.Diagnostics,
+	limit func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics)) bool {
+	var m slurmActivationModel
+	diags.Append(plan.Get(ctx, &m)...)
+	if diags.HasError() {
+		return false
+	}
+	wait, limitDiags := limit(m.Timeouts, ctx, defaultActivationWait)
+	diags.Append(limitDiags...)
+	if diags.HasError() {
+		return false
+	}
+	diags.Append(r.activate(ctx, &m, wait)...)
+	if diags.HasError() {
+		return false
+	}
+	diags.Append(state.Set(ctx, &m)...)
+	return !diags.HasError()
 }
 
 // activate runs the one activation of the apply on the controller, then restarts slurmd where
