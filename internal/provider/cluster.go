@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -118,21 +117,15 @@ type cluster struct {
 	settings settings
 	pool     *transport.Pool
 
-	// declaredRules holds the firewall rule IDs planned in this run. Terraform plans every
-	// resource once per run in one provider process, so a second declaration of one rule
-	// is a second resource, refused at plan even when neither exists on the node yet.
-	declaredRules sync.Map
+	// firewallPlans holds the firewall changes planned in this run. Terraform plans every
+	// resource of a run in one provider process, so a second declaration of one rule is a
+	// second resource, refused at plan even when neither exists on the node yet, and a
+	// removal is checked together with the other removals on its node.
+	firewallPlans firewallPlans
 	// declaredTargets does the same for BeeGFS storage target IDs.
 	declaredTargets targetDeclarations
 	// slurmPlans holds the Slurm fragment changes planned in this run.
 	slurmPlans slurmPlans
-}
-
-// declareRule records a planned firewall rule and reports whether another resource in this
-// run already declared it.
-func (c *cluster) declareRule(id string) (duplicate bool) {
-	_, duplicate = c.declaredRules.LoadOrStore(id, true)
-	return duplicate
 }
 
 func newCluster(s settings) *cluster {

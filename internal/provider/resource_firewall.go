@@ -142,13 +142,21 @@ func (r *firewallResource) Configure(_ context.Context, req resource.ConfigureRe
 // connection given the rules on the node plus the ones ssh_rule and rules name, and warns
 // when it would break Slurm (P5, P6).
 func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.cluster == nil || !r.cluster.canReachHosts() {
+	if r.cluster == nil {
+		return
+	}
+	if req.Plan.Raw.IsNull() {
+		r.recordDestroy(ctx, req, resp)
 		return
 	}
 	var plan firewallModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || plan.Node.IsUnknown() || plan.Enabled.IsUnknown() || plan.DefaultIncoming.IsUnknown() ||
-		plan.SSHRule.IsUnknown() || plan.Rules.IsUnknown() {
+	if resp.Diagnostics.HasError() || plan.Node.IsUnknown() || plan.Enabled.IsUnknown() || plan.DefaultIncoming.IsUnknown() {
+		return
+	}
+	r.cluster.firewallPlans.setFilters(r.cluster.canonicalNode(plan.Node.ValueString()),
+		plan.Enabled.ValueBool() && plan.DefaultIncoming.ValueString() != firewall.PolicyAllow)
+	if !r.cluster.canReachHosts() || plan.SSHRule.IsUnknown() || plan.Rules.IsUnknown() {
 		return
 	}
 	if !plan.Enabled.ValueBool() || plan.DefaultIncoming.ValueString() == firewall.PolicyAllow {
@@ -174,13 +182,25 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if diags.HasError() {
 		return
 	}
-	rules := slices.Concat(st.Rules, listed)
+	rules := slices.Concat(withoutKeys(st.Rules, r.cluster.firewallPlans.removedFrom(r.cluster.canonicalNode(node))), listed)
 	resp.Diagnostics.Append(refuseLockout(ctx, h, node, rules, true, plan.DefaultIncoming.ValueString(),
-		"enabling UFW with incoming "+plan.DefaultIncoming.ValueString(), path.Root("enabled"))...)
+		"enabling UFW with incoming "+plan.DefaultIncoming.ValueString(), path.Root("enabled"), declareRuleAdvice)...)
 	if resp.Diagnostics.HasError() || plan.SlurmController.IsUnknown() {
 		return
 	}
 	resp.Diagnostics.Append(r.slurmWarnings(ctx, h, node, plan.SlurmController, rules)...)
+}
+
+// recordDestroy tells the rules' checks what UFW does on the node after destroy: it restores
+// the state found on create (or leaves UFW disabled, where that would lock the provider out).
+func (r *firewallResource) recordDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var state firewallModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.cluster.firewallPlans.setFilters(r.cluster.canonicalNode(state.Node.ValueString()),
+		state.PreviousEnabled.ValueBool() && state.PreviousIncoming.ValueString() != firewall.PolicyAllow)
 }
 
 // listedRules parses the rules that ssh_rule and rules name; each must be on the firewall's node.
@@ -312,7 +332,7 @@ func (r *firewallResource) apply(ctx context.Context, node string, listed []fire
 		return diags
 	}
 	before(st)
-	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "enabling UFW with incoming "+incoming, path.Root("enabled")); d.HasError() {
+	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "enabling UFW with incoming "+incoming, path.Root("enabled"), declareRuleAdvice); d.HasError() {
 		return d
 	}
 	if missing := missingRules(st.Rules, listed); enabled && incoming != firewall.PolicyAllow && len(missing) > 0 {
@@ -394,7 +414,7 @@ func (r *firewallResource) Delete(ctx context.Context, req resource.DeleteReques
 		return
 	}
 	enabled, incoming, outgoing := state.PreviousEnabled.ValueBool(), state.PreviousIncoming.ValueString(), state.PreviousOutgoing.ValueString()
-	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "restoring the earlier firewall", path.Empty()); d.HasError() {
+	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "restoring the earlier firewall", path.Empty(), declareRuleAdvice); d.HasError() {
 		enabled = false
 		resp.Diagnostics.AddWarning("Firewall Left Disabled",
 			fmt.Sprintf("UFW on %s was enabled before this resource, but re-enabling it with the current rules would drop the provider's own SSH connection, so it was left disabled. Add a rule for SSH and enable it again.\n\n%s", node, d[0].Detail()))

@@ -180,33 +180,45 @@ func (r *firewallRuleResource) ValidateConfig(ctx context.Context, req resource.
 }
 
 // ModifyPlan makes the ID known at plan time and refuses, before anything is touched, a rule
-// that another resource already owns on the node.
+// that another resource already owns on the node, and a destroy or replacement that would
+// remove the rule admitting the provider's own SSH connection.
 func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return
+	var plan, state firewallRuleModel
+	creating, destroying := req.State.Raw.IsNull(), req.Plan.Raw.IsNull()
+	if !creating {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	}
-	var plan firewallRuleModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if !destroying {
+		resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	}
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	if destroying {
+		resp.Diagnostics.Append(r.checkRemoval(ctx, state, "deleting")...)
+		return
+	}
+	kind := rulePlanKind(plan, state, creating)
+	if kind == planReplace {
+		resp.Diagnostics.Append(r.checkRemoval(ctx, state, "replacing")...)
 	}
 	rule, known, err := ruleFrom(plan)
 	if err != nil || !known || plan.Node.IsUnknown() {
 		return
 	}
 	node := plan.Node.ValueString()
-	id := firewall.ID(node, rule)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), id)...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), firewall.ID(node, rule))...)
 	if r.cluster == nil {
 		return
 	}
-	if r.cluster.declareRule(id) {
+	if r.cluster.firewallPlans.declare(r.cluster.canonicalNode(node), rule, kind) {
 		resp.Diagnostics.AddAttributeError(path.Root("port"), "Duplicate Firewall Rule",
 			fmt.Sprintf("Another gpucluster_firewall_rule in this configuration declares the rule %s on node %s. Two resources would fight over one rule, and destroying one would remove the other's rule.\n\n%s",
 				rule.Key(), node, ruleOwnedAdvice))
 		return
 	}
-	if !req.State.Raw.IsNull() || !r.cluster.canReachHosts() {
+	// The create half of a replacement is planned again without the prior state and checked then.
+	if kind != planCreate || !r.cluster.canReachHosts() {
 		return
 	}
 	_, st, diags := r.cluster.firewallState(ctx, node)
@@ -215,6 +227,19 @@ func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	resp.Diagnostics.Append(ownedElsewhere(st, node, rule)...)
+}
+
+// checkRemoval checks at plan that removing the rule in state keeps the provider connected.
+// An adopted rule stays on the node, so removing its resource removes nothing.
+func (r *firewallRuleResource) checkRemoval(ctx context.Context, state firewallRuleModel, verb string) diag.Diagnostics {
+	if r.cluster == nil || state.Adopted.ValueBool() || !r.cluster.canReachHosts() {
+		return nil
+	}
+	rule, _, err := ruleFrom(state)
+	if err != nil {
+		return nil
+	}
+	return r.cluster.checkRuleRemoval(ctx, state.Node.ValueString(), rule, verb+" "+rule.Key())
 }
 
 // ownedElsewhere refuses a rule that is on the node and listed in its ledger: another resource
@@ -349,7 +374,7 @@ func (r *firewallRuleResource) Delete(ctx context.Context, req resource.DeleteRe
 	node := state.Node.ValueString()
 	_, diags := r.withLockedState(ctx, node, func(h *transport.Host, st firewall.State) (bool, diag.Diagnostics) {
 		if !state.Adopted.ValueBool() {
-			if d := refuseLockout(ctx, h, node, firewall.Without(st.Rules, rule.Key()), st.Enabled, st.Incoming, "deleting "+rule.Key(), path.Empty()); d.HasError() {
+			if d := refuseLockout(ctx, h, node, firewall.Without(st.Rules, rule.Key()), st.Enabled, st.Incoming, "deleting "+rule.Key(), path.Empty(), keepRuleAdvice); d.HasError() {
 				return false, d
 			}
 			if err := firewall.Delete(ctx, h, rule); err != nil {
@@ -366,8 +391,9 @@ func (r *firewallRuleResource) Delete(ctx context.Context, req resource.DeleteRe
 }
 
 // refuseLockout turns a firewall change that would drop the provider's own SSH connection into
-// an error that says which rule is missing.
-func refuseLockout(ctx context.Context, h *transport.Host, node string, rules []firewall.Rule, enabled bool, incoming, change string, attr path.Path) diag.Diagnostics {
+// an error that says which rule is missing and, through advice, what to do.
+func refuseLockout(ctx context.Context, h *transport.Host, node string, rules []firewall.Rule, enabled bool, incoming, change string, attr path.Path,
+	advice func(string, firewall.Connection) string) diag.Diagnostics {
 	if !enabled || incoming == firewall.PolicyAllow {
 		return nil
 	}
@@ -379,13 +405,16 @@ func refuseLockout(ctx context.Context, h *transport.Host, node string, rules []
 	if err == nil {
 		return nil
 	}
-	todo := fmt.Sprintf("Nothing was changed. Declare the rule first and refer to it from gpucluster_firewall.ssh_rule (or depends_on):\n\n"+
-		"  resource \"gpucluster_firewall_rule\" \"ssh\" {\n    node  = %q\n    port  = \"%d\"\n    from  = %q\n    comment = \"SSH\"\n  }",
-		node, conn.Port, conn.Source.String())
 	if attr.Equal(path.Empty()) {
-		return diag.Diagnostics{nodeError("Firewall Would Lock Out The Provider", node, "The change was refused", todo, err)}
+		return diag.Diagnostics{nodeError("Firewall Would Lock Out The Provider", node, "The change was refused", advice(node, conn), err)}
 	}
-	return diag.Diagnostics{nodeAttributeError(attr, "Firewall Would Lock Out The Provider", node, "The change was refused", todo, err)}
+	return diag.Diagnostics{nodeAttributeError(attr, "Firewall Would Lock Out The Provider", node, "The change was refused", advice(node, conn), err)}
+}
+
+// sshRuleExample is a rule that admits conn on node, in configuration.
+func sshRuleExample(node string, conn firewall.Connection) string {
+	return fmt.Sprintf("  resource \"gpucluster_firewall_rule\" \"ssh\" {\n    node    = %q\n    port    = \"%d\"\n    from    = %q\n    comment = \"SSH\"\n  }",
+		node, conn.Port, conn.Source.String())
 }
 
 // ImportState takes NODE:ACTION:PORT/PROTO:from=SOURCE and records the rule as this resource's

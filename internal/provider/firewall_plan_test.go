@@ -1,0 +1,124 @@
+package provider
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+)
+
+func TestFirewallPlansDeclare(t *testing.T) {
+	rule := firewall.Rule{Action: "allow", Port: "6818", Proto: "tcp", From: "10.0.0.0/16"}
+	var replaced firewallPlans
+	if replaced.declare("gpu01", rule, planReplace) || replaced.declare("gpu01", rule, planCreate) {
+		t.Error("a replacement, planned once with its prior state and once as the create half, was taken for two resources")
+	}
+	if !replaced.declare("gpu01", rule, planCreate) {
+		t.Error("a second resource creating the replaced rule was not refused")
+	}
+	var two firewallPlans
+	if two.declare("gpu01", rule, planUpdate) || !two.declare("gpu01", rule, planCreate) {
+		t.Error("a rule kept by one resource and created by another was not refused")
+	}
+	var nodes firewallPlans
+	if nodes.declare("gpu01", rule, planCreate) || nodes.declare("gpu02", rule, planCreate) {
+		t.Error("one rule on two nodes was refused")
+	}
+}
+
+func TestFirewallPlansRemove(t *testing.T) {
+	var f firewallPlans
+	f.remove("gpu01", "allow:22/tcp:from=10.0.0.10")
+	f.remove("gpu02", "allow:22/tcp:from=any")
+	got := f.remove("gpu01", "allow:22/tcp:from=10.0.0.0/24")
+	if len(got) != 2 || !got["allow:22/tcp:from=10.0.0.10"] || !got["allow:22/tcp:from=10.0.0.0/24"] {
+		t.Errorf("the second removal on gpu01 sees %v, want both of gpu01's removals", got)
+	}
+	rules := []firewall.Rule{{Action: "allow", Port: "22", Proto: "tcp", From: "10.0.0.10"}, {Action: "allow", Port: "6818", Proto: "tcp", From: "any"}}
+	if left := withoutKeys(rules, got); len(left) != 1 || left[0].Port != "6818" {
+		t.Errorf("withoutKeys left %v, want the 6818 rule only", left)
+	}
+	if _, planned := f.plannedFilters("gpu01"); planned {
+		t.Error("no firewall was planned, but plannedFilters says one was")
+	}
+}
+
+// TestAccFirewall_planShapes runs the plan shapes that used to go wrong on a GPU server with the
+// guide's rules and UFW enabled: a changed source replaces the slurmd rule (once refused as a
+// duplicate), and deleting or narrowing the SSH rule, or deleting two SSH rules together, is
+// refused at plan with every host unchanged. The final destroy shows that removing the rules
+// together with the firewall that filters them is not taken for a lockout.
+func TestAccFirewall_planShapes(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu01"
+	base := guideFirewall(l, node)
+	wider := strings.Replace(base, firewallRuleBlock("slurmd", node, "6818", "tcp", "10.0.0.0/24", "slurmd"),
+		firewallRuleBlock("slurmd", node, "6818", "tcp", "10.0.0.0/16", "slurmd"), 1)
+	narrowed := strings.Replace(wider, firewallRuleBlock("ssh", node, "22", "tcp", "10.0.0.10", "SSH from login node"),
+		firewallRuleBlock("ssh", node, "22", "tcp", "10.0.0.99", "SSH from login node"), 1)
+	twoSSH := wider + firewallRuleBlock("ssh_subnet", node, "22", "tcp", "10.0.0.0/24", "SSH from the subnet")
+	var before string
+	snapshot := func() { before = snapshotFirewalls(t, l) }
+	unchanged := func(*terraform.State) error {
+		if after := snapshotFirewalls(t, l); after != before {
+			t.Errorf("a plan that was refused changed a host:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+		return nil
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			checkFirewallClean(l, node, "allow:22/tcp:from=10.0.0.10", "allow:22/tcp:from=10.0.0.0/24", "allow:6818/tcp:from=10.0.0.0/16",
+				"allow:60001:61000/tcp:from=10.0.0.0/24"),
+			checkUFWStatus(l, node, "Status: inactive"),
+		),
+		Steps: []resource.TestStep{
+			{Config: base, Check: checkUFWStatus(l, node, "Status: active")},
+			{
+				Config: wider,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("gpucluster_firewall_rule.slurmd", plancheck.ResourceActionDestroyBeforeCreate)},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkUFWShows(l, node, "ufw allow from 10.0.0.0/16 to any port 6818 proto tcp comment 'slurmd'"),
+					checkTupleCount(l, node, "6818", 1),
+				),
+			},
+			{
+				PreConfig:   snapshot,
+				Config:      withoutSSHRule(wider),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Firewall Would Lock Out The Provider.*gpu01.*Keep this rule.*deleting allow:22/tcp:from=10\.0\.0\.10`),
+			},
+			{
+				PreConfig:   unchangedThen(unchanged, snapshot),
+				Config:      narrowed,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Firewall Would Lock Out The Provider.*replacing allow:22/tcp:from=10\.0\.0\.10`),
+			},
+			{PreConfig: unchangedThen(unchanged, func() {}), Config: twoSSH},
+			{
+				// Each SSH rule alone may go; both together may not.
+				PreConfig:   snapshot,
+				Config:      withoutSSHRule(wider),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Firewall Would Lock Out The Provider.*deleting allow:22/tcp:from=10\.0\.0\.`),
+			},
+			{PreConfig: unchangedThen(unchanged, func() {}), Config: twoSSH, PlanOnly: true},
+		},
+	})
+}
+
+// unchangedThen runs a host comparison as a step's PreConfig, then next.
+func unchangedThen(check resource.TestCheckFunc, next func()) func() {
+	return func() {
+		_ = check(nil)
+		next()
+	}
+}
