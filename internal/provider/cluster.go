@@ -29,6 +29,7 @@ type settings struct {
 	knownHostsFile        string
 	hostKeys              []pinnedKey
 	insecureIgnoreHostKey bool
+	acceptNewHostKeys     bool
 	loginNode             string
 	jumpHost              string
 	connectTimeout        time.Duration
@@ -53,6 +54,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 		privateKeyPassphrase:  []byte(m.PrivateKeyPassphrase.ValueString()),
 		knownHostsFile:        m.KnownHostsFile.ValueString(),
 		insecureIgnoreHostKey: m.InsecureIgnoreHostKey.ValueBool(),
+		acceptNewHostKeys:     m.AcceptNewHostKeys.ValueBool(),
 		loginNode:             m.LoginNode.ValueString(),
 		jumpHost:              m.LoginNode.ValueString(),
 		connectTimeout:        durationOr(m.ConnectTimeout, 30*time.Second),
@@ -65,7 +67,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 		s.jumpHost = m.JumpHost.ValueString()
 	}
 	s.unknown = anyUnknown(m.User, m.PrivateKey, m.PrivateKeyFile, m.PrivateKeyPassphrase, m.KnownHostsFile,
-		m.LoginNode, m.JumpHost, m.SudoExe, m.SudoPassword) || m.Port.IsUnknown() || m.HostKeys.IsUnknown() || m.UseAgent.IsUnknown()
+		m.LoginNode, m.JumpHost, m.SudoExe, m.SudoPassword) || m.Port.IsUnknown() || m.HostKeys.IsUnknown() || m.UseAgent.IsUnknown() || m.AcceptNewHostKeys.IsUnknown()
 	if !m.HostKeys.IsNull() && !m.HostKeys.IsUnknown() {
 		var lines []string
 		diags.Append(m.HostKeys.ElementsAs(ctx, &lines, false)...)
@@ -89,7 +91,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 		s.privateKey = key
 	}
 	s.useAgent = m.UseAgent.ValueBool() || (m.UseAgent.IsNull() && len(s.privateKey) == 0)
-	if s.knownHostsFile == "" && len(s.hostKeys) == 0 {
+	if s.knownHostsFile == "" && (len(s.hostKeys) == 0 || s.acceptNewHostKeys) {
 		s.knownHostsFile = expandHome("~/.ssh/known_hosts")
 	} else {
 		s.knownHostsFile = expandHome(s.knownHostsFile)
@@ -193,6 +195,7 @@ func (c *cluster) connConfig(node string, depth int) (transport.Config, error) {
 		KnownHostsFile:        s.knownHostsFile,
 		HostKeys:              keysFor(s.hostKeys, firstNonZero(o.port, s.port), node, o.name, o.address),
 		InsecureIgnoreHostKey: s.insecureIgnoreHostKey,
+		AcceptNewHostKeys:     s.acceptNewHostKeys,
 		ConnectTimeout:        s.connectTimeout,
 		CommandTimeout:        s.commandTimeout,
 		KeepaliveInterval:     s.keepalive,

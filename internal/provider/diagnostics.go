@@ -79,6 +79,11 @@ func connectError(node string, err error) diag.Diagnostic {
 		happened += ": its jump host " + de.Node + " could not be reached"
 	}
 	var hk *transport.HostKeyError
+	if errors.As(err, &hk) && len(hk.Known) == 0 && !hk.Revoked {
+		return diag.NewErrorDiagnostic("Unknown Host Key", nodeDetail(node, "No known_hosts file or host_keys entry lists the node's SSH host key",
+			"Check the fingerprint below against the node's own ("+hk.FingerprintCommand()+" on its console), then add this line to known_hosts_file or to host_keys:\n\n  "+
+				hk.Line+"\n\nOr set accept_new_host_keys = true to record the key of a node on first contact.", err))
+	}
 	if errors.As(err, &hk) {
 		return diag.NewErrorDiagnostic("Host Key Verification Failed", nodeDetail(node,
 			"The SSH host key presented does not match the known key, or no key is known",
