@@ -109,7 +109,9 @@ func (d *targetDeclarations) declare(t beegfs.TargetIdentity, kind planKind) (at
 	others := make([]beegfs.TargetIdentity, 0, len(d.byDir))
 	for k, e := range d.byDir {
 		if k != key {
-			others = append(others, e.target)
+			other := e.target
+			other.Declared = true
+			others = append(others, other)
 		}
 	}
 	if err := beegfs.CheckIDConflicts(others, t); err != nil {
