@@ -66,8 +66,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 	if !m.JumpHost.IsNull() {
 		s.jumpHost = m.JumpHost.ValueString()
 	}
-	s.unknown = anyUnknown(m.User, m.PrivateKey, m.PrivateKeyFile, m.PrivateKeyPassphrase, m.KnownHostsFile,
-		m.LoginNode, m.JumpHost, m.SudoExe, m.SudoPassword) || m.Port.IsUnknown() || m.HostKeys.IsUnknown() || m.UseAgent.IsUnknown() || m.AcceptNewHostKeys.IsUnknown()
+	s.unknown = len(unknownSettings(m)) > 0
 	if !m.HostKeys.IsNull() && !m.HostKeys.IsUnknown() {
 		var lines []string
 		diags.Append(m.HostKeys.ElementsAs(ctx, &lines, false)...)
@@ -107,7 +106,6 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 			j := n.JumpHost.ValueString()
 			o.jumpHost = &j
 		}
-		s.unknown = s.unknown || anyUnknown(n.Name, n.Address, n.User, n.JumpHost) || n.Port.IsUnknown()
 		s.overrides = append(s.overrides, o)
 	}
 	return s, diags
@@ -235,15 +233,6 @@ func int64Or(v types.Int64, def int64) int64 {
 		return def
 	}
 	return v.ValueInt64()
-}
-
-func anyUnknown(vs ...types.String) bool {
-	for _, v := range vs {
-		if v.IsUnknown() {
-			return true
-		}
-	}
-	return false
 }
 
 func firstNonEmpty(vs ...string) string {

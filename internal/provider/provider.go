@@ -205,6 +205,9 @@ func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.Configu
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if settings.unknown {
+		resp.Diagnostics.Append(deferredChecksWarning(unknownSettings(model)))
+	}
 	if settings.insecureIgnoreHostKey {
 		resp.Diagnostics.AddWarning("Host Key Checking Disabled",
 			"insecure_ignore_host_key is set: node identities are not verified, so anyone on the network path "+
