@@ -62,6 +62,10 @@ func (r *firewallRuleResource) Schema(_ context.Context, _ resource.SchemaReques
 			"A rule that already exists is adopted, not added twice, and is left in place on destroy. " +
 			"Each rule on a node belongs to one resource: the node's ownership ledger `" + firewall.LedgerPath + "` " +
 			"lets the plan, or at the latest the apply, refuse a second resource declaring the same rule.\n\n" +
+			"While UFW filters incoming traffic, the plan refuses to delete or replace the rule that admits the provider's own SSH " +
+			"connection, counting every other rule the same plan removes from the node (a destroy of the node's `gpucluster_firewall` " +
+			"that stops the filtering is taken into account). Terraform deletes a replaced rule before it adds the new one, so move the SSH " +
+			"rule in two applies: add the new rule, then remove the old one.\n\n" +
 			"Import with `terraform import gpucluster_firewall_rule.NAME " + firewall.IDFormat + "`.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
