@@ -27,7 +27,11 @@ func listenAndDrop(t *testing.T) (port int, accepted *atomic.Int32) {
 			_ = c.Close()
 		}
 	}()
-	return l.Addr().(*net.TCPAddr).Port, accepted
+	addr, ok := l.Addr().(*net.TCPAddr)
+	if !ok {
+		t.Fatalf("listener address %v is not TCP", l.Addr())
+	}
+	return addr.Port, accepted
 }
 
 // A node that cannot be reached is dialled once per run, and its failure is reported once:
