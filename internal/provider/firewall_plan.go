@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 // firewallPlans are the firewall changes planned in this run, by node, so that each
@@ -20,7 +22,13 @@ type firewallPlans struct {
 	mu       sync.Mutex
 	declared map[string]planCounts
 	removed  map[string]map[string]bool
-	filters  map[string]bool
+	switches map[string]firewallSwitch
+}
+
+// firewallSwitch is UFW's switch and incoming policy on a node as a gpucluster_firewall plans them.
+type firewallSwitch struct {
+	enabled  bool
+	incoming string
 }
 
 // declare records a planned rule, node and key, and reports whether another resource in this
@@ -61,22 +69,25 @@ func (f *firewallPlans) removedFrom(node string) map[string]bool {
 	return maps.Clone(f.removed[node])
 }
 
-// setFilters records whether UFW filters incoming traffic on a node after this run.
-func (f *firewallPlans) setFilters(node string, filters bool) {
+// setSwitch records UFW's switch and incoming policy on a node after this run.
+func (f *firewallPlans) setSwitch(node string, sw firewallSwitch) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.filters == nil {
-		f.filters = map[string]bool{}
+	if f.switches == nil {
+		f.switches = map[string]firewallSwitch{}
 	}
-	f.filters[node] = filters
+	f.switches[node] = sw
 }
 
-// plannedFilters reports what the node's gpucluster_firewall plans, when this run plans it.
-func (f *firewallPlans) plannedFilters(node string) (filters, planned bool) {
+// plannedSwitch returns UFW's switch and incoming policy on a node after this run: what the
+// node's gpucluster_firewall plans, else what the node has.
+func (f *firewallPlans) plannedSwitch(node string, st firewall.State) firewallSwitch {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	filters, planned = f.filters[node]
-	return filters, planned
+	if sw, planned := f.switches[node]; planned {
+		return sw
+	}
+	return firewallSwitch{enabled: st.Enabled, incoming: st.Incoming}
 }
 
 // withoutKeys returns rules without those whose keys are in removed.
@@ -105,15 +116,29 @@ func rulePlanKind(plan, state firewallRuleModel, creating bool) planKind {
 func (c *cluster) checkRuleRemoval(ctx context.Context, node string, rule firewall.Rule, change string) diag.Diagnostics {
 	canonical := c.canonicalNode(node)
 	removed := c.firewallPlans.remove(canonical, rule.Key())
-	filters, planned := c.firewallPlans.plannedFilters(canonical)
-	if planned && !filters {
-		return nil
-	}
 	h, st, diags := c.firewallState(ctx, node)
 	if diags.HasError() {
 		return diags
 	}
-	return refuseLockout(ctx, h, node, withoutKeys(st.Rules, removed), st.Enabled, st.Incoming, change, path.Empty(), keepRuleAdvice)
+	sw := c.firewallPlans.plannedSwitch(canonical, st)
+	return refuseLockout(ctx, h, node, withoutKeys(st.Rules, removed), sw.enabled, sw.incoming, change, path.Empty(), keepRuleAdvice)
+}
+
+// checkDenyRule refuses at plan a deny rule that would match the provider's own SSH connection
+// before any allow rule does. UFW appends a new rule after the others, so it only matters when
+// no earlier rule matches the connection.
+func (c *cluster) checkDenyRule(ctx context.Context, node string, rule firewall.Rule, h *transport.Host, st firewall.State) diag.Diagnostics {
+	canonical := c.canonicalNode(node)
+	sw := c.firewallPlans.plannedSwitch(canonical, st)
+	rules := append(withoutKeys(st.Rules, c.firewallPlans.removedFrom(canonical)), rule)
+	return refuseLockout(ctx, h, node, rules, sw.enabled, sw.incoming, "adding "+rule.Key(), path.Root("action"), denyRuleAdvice)
+}
+
+// denyRuleAdvice is what to do when a deny rule would lock the provider out.
+func denyRuleAdvice(node string, conn firewall.Connection) string {
+	return fmt.Sprintf("Nothing was changed on the node. Narrow the rule's from so that it leaves out %s, or put an allow rule for it first. "+
+		"Terraform adds the rules in any order, so only a rule already on the node counts; for example, apply this one first:\n\n%s",
+		conn.Source, sshRuleExample(node, conn))
 }
 
 // keepRuleAdvice is what to do when removing a rule would lock the provider out.

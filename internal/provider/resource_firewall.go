@@ -154,12 +154,12 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if resp.Diagnostics.HasError() || plan.Node.IsUnknown() || plan.Enabled.IsUnknown() || plan.DefaultIncoming.IsUnknown() {
 		return
 	}
-	r.cluster.firewallPlans.setFilters(r.cluster.canonicalNode(plan.Node.ValueString()),
-		plan.Enabled.ValueBool() && plan.DefaultIncoming.ValueString() != firewall.PolicyAllow)
+	r.cluster.firewallPlans.setSwitch(r.cluster.canonicalNode(plan.Node.ValueString()),
+		firewallSwitch{enabled: plan.Enabled.ValueBool(), incoming: plan.DefaultIncoming.ValueString()})
 	if !r.cluster.canReachHosts() || plan.SSHRule.IsUnknown() || plan.Rules.IsUnknown() {
 		return
 	}
-	if !plan.Enabled.ValueBool() || plan.DefaultIncoming.ValueString() == firewall.PolicyAllow {
+	if !plan.Enabled.ValueBool() {
 		return
 	}
 	if !req.State.Raw.IsNull() {
@@ -199,8 +199,8 @@ func (r *firewallResource) recordDestroy(ctx context.Context, req resource.Modif
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r.cluster.firewallPlans.setFilters(r.cluster.canonicalNode(state.Node.ValueString()),
-		state.PreviousEnabled.ValueBool() && state.PreviousIncoming.ValueString() != firewall.PolicyAllow)
+	r.cluster.firewallPlans.setSwitch(r.cluster.canonicalNode(state.Node.ValueString()),
+		firewallSwitch{enabled: state.PreviousEnabled.ValueBool(), incoming: state.PreviousIncoming.ValueString()})
 }
 
 // listedRules parses the rules that ssh_rule and rules name; each must be on the firewall's node.

@@ -65,7 +65,8 @@ func (r *firewallRuleResource) Schema(_ context.Context, _ resource.SchemaReques
 			"While UFW filters incoming traffic, the plan refuses to delete or replace the rule that admits the provider's own SSH " +
 			"connection, counting every other rule the same plan removes from the node (a destroy of the node's `gpucluster_firewall` " +
 			"that stops the filtering is taken into account). Terraform deletes a replaced rule before it adds the new one, so move the SSH " +
-			"rule in two applies: add the new rule, then remove the old one.\n\n" +
+			"rule in two applies: add the new rule, then remove the old one. A new `deny` rule that would match the provider's connection " +
+			"before any allow rule does (UFW appends it after the rules on the node) is refused at plan and at apply.\n\n" +
 			"Import with `terraform import gpucluster_firewall_rule.NAME " + firewall.IDFormat + "`.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
@@ -225,12 +226,15 @@ func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if kind != planCreate || !r.cluster.canReachHosts() {
 		return
 	}
-	_, st, diags := r.cluster.firewallState(ctx, node)
+	h, st, diags := r.cluster.firewallState(ctx, node)
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {
 		return
 	}
 	resp.Diagnostics.Append(ownedElsewhere(st, node, rule)...)
+	if rule.Action == firewall.ActionDeny && !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(r.cluster.checkDenyRule(ctx, node, rule, h, st)...)
+	}
 }
 
 // checkRemoval checks at plan that removing the rule in state keeps the provider connected.
@@ -276,6 +280,12 @@ func (r *firewallRuleResource) Create(ctx context.Context, req resource.CreateRe
 			return false, d
 		}
 		existing, present := firewall.Find(st.Rules, rule.Key())
+		// An allow rule appended after the others cannot change how the connection is matched.
+		if !present && rule.Action == firewall.ActionDeny {
+			if d := refuseLockout(ctx, h, node, append(slices.Clone(st.Rules), rule), st.Enabled, st.Incoming, "adding "+rule.Key(), path.Root("action"), denyRuleAdvice); d.HasError() {
+				return false, d
+			}
+		}
 		if !present || existing.Comment != rule.Comment {
 			if err := firewall.Add(ctx, h, rule); err != nil {
 				return false, diag.Diagnostics{nodeError("Cannot Add Firewall Rule", node, "Adding "+rule.Key()+" with ufw failed", "", err)}
@@ -398,7 +408,7 @@ func (r *firewallRuleResource) Delete(ctx context.Context, req resource.DeleteRe
 // an error that says which rule is missing and, through advice, what to do.
 func refuseLockout(ctx context.Context, h *transport.Host, node string, rules []firewall.Rule, enabled bool, incoming, change string, attr path.Path,
 	advice func(string, firewall.Connection) string) diag.Diagnostics {
-	if !enabled || incoming == firewall.PolicyAllow {
+	if !firewall.CanLockOut(rules, enabled, incoming) {
 		return nil
 	}
 	conn, err := firewall.SSHConnection(ctx, h)
