@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,9 +20,13 @@ import (
 // together, and whether UFW filters at all once the firewall resource's plan is applied.
 // Every plan and apply configures the provider anew, so each run starts empty.
 type firewallPlans struct {
-	mu       sync.Mutex
-	declared map[string]planCounts
+	mu sync.Mutex
+	// owners holds, by rule ID, the plan tokens of the resources that declare the rule.
+	owners map[string]map[string]bool
+	// priors holds, by plan token, the prior state of the resource whose plan issued it.
+	priors   map[string]firewallRuleModel
 	removed  map[string]map[string]bool
+	released map[string]map[string]bool
 	switches map[string]firewallSwitch
 }
 
@@ -31,19 +36,65 @@ type firewallSwitch struct {
 	incoming string
 }
 
-// declare records a planned rule, node and key, and reports whether another resource in this
-// run plans it too. The create half of a replacement is the same resource, not another.
-func (f *firewallPlans) declare(node string, rule firewall.Rule, kind planKind) (duplicate bool) {
+// declare records a planned rule under the plan token of the resource that plans it, and
+// reports whether another resource in this run plans it too.
+func (f *firewallPlans) declare(node string, rule firewall.Rule, token string) (duplicate bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.declared == nil {
-		f.declared = map[string]planCounts{}
+	if f.owners == nil {
+		f.owners = map[string]map[string]bool{}
 	}
 	id := firewall.ID(node, rule)
-	counts := f.declared[id]
-	counts[kind]++
-	f.declared[id] = counts
-	return counts.resources() > 1
+	if f.owners[id] == nil {
+		f.owners[id] = map[string]bool{}
+	}
+	f.owners[id][token] = true
+	return len(f.owners[id]) > 1
+}
+
+// issue returns a new plan token for a resource planned with its prior state.
+func (f *firewallPlans) issue(prior firewallRuleModel) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.priors == nil {
+		f.priors = map[string]firewallRuleModel{}
+	}
+	token := rand.Text()
+	f.priors[token] = prior
+	return token
+}
+
+// priorOf returns the prior state behind a token this run issued.
+func (f *firewallPlans) priorOf(token string) (firewallRuleModel, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	prior, ok := f.priors[token]
+	return prior, ok
+}
+
+// release records a rule key whose resource this run deletes or replaces: the ledger entry
+// that makes the rule another resource's goes with it.
+func (f *firewallPlans) release(node, key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	addKey(&f.released, node, key)
+}
+
+// isReleased reports whether this run releases the rule key on node.
+func (f *firewallPlans) isReleased(node, key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.released[node][key]
+}
+
+func addKey(m *map[string]map[string]bool, node, key string) {
+	if *m == nil {
+		*m = map[string]map[string]bool{}
+	}
+	if (*m)[node] == nil {
+		(*m)[node] = map[string]bool{}
+	}
+	(*m)[node][key] = true
 }
 
 // remove records a rule that this run deletes from a node and returns every rule key removed
@@ -52,13 +103,7 @@ func (f *firewallPlans) declare(node string, rule firewall.Rule, kind planKind) 
 func (f *firewallPlans) remove(node, key string) map[string]bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.removed == nil {
-		f.removed = map[string]map[string]bool{}
-	}
-	if f.removed[node] == nil {
-		f.removed[node] = map[string]bool{}
-	}
-	f.removed[node][key] = true
+	addKey(&f.removed, node, key)
 	return maps.Clone(f.removed[node])
 }
 

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"crypto/rand"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,20 +16,22 @@ import (
 
 func TestFirewallPlansDeclare(t *testing.T) {
 	rule := firewall.Rule{Action: "allow", Port: "6818", Proto: "tcp", From: "10.0.0.0/16"}
-	var replaced firewallPlans
-	if replaced.declare("gpu01", rule, planReplace) || replaced.declare("gpu01", rule, planCreate) {
+	var f firewallPlans
+	replaced := f.issue(firewallRuleModel{})
+	if f.declare("gpu01", rule, replaced) || f.declare("gpu01", rule, replaced) {
 		t.Error("a replacement, planned once with its prior state and once as the create half, was taken for two resources")
 	}
-	if !replaced.declare("gpu01", rule, planCreate) {
+	if !f.declare("gpu01", rule, rand.Text()) {
 		t.Error("a second resource creating the replaced rule was not refused")
 	}
-	var two firewallPlans
-	if two.declare("gpu01", rule, planUpdate) || !two.declare("gpu01", rule, planCreate) {
-		t.Error("a rule kept by one resource and created by another was not refused")
-	}
-	var nodes firewallPlans
-	if nodes.declare("gpu01", rule, planCreate) || nodes.declare("gpu02", rule, planCreate) {
+	if f.declare("gpu02", rule, rand.Text()) {
 		t.Error("one rule on two nodes was refused")
+	}
+	if _, ok := f.priorOf(replaced); !ok {
+		t.Error("the token issued for a resource in state is not known")
+	}
+	if _, ok := f.priorOf("from an earlier run"); ok {
+		t.Error("a token this run did not issue is known")
 	}
 }
 
@@ -65,6 +68,9 @@ func TestAccFirewall_planShapes(t *testing.T) {
 	base := guideFirewall(l, node)
 	wider := strings.Replace(base, firewallRuleBlock("slurmd", node, "6818", "tcp", "10.0.0.0/24", "slurmd"),
 		firewallRuleBlock("slurmd", node, "6818", "tcp", "10.0.0.0/16", "slurmd"), 1)
+	// The same rule written another way: Terraform replaces the resource, the rule is its own.
+	rewritten := strings.Replace(wider, firewallRuleBlock("slurmd", node, "6818", "tcp", "10.0.0.0/16", "slurmd"),
+		firewallRuleBlock("slurmd", node, "6818", "tcp", "10.0.7.7/16", "slurmd"), 1)
 	narrowed := strings.Replace(wider, firewallRuleBlock("ssh", node, "22", "tcp", "10.0.0.10", "SSH from login node"),
 		firewallRuleBlock("ssh", node, "22", "tcp", "10.0.0.99", "SSH from login node"), 1)
 	twoSSH := wider + firewallRuleBlock("ssh_subnet", node, "22", "tcp", "10.0.0.0/24", "SSH from the subnet")
@@ -95,6 +101,14 @@ func TestAccFirewall_planShapes(t *testing.T) {
 					checkTupleCount(l, node, "6818", 1),
 				),
 			},
+			{
+				Config: rewritten,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("gpucluster_firewall_rule.slurmd", plancheck.ResourceActionDestroyBeforeCreate)},
+				},
+				Check: checkTupleCount(l, node, "6818", 1),
+			},
+			{Config: wider, Check: checkUFWShows(l, node, "ufw allow from 10.0.0.0/16 to any port 6818 proto tcp comment 'slurmd'")},
 			{
 				PreConfig:   snapshot,
 				Config:      withoutSSHRule(wider),
@@ -180,6 +194,47 @@ resource "gpucluster_firewall_rule" "deny" {
 					}
 				},
 				Config: deny("10.0.0.99"), PlanOnly: true,
+			},
+		},
+	})
+}
+
+// A replacement Terraform forces without a changed attribute (replace_triggered_by, like
+// -replace) is one resource: its first plan looks like an update, and its create half is not
+// a second declaration of the rule or another owner of it.
+func TestAccFirewallRule_forcedReplacement(t *testing.T) {
+	l := lab.Require(t)
+	config := func(trigger string) string {
+		return providerConfig(l, "") + `
+resource "terraform_data" "trigger" {
+  input = "` + trigger + `"
+}
+
+resource "gpucluster_firewall_rule" "test" {
+  node    = "gpu02"
+  port    = "5691"
+  from    = "10.0.0.0/24"
+  comment = "forced replacement"
+  lifecycle {
+    replace_triggered_by = [terraform_data.trigger]
+  }
+}
+`
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkFirewallClean(l, "gpu02", "allow:5691/tcp:from=10.0.0.0/24"),
+		Steps: []resource.TestStep{
+			{Config: config("one")},
+			{
+				Config: config("two"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("gpucluster_firewall_rule.test", plancheck.ResourceActionDestroyBeforeCreate)},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkUFWShows(l, "gpu02", "ufw allow from 10.0.0.0/24 to any port 5691 proto tcp comment 'forced replacement'"),
+					checkTupleCount(l, "gpu02", "5691", 1),
+				),
 			},
 		},
 	})

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -187,6 +189,11 @@ func (r *firewallRuleResource) ValidateConfig(ctx context.Context, req resource.
 // ModifyPlan makes the ID known at plan time and refuses, before anything is touched, a rule
 // that another resource already owns on the node, and a destroy or replacement that would
 // remove the rule admitting the provider's own SSH connection.
+//
+// Terraform plans a replacement twice: with the prior state, then the create half without it.
+// The first plan hands a token to the second through the private state, so the create half is
+// known as the same resource (not a duplicate, and the owner of its old rule), also for a
+// replacement forced with -replace, whose first plan looks like an update.
 func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	var plan, state firewallRuleModel
 	creating, destroying := req.State.Raw.IsNull(), req.Plan.Raw.IsNull()
@@ -196,16 +203,16 @@ func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if !destroying {
 		resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	}
-	if resp.Diagnostics.HasError() {
+	if resp.Diagnostics.HasError() || r.cluster == nil {
 		return
 	}
 	if destroying {
 		resp.Diagnostics.Append(r.checkRemoval(ctx, state, "deleting")...)
 		return
 	}
-	kind := rulePlanKind(plan, state, creating)
-	if kind == planReplace {
-		resp.Diagnostics.Append(r.checkRemoval(ctx, state, "replacing")...)
+	token, prior, replacing := r.planToken(ctx, req, resp, plan, state, creating)
+	if replacing {
+		resp.Diagnostics.Append(r.checkRemoval(ctx, prior, "replacing")...)
 	}
 	rule, known, err := ruleFrom(plan)
 	if err != nil || !known || plan.Node.IsUnknown() {
@@ -213,17 +220,14 @@ func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.Modi
 	}
 	node := plan.Node.ValueString()
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), firewall.ID(node, rule))...)
-	if r.cluster == nil {
-		return
-	}
-	if r.cluster.firewallPlans.declare(r.cluster.canonicalNode(node), rule, kind) {
+	if r.cluster.firewallPlans.declare(r.cluster.canonicalNode(node), rule, token) {
 		resp.Diagnostics.AddAttributeError(path.Root("port"), "Duplicate Firewall Rule",
 			fmt.Sprintf("Another gpucluster_firewall_rule in this configuration declares the rule %s on node %s. Two resources would fight over one rule, and destroying one would remove the other's rule.\n\n%s",
 				rule.Key(), node, ruleOwnedAdvice))
 		return
 	}
 	// The create half of a replacement is planned again without the prior state and checked then.
-	if kind != planCreate || !r.cluster.canReachHosts() {
+	if !creating || !r.cluster.canReachHosts() {
 		return
 	}
 	h, st, diags := r.cluster.firewallState(ctx, node)
@@ -231,20 +235,49 @@ func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if diags.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(ownedElsewhere(st, node, rule)...)
+	if !r.cluster.firewallPlans.isReleased(r.cluster.canonicalNode(node), rule.Key()) {
+		resp.Diagnostics.Append(ownedElsewhere(st, node, rule)...)
+	}
 	if rule.Action == firewall.ActionDeny && !resp.Diagnostics.HasError() {
 		resp.Diagnostics.Append(r.cluster.checkDenyRule(ctx, node, rule, h, st)...)
 	}
 }
 
-// checkRemoval checks at plan that removing the rule in state keeps the provider connected.
-// An adopted rule stays on the node, so removing its resource removes nothing.
+const planTokenKey = "plan_token"
+
+// planToken returns the token of the resource being planned, and when this plan replaces the
+// rule in prior, the prior state. The first plan of a resource in state issues a new token
+// and passes it on in the private state; the create half of a replacement finds it there.
+func (r *firewallRuleResource) planToken(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse,
+	plan, state firewallRuleModel, creating bool) (token string, prior firewallRuleModel, replacing bool) {
+	plans := &r.cluster.firewallPlans
+	if !creating {
+		token = plans.issue(state)
+		raw, _ := json.Marshal(token)
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, planTokenKey, raw)...)
+		return token, state, rulePlanKind(plan, state, false) == planReplace
+	}
+	raw, diags := req.Private.GetKey(ctx, planTokenKey)
+	resp.Diagnostics.Append(diags...)
+	if json.Unmarshal(raw, &token) == nil {
+		if prior, ok := plans.priorOf(token); ok {
+			// A first plan that saw an update, yet Terraform replaces: -replace.
+			return token, prior, rulePlanKind(plan, prior, false) == planUpdate
+		}
+	}
+	return rand.Text(), firewallRuleModel{}, false
+}
+
+// checkRemoval checks at plan that removing the rule in state keeps the provider connected, and
+// releases its ownership for this run's other checks. An adopted rule stays on the node, so
+// removing its resource removes nothing.
 func (r *firewallRuleResource) checkRemoval(ctx context.Context, state firewallRuleModel, verb string) diag.Diagnostics {
-	if r.cluster == nil || state.Adopted.ValueBool() || !r.cluster.canReachHosts() {
+	rule, known, err := ruleFrom(state)
+	if err != nil || !known || state.Node.IsUnknown() {
 		return nil
 	}
-	rule, _, err := ruleFrom(state)
-	if err != nil {
+	r.cluster.firewallPlans.release(r.cluster.canonicalNode(state.Node.ValueString()), rule.Key())
+	if state.Adopted.ValueBool() || !r.cluster.canReachHosts() {
 		return nil
 	}
 	return r.cluster.checkRuleRemoval(ctx, state.Node.ValueString(), rule, verb+" "+rule.Key())
