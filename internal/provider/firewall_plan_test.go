@@ -18,7 +18,9 @@ func TestFirewallPlansDeclare(t *testing.T) {
 	rule := firewall.Rule{Action: "allow", Port: "6818", Proto: "tcp", From: "10.0.0.0/16"}
 	var f firewallPlans
 	replaced := f.issue(firewallRuleModel{})
-	if f.declare("gpu01", rule, replaced) || f.declare("gpu01", rule, replaced) {
+	firstPlan := f.declare("gpu01", rule, replaced)
+	createHalf := f.declare("gpu01", rule, replaced)
+	if firstPlan || createHalf {
 		t.Error("a replacement, planned once with its prior state and once as the create half, was taken for two resources")
 	}
 	if !f.declare("gpu01", rule, rand.Text()) {
