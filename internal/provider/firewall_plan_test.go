@@ -241,3 +241,49 @@ resource "gpucluster_firewall_rule" "test" {
 		},
 	})
 }
+
+// On login01 the provider comes from the machine running Terraform: deleting login01's SSH row
+// (the guide's, from any) while UFW filters is refused at plan, login01 unchanged.
+func TestAccFirewall_loginSSHRowRefusedAtPlan(t *testing.T) {
+	l := lab.Require(t)
+	withRows := func(ssh bool) string {
+		config := providerConfig(l, "") + firewallRuleBlock("slurmctld", "login01", "6817", "tcp", "10.0.0.0/24", "slurmctld")
+		ref := `"login01:allow:22/tcp:from=any"`
+		if ssh {
+			config += firewallRuleBlock("ssh", "login01", "22", "tcp", "any", "SSH")
+			ref = "gpucluster_firewall_rule.ssh.id"
+		}
+		return config + `
+resource "gpucluster_firewall" "login01" {
+  node     = "login01"
+  ssh_rule = ` + ref + `
+  rules    = [gpucluster_firewall_rule.slurmctld.id]
+}
+`
+	}
+	var before string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			checkFirewallClean(l, "login01", "allow:22/tcp:from=any", "allow:6817/tcp:from=10.0.0.0/24"),
+			checkUFWStatus(l, "login01", "Status: inactive"),
+		),
+		Steps: []resource.TestStep{
+			{Config: withRows(true), Check: checkUFWStatus(l, "login01", "Status: active")},
+			{
+				PreConfig:   func() { before = snapshotFirewalls(t, l) },
+				Config:      withRows(false),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Firewall Would Lock Out The Provider.*login01.*deleting allow:22/tcp:from=any.*10\.0\.0\.1 to port 22/tcp`),
+			},
+			{
+				PreConfig: func() {
+					if after := snapshotFirewalls(t, l); after != before {
+						t.Errorf("a refused plan changed a host:\nbefore:\n%s\nafter:\n%s", before, after)
+					}
+				},
+				Config: withRows(true), PlanOnly: true,
+			},
+		},
+	})
+}
