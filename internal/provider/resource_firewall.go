@@ -325,12 +325,14 @@ func (r *firewallResource) Update(ctx context.Context, req resource.UpdateReques
 
 // apply checks the rules on the node against the provider's connection and the listed rules,
 // then sets the policies and the switch in the order that never filters before the policies
-// are right.
+// are right. It holds the node's lock throughout: two ufw commands at once on one node fail
+// ("problem running"), and a rule added in between would not have been checked.
 func (r *firewallResource) apply(ctx context.Context, node string, listed []firewall.Rule, before func(firewall.State), enabled bool, incoming, outgoing string) diag.Diagnostics {
-	h, st, diags := r.lockedState(ctx, node)
+	h, st, unlock, diags := r.cluster.lockedFirewallState(ctx, node)
 	if diags.HasError() {
 		return diags
 	}
+	defer unlock()
 	before(st)
 	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "enabling UFW with incoming "+incoming, path.Root("enabled"), declareRuleAdvice); d.HasError() {
 		return d
@@ -408,11 +410,12 @@ func (r *firewallResource) Delete(ctx context.Context, req resource.DeleteReques
 		return
 	}
 	node := state.Node.ValueString()
-	h, st, diags := r.lockedState(ctx, node)
+	h, st, unlock, diags := r.cluster.lockedFirewallState(ctx, node)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	defer unlock()
 	enabled, incoming, outgoing := state.PreviousEnabled.ValueBool(), state.PreviousIncoming.ValueString(), state.PreviousOutgoing.ValueString()
 	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "restoring the earlier firewall", path.Empty(), declareRuleAdvice); d.HasError() {
 		enabled = false

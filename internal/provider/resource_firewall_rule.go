@@ -391,13 +391,14 @@ func (r *firewallRuleResource) Update(ctx context.Context, req resource.UpdateRe
 		return
 	}
 	node := plan.Node.ValueString()
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
-		return
-	}
-	if err := firewall.Add(ctx, h, rule); err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Update Firewall Rule", node, "Changing the comment of "+rule.Key()+" with ufw failed", "", err))
+	_, diags := r.withLockedState(ctx, node, func(h *transport.Host, _ firewall.State) (bool, diag.Diagnostics) {
+		if err := firewall.Add(ctx, h, rule); err != nil {
+			return false, diag.Diagnostics{nodeError("Cannot Update Firewall Rule", node, "Changing the comment of "+rule.Key()+" with ufw failed", "", err)}
+		}
+		return false, nil
+	})
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	plan.ID = types.StringValue(firewall.ID(node, rule))
