@@ -291,6 +291,13 @@ func idAdvice(err error, id int64, optIn string) string {
 // retires its ID in the ledger so that no other name can ever get it.
 func (c *cluster) removeAccount(ctx context.Context, created []string, kind users.Kind, name string, id int64,
 	remove func(context.Context, users.Executor, string) (bool, error), todo string) diag.Diagnostics {
+	if len(created) > 0 && c.isOwnAccount(name) {
+		var diags diag.Diagnostics
+		diags.AddError("Account Is The Provider's Own", fmt.Sprintf("Destroying gpucluster_%s %s would delete it on %s, and it is the account the provider "+
+			"connects as over SSH (or that account's group): the provider, and you, would be locked out of those nodes. Nothing was changed.\n\n"+
+			"Remove the resource from the state with terraform state rm, which leaves the account on the nodes as it is.", kind, name, strings.Join(created, ", ")))
+		return diags
+	}
 	failures := c.onEachNode(ctx, created, func(_ string, h *transport.Host) error {
 		_, err := remove(ctx, h, name)
 		return err
@@ -353,7 +360,7 @@ func (c *cluster) connectionUsers() []string {
 // out of sudo on every node, and only root on each host can undo that.
 func (c *cluster) refuseOwnAccount(kind users.Kind, name string) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if c == nil || c.settings.unknown || !slices.Contains(c.connectionUsers(), name) {
+	if !c.isOwnAccount(name) {
 		return diags
 	}
 	what := "the account"
@@ -367,6 +374,10 @@ func (c *cluster) refuseOwnAccount(kind users.Kind, name string) diag.Diagnostic
 		"Leave this account to the nodes' own setup (the guide creates admin by hand, outside the cluster's users), "+
 			"or connect as another account. No host was asked or changed.", nil))
 	return diags
+}
+
+func (c *cluster) isOwnAccount(name string) bool {
+	return c != nil && !c.settings.unknown && slices.Contains(c.connectionUsers(), name)
 }
 
 // refuseAdminGroups refuses administrator groups in a configuration that has not opted in.

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -253,4 +254,22 @@ func diagPattern(summary, configLine string, details ...string) *regexp.Regexp {
 		parts = append(parts, strings.Join(strings.Fields(regexp.QuoteMeta(d)), `\s+`))
 	}
 	return regexp.MustCompile(`(?s)` + strings.Join(parts, ".*"))
+}
+
+// A state that already manages the provider's own account (made before this check existed) is
+// never destroyed on the nodes where the resource created it: the error comes before any host.
+func TestDestroyOfOwnAccountRefused(t *testing.T) {
+	c := &cluster{settings: settings{user: "admin"}}
+	for _, kind := range []users.Kind{users.KindUser, users.KindGroup} {
+		diags := c.removeAccount(context.Background(), []string{"gpu01", "gpu02"}, kind, "admin", 1000, users.RemoveUser, "")
+		if !hasDiag(diags, diag.SeverityError, "Account Is The Provider's Own", "would delete it on gpu01, gpu02", "terraform state rm") {
+			t.Errorf("removeAccount(%s admin) = %v, want the destroy refused", kind, diags)
+		}
+	}
+	// Adopted everywhere, nothing would be removed, so there is nothing to refuse; retiring the ID
+	// needs the login node, which this cluster has not got.
+	diags := c.removeAccount(context.Background(), nil, users.KindUser, "admin", 1000, users.RemoveUser, "")
+	if hasDiag(diags, diag.SeverityError, "Account Is The Provider's Own") || !hasDiag(diags, diag.SeverityError, "Missing Login Node") {
+		t.Errorf("removeAccount(admin, adopted everywhere) = %v, want only the ledger step to run", diags)
+	}
 }

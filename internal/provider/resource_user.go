@@ -63,7 +63,8 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			"given to another name, even after this user is gone. Destroy removes the account record on each node " +
 			"and never deletes the home directory.\n\n" +
 			"The account the provider itself logs in as (the provider's `user`, `admin` in the guide) is never managed: a plan " +
-			"that names it fails, since one apply could take it out of sudo on every node and lock the provider out.\n\n" +
+			"that names it fails, since one apply could take it out of sudo on every node and lock the provider out; so does a destroy that would delete it " +
+			"(remove such a resource from the state with `terraform state rm`).\n\n" +
 			"A node that already has an account of this name with this UID is taken over (see `adopted_on`); from then on its " +
 			"groups, primary group, shell and home follow this resource. The plan shows, per node, what that changes in a warning " +
 			"(\"gpu01: leaves groups video; primary group staff becomes users\"), and refuses to take over an account in an " +
