@@ -217,7 +217,7 @@ func takeOverWarning(p accountPlan, changes map[string][]string) diag.Diagnostic
 	}
 	return diag.NewAttributeWarningDiagnostic(path.Root("nodes"), "Existing Account Will Change On "+strings.Join(nodeNames, ", "),
 		fmt.Sprintf("User %s already exists with uid %d on these nodes. Apply takes it over there and makes it match this resource:\n%s\n\n"+
-			"List in group and groups what it must keep, or leave the node out of nodes. Destroy leaves the account on these nodes, as it changed it.",
+			"List in group and groups what it must keep, or leave the node out of nodes. A later destroy leaves the account on these nodes, as this resource left it.",
 			p.name, p.id, strings.Join(lines, "\n")))
 }
 
