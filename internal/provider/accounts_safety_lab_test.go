@@ -42,9 +42,10 @@ func compareSnapshots(t *testing.T, before, after map[string]string) {
 
 // Issue #11: declaring the provider's own account planned as a harmless create, and the apply
 // took admin out of sudo on every node. Now the plan is refused, whatever the opt-ins say, and
-// so are an existing administrator, an administrator group, a system directory as home and a
-// MaxTime Slurm cannot read. Nothing on any host changes: not admin's groups, not the account
-// databases, not a file under /etc or /home, not the ledger.
+// so are an existing administrator, root under another uid (without the advice to set uid = 0),
+// an administrator group, a system directory as home and a MaxTime Slurm cannot read. Nothing
+// on any host changes: not admin's groups, not the account databases, not a file under /etc or
+// /home, not the ledger.
 func TestAccSafety_refusedPlansChangeNoHost(t *testing.T) {
 	l := lab.Require(t)
 	nodes := labNodeNames(l)
@@ -82,6 +83,8 @@ resource "gpucluster_group" "test" {
 `, hclList(nodes)), ExpectError: diagPattern("Account Is The Provider's Own", `name              = "admin"`)},
 		{Config: user("tacc_op", 1801, ""), ExpectError: diagPattern("Existing Account Is An Administrator", `resource "gpucluster_user" "test"`,
 			"User tacc_op already exists there and is in sudo, an administrator group on node gpu01", "allow_admin_groups = true")},
+		{Config: user("root", 1803, ""), ExpectError: diagPattern("Account Exists With Another ID", "uid   = 1803",
+			"user root already exists there with uid 0", "root is the operating system's own user", "Choose another name")},
 		{Config: user("tacc_dave", 1802, `  groups = ["sudo"]`), ExpectError: diagPattern("Administrator Group Not Allowed", `groups = ["sudo"]`)},
 		{Config: user("tacc_dave", 1802, `  home = "/etc"`), ExpectError: diagPattern("Invalid Home Directory", `home = "/etc"`, "top-level directory")},
 		{Config: providerConfig(l, "") + `
