@@ -380,18 +380,24 @@ func (c *cluster) isOwnAccount(name string) bool {
 	return c != nil && !c.settings.unknown && slices.Contains(c.connectionUsers(), name)
 }
 
-// refuseAdminGroups refuses administrator groups in a configuration that has not opted in.
-func refuseAdminGroups(attr path.Path, what string, names []string, optIn string) diag.Diagnostics {
+// refuseAdminGroups refuses administrator groups in a configuration that has not opted in; why
+// says what managing them risks for this resource.
+func refuseAdminGroups(attr path.Path, what string, names []string, why, todo string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	admin := users.AdminGroupsIn(names...)
 	if len(admin) == 0 {
 		return diags
 	}
 	diags.Append(settingError(attr, "Administrator Group Not Allowed",
-		fmt.Sprintf("%s %s, an administrator group (%s grant root or the system logs). Cluster users are not administrators, "+
-			"and an apply that changes the members of an administrator group can lock the administrators out",
-			what, strings.Join(admin, ", "), strings.Join(users.AdminGroups, ", ")),
-		fmt.Sprintf("Remove %s, or set %s = true if this really is an administrator account. No host was asked or changed.",
-			strings.Join(admin, ", "), optIn), nil))
+		fmt.Sprintf("%s %s, an administrator group (%s grant root or the system logs). %s",
+			what, strings.Join(admin, ", "), strings.Join(users.AdminGroups, ", "), why),
+		todo+" No host was asked or changed.", nil))
 	return diags
+}
+
+// adminGroupsForUser is refuseAdminGroups for a user's group or groups.
+func adminGroupsForUser(attr path.Path, what string, names []string) diag.Diagnostics {
+	return refuseAdminGroups(attr, what, names,
+		"Cluster users are not administrators, and an account in an administrator group can become root on every node",
+		fmt.Sprintf("Remove %s, or set allow_admin_groups = true if this really is an administrator account.", strings.Join(users.AdminGroupsIn(names...), ", ")))
 }

@@ -100,7 +100,10 @@ func (r *groupResource) ValidateConfig(ctx context.Context, req resource.Validat
 		return
 	}
 	if !m.Name.IsUnknown() && !m.AllowAdmin.IsUnknown() && !m.AllowAdmin.ValueBool() {
-		resp.Diagnostics.Append(refuseAdminGroups(path.Root("name"), "name is", []string{m.Name.ValueString()}, "allow_admin_group")...)
+		resp.Diagnostics.Append(refuseAdminGroups(path.Root("name"), "name is", []string{m.Name.ValueString()},
+			"Its members may become root or read the logs, and an apply that renumbers it, or a destroy that deletes it where the resource created it, "+
+				"changes who does: administrators can lose their rights",
+			"Leave the group to the nodes' own setup, or set allow_admin_group = true to manage it.")...)
 	}
 	if m.GID.IsNull() || m.GID.IsUnknown() || m.AllowSystemGID.IsUnknown() {
 		return

@@ -162,10 +162,10 @@ func (r *userResource) ValidateConfig(ctx context.Context, req resource.Validate
 	}
 	if !m.AllowAdmin.IsUnknown() && !m.AllowAdmin.ValueBool() {
 		if !m.Group.IsNull() && !m.Group.IsUnknown() {
-			resp.Diagnostics.Append(refuseAdminGroups(path.Root("group"), "group is", []string{m.Group.ValueString()}, "allow_admin_groups")...)
+			resp.Diagnostics.Append(adminGroupsForUser(path.Root("group"), "group is", []string{m.Group.ValueString()})...)
 		}
 		if fullyKnown(m.Groups) {
-			resp.Diagnostics.Append(refuseAdminGroups(path.Root("groups"), "groups lists", setStrings(ctx, m.Groups, &resp.Diagnostics), "allow_admin_groups")...)
+			resp.Diagnostics.Append(adminGroupsForUser(path.Root("groups"), "groups lists", setStrings(ctx, m.Groups, &resp.Diagnostics))...)
 		}
 	}
 	if m.HomeOn.IsNull() || m.HomeOn.IsUnknown() || m.Nodes.IsUnknown() {
