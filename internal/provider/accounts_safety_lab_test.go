@@ -7,6 +7,10 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
 )
@@ -107,4 +111,60 @@ resource "gpucluster_slurm_partition" "gpu" {
 			t.Errorf("admin left sudo on %s: id -nG admin = %q", n, got)
 		}
 	}
+}
+
+// With allow_admin_groups, an administrator made by hand on gpu01 is taken over there and
+// created on the other nodes; listing sudo keeps it in sudo on gpu01 and puts it there
+// elsewhere, and destroy leaves gpu01's account as it is.
+func TestAccUser_takesOverAdministratorWithOptIn(t *testing.T) {
+	l := lab.Require(t)
+	nodes := labNodeNames(l)
+	const name, uid = "tacc_op2", 1811
+	onHost(t, l, "gpu01", fmt.Sprintf("useradd -M -u %d -g users -G sudo %s", uid, name))
+	t.Cleanup(func() { _, _, _ = l.Exec(context.Background(), "gpu01", "userdel "+name) })
+	config := providerConfig(l, "") + fmt.Sprintf(`
+resource "gpucluster_user" "test" {
+  name               = %q
+  uid                = %d
+  group              = "users"
+  groups             = ["sudo"]
+  allow_admin_groups = true
+  nodes              = %s
+}
+`, name, uid, hclList(nodes))
+	inSudo := func(s *terraform.State) error {
+		for _, n := range nodes {
+			got, err := onHostErr(l, n, "id -nG "+name)
+			if err != nil {
+				return err
+			}
+			if got != "users sudo" {
+				return fmt.Errorf("%s: id -nG %s = %q, want \"users sudo\"", n, name, got)
+			}
+		}
+		return nil
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: func(s *terraform.State) error {
+			if got, err := onHostErr(l, "gpu01", "id -nG "+name); err != nil || got != "users sudo" {
+				return fmt.Errorf("destroy changed the account gpu01 had before: id -nG = %q, %v", got, err)
+			}
+			others := []string{}
+			for _, n := range nodes {
+				if n != "gpu01" {
+					others = append(others, n)
+				}
+			}
+			return checkUserGone(l, name, others, "")(s)
+		},
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("gpucluster_user.test", tfjsonpath.New("adopted_on"),
+					knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact("gpu01")})),
+			},
+			Check: inSudo,
+		}},
+	})
 }
