@@ -147,8 +147,12 @@ resource "gpucluster_user" "test" {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(s *terraform.State) error {
-			if got, err := onHostErr(l, "gpu01", "id -nG "+name); err != nil || got != "users sudo" {
-				return fmt.Errorf("destroy changed the account gpu01 had before: id -nG = %q, %v", got, err)
+			got, err := onHostErr(l, "gpu01", "id -nG "+name)
+			if err != nil {
+				return fmt.Errorf("destroy removed the account gpu01 had before: %w", err)
+			}
+			if got != "users sudo" {
+				return fmt.Errorf("destroy changed the account gpu01 had before: id -nG = %q, want \"users sudo\"", got)
 			}
 			others := []string{}
 			for _, n := range nodes {
