@@ -6,10 +6,15 @@ resource "gpucluster_slurm_partition" "gpu" {
   name         = "gpu"
   nodes        = [gpucluster_slurm_node.gpu01.id, gpucluster_slurm_node.gpu02.id]
   default      = true
-  max_time     = "3-00:00:00"
+  max_time     = "3-00:00:00" # days-hours:minutes:seconds; "forever" fails at plan
   allow_groups = ["users"]
 
   # Without a default, a job that omits --mem gets the whole node's memory and
   # blocks the other GPUs (pitfall P4: the plan warns).
   def_mem_per_gpu = 120000
+
+  # Other settings by their Slurm names; times and memory sizes are checked at plan.
+  extra = {
+    DefaultTime = "1:00:00"
+  }
 }
