@@ -194,7 +194,13 @@ func (r Rule) Key() string {
 }
 
 // IDFormat documents the import ID of a rule.
-const IDFormat = "NODE:ACTION:PORT/PROTO:from=SOURCE, for example gpu01:allow:6818/tcp:from=10.0.0.0/24 or login01:allow:60001:61000/tcp:from=any"
+const IDFormat = IDForm + ", for example " + IDExample + " or login01:allow:60001:61000/tcp:from=any"
+
+// IDForm and IDExample are IDFormat's parts, for documentation that sets them apart.
+const (
+	IDForm    = "NODE:ACTION:PORT/PROTO:from=SOURCE"
+	IDExample = "gpu01:allow:6818/tcp:from=10.0.0.0/24"
+)
 
 // ID names a normalized rule on a node.
 func ID(node string, r Rule) string { return node + ":" + r.Key() }

@@ -47,7 +47,7 @@ type nodeOverride struct {
 }
 
 func settingsFromModel(ctx context.Context, m providerModel, getenv func(string) string) (settings, diag.Diagnostics) {
-	var diags diag.Diagnostics
+	diags := applyEnvironment(&m, getenv)
 	s := settings{
 		user:                  stringOr(m.User, "admin"),
 		port:                  int(int64Or(m.Port, 22)),
@@ -60,7 +60,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 		commandTimeout:        durationOr(m.CommandTimeout, transport.DefaultCommandTimeout),
 		keepalive:             durationOr(m.KeepaliveInterval, 15*time.Second),
 		sudoExe:               stringOr(m.SudoExe, "sudo"),
-		sudoPassword:          []byte(stringOr(m.SudoPassword, getenv(sudoPasswordEnv))),
+		sudoPassword:          []byte(m.SudoPassword.ValueString()),
 	}
 	if !m.JumpHost.IsNull() {
 		s.jumpHost = m.JumpHost.ValueString()

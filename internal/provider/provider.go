@@ -62,8 +62,6 @@ type nodeOverrideModel struct {
 	JumpHost types.String `tfsdk:"jump_host"`
 }
 
-const sudoPasswordEnv = "GPUCLUSTER_SUDO_PASSWORD" //nolint:gosec // the name of an environment variable, not a credential
-
 func (p *gpuclusterProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
 	resp.TypeName = "gpucluster"
 	resp.Version = p.version
@@ -147,7 +145,7 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 				Validators:          []validator.String{stringvalidator.RegexMatches(absPathOrWordPattern, "must be an absolute path or a command name")},
 			},
 			"sudo_password": schema.StringAttribute{
-				MarkdownDescription: "sudo password of `user`, sent on stdin only when sudo asks for it. Never stored in state or logged. May come from `" + sudoPasswordEnv + "`. Without it, sudo must not need a password.",
+				MarkdownDescription: "sudo password of `user`, sent on stdin only when sudo asks for it. Never stored in state or logged. Without it, sudo must not need a password.",
 				Optional:            true,
 				Sensitive:           true,
 			},
@@ -183,6 +181,25 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 				Validators: []validator.List{listvalidator.UniqueValues()},
 			},
 		},
+	}
+	noteEnvironmentFallbacks(resp.Schema.Attributes)
+}
+
+// noteEnvironmentFallbacks ends the description of every attribute that has an environment
+// fallback with its variable, so the docs list exactly what applyEnvironment reads.
+func noteEnvironmentFallbacks(attributes map[string]schema.Attribute) {
+	for _, name := range envAttributes() {
+		note := " May come from `" + envName(name) + "` when not set here."
+		switch a := attributes[name].(type) {
+		case schema.StringAttribute:
+			a.MarkdownDescription += note
+			attributes[name] = a
+		case schema.Int64Attribute:
+			a.MarkdownDescription += note
+			attributes[name] = a
+		default:
+			panic("environment fallback for " + name + ", which is neither a string nor a number attribute")
+		}
 	}
 }
 
