@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -66,8 +68,11 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 		s.jumpHost = m.JumpHost.ValueString()
 	}
 	s.unknown = anyUnknown(m.User, m.PrivateKey, m.PrivateKeyFile, m.PrivateKeyPassphrase, m.KnownHostsFile,
-		m.LoginNode, m.JumpHost, m.SudoExe, m.SudoPassword) || m.Port.IsUnknown() || m.HostKeys.IsUnknown() || m.UseAgent.IsUnknown()
-	if !m.HostKeys.IsNull() && !m.HostKeys.IsUnknown() {
+		m.LoginNode, m.JumpHost, m.SudoExe, m.SudoPassword) || m.Port.IsUnknown() || m.UseAgent.IsUnknown()
+	// Keys of machines another module creates are known at apply, one element at a time.
+	hostKeysUnknown := m.HostKeys.IsUnknown() || slices.ContainsFunc(m.HostKeys.Elements(), attr.Value.IsUnknown)
+	s.unknown = s.unknown || hostKeysUnknown
+	if !m.HostKeys.IsNull() && !hostKeysUnknown {
 		var lines []string
 		diags.Append(m.HostKeys.ElementsAs(ctx, &lines, false)...)
 		pins, err := parsePinnedKeys(lines)
