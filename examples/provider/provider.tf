@@ -8,8 +8,8 @@ terraform {
 }
 
 # Every node is reached as admin over SSH, through login01 as jump host, with host keys
-# checked against known_hosts. The sudo password comes from GPUCLUSTER_SUDO_PASSWORD; every
-# other setting may come from the environment too (GPUCLUSTER_ and its name in capitals).
+# checked against known_hosts. The sudo password comes from GPUCLUSTER_SUDO_PASSWORD; the
+# other connection settings may come from the environment too (GPUCLUSTER_ and the name in capitals).
 provider "gpucluster" {
   user             = "admin"
   private_key_file = "~/.ssh/id_ed25519"
