@@ -22,14 +22,14 @@ type goreleaserConfig struct {
 		Hooks []string `yaml:"hooks"`
 	} `yaml:"before"`
 	Builds []struct {
-		Env          []string `yaml:"env"`
-		ModTimestamp string   `yaml:"mod_timestamp"`
-		Flags        []string `yaml:"flags"`
-		Ldflags      []string `yaml:"ldflags"`
-		Goos         []string `yaml:"goos"`
-		Goarch       []string `yaml:"goarch"`
+		Env          []string   `yaml:"env"`
+		ModTimestamp string     `yaml:"mod_timestamp"`
+		Flags        []string   `yaml:"flags"`
+		Ldflags      []string   `yaml:"ldflags"`
+		Goos         []string   `yaml:"goos"`
+		Goarch       []string   `yaml:"goarch"`
 		Ignore       []platform `yaml:"ignore"`
-		Binary string `yaml:"binary"`
+		Binary       string     `yaml:"binary"`
 	} `yaml:"builds"`
 	Archives []struct {
 		Formats      []string `yaml:"formats"`
