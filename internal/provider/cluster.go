@@ -51,17 +51,17 @@ type nodeOverride struct {
 func settingsFromModel(ctx context.Context, m providerModel, getenv func(string) string) (settings, diag.Diagnostics) {
 	diags := applyEnvironment(&m, getenv)
 	s := settings{
-		user:                  stringOr(m.User, "admin"),
-		port:                  int(int64Or(m.Port, 22)),
+		user:                  stringOr(m.User, defaultUser),
+		port:                  int(int64Or(m.Port, transport.DefaultPort)),
 		privateKeyPassphrase:  []byte(m.PrivateKeyPassphrase.ValueString()),
 		knownHostsFile:        m.KnownHostsFile.ValueString(),
 		insecureIgnoreHostKey: m.InsecureIgnoreHostKey.ValueBool(),
 		loginNode:             m.LoginNode.ValueString(),
 		jumpHost:              m.LoginNode.ValueString(),
-		connectTimeout:        durationOr(m.ConnectTimeout, 30*time.Second),
+		connectTimeout:        durationOr(m.ConnectTimeout, transport.DefaultConnectTimeout),
 		commandTimeout:        durationOr(m.CommandTimeout, transport.DefaultCommandTimeout),
-		keepalive:             durationOr(m.KeepaliveInterval, 15*time.Second),
-		sudoExe:               stringOr(m.SudoExe, "sudo"),
+		keepalive:             durationOr(m.KeepaliveInterval, transport.DefaultKeepaliveInterval),
+		sudoExe:               stringOr(m.SudoExe, transport.DefaultSudoExe),
 		sudoPassword:          []byte(m.SudoPassword.ValueString()),
 	}
 	if !m.JumpHost.IsNull() {
@@ -116,6 +116,9 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 	}
 	return s, diags
 }
+
+// defaultUser is the guide's administration account, which is deliberately not a cluster user.
+const defaultUser = "admin"
 
 // cluster is what resources receive from Configure: the connection defaults and the pool that
 // keeps one SSH connection per host for the whole run.
