@@ -57,8 +57,12 @@ func planAdoptedOn(ctx context.Context, resp *resource.ModifyPlanResponse, planN
 }
 
 func nodeStatusAttribute(what string) schema.MapAttribute {
+	drift := "uid 1002 on gpu02, want 1001"
+	if what == "group" {
+		drift = "gid 101 on gpu02, want 100"
+	}
 	return schema.MapAttribute{
-		MarkdownDescription: "Per node, `" + inSync + "` or what differs on that node (\"missing on gpu02\", \"uid 1002 on gpu02, want 1001\"), as the last refresh found the " + what + ". A plan that changes an entry back to `" + inSync + "` repairs that node.",
+		MarkdownDescription: "Per node, `" + inSync + "` or what differs on that node (\"missing on gpu02\", \"" + drift + "\"), as the last refresh found the " + what + ". A plan that changes an entry back to `" + inSync + "` repairs that node.",
 		Computed:            true,
 		ElementType:         types.StringType,
 	}
