@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -47,27 +48,27 @@ type nodeOverride struct {
 }
 
 func settingsFromModel(ctx context.Context, m providerModel, getenv func(string) string) (settings, diag.Diagnostics) {
-	var diags diag.Diagnostics
+	diags := applyEnvironment(&m, getenv)
 	s := settings{
-		user:                  stringOr(m.User, "admin"),
-		port:                  int(int64Or(m.Port, 22)),
+		user:                  stringOr(m.User, defaultUser),
+		port:                  int(int64Or(m.Port, transport.DefaultPort)),
 		privateKeyPassphrase:  []byte(m.PrivateKeyPassphrase.ValueString()),
 		knownHostsFile:        m.KnownHostsFile.ValueString(),
 		insecureIgnoreHostKey: m.InsecureIgnoreHostKey.ValueBool(),
 		acceptNewHostKeys:     m.AcceptNewHostKeys.ValueBool(),
 		loginNode:             m.LoginNode.ValueString(),
 		jumpHost:              m.LoginNode.ValueString(),
-		connectTimeout:        durationOr(m.ConnectTimeout, 30*time.Second),
+		connectTimeout:        durationOr(m.ConnectTimeout, transport.DefaultConnectTimeout),
 		commandTimeout:        durationOr(m.CommandTimeout, transport.DefaultCommandTimeout),
-		keepalive:             durationOr(m.KeepaliveInterval, 15*time.Second),
-		sudoExe:               stringOr(m.SudoExe, "sudo"),
-		sudoPassword:          []byte(stringOr(m.SudoPassword, getenv(sudoPasswordEnv))),
+		keepalive:             durationOr(m.KeepaliveInterval, transport.DefaultKeepaliveInterval),
+		sudoExe:               stringOr(m.SudoExe, transport.DefaultSudoExe),
+		sudoPassword:          []byte(m.SudoPassword.ValueString()),
 	}
 	if !m.JumpHost.IsNull() {
 		s.jumpHost = m.JumpHost.ValueString()
 	}
 	s.unknown = len(unknownSettings(m)) > 0
-	if !m.HostKeys.IsNull() && !m.HostKeys.IsUnknown() {
+	if !m.HostKeys.IsNull() && !hostKeysUnknown(m.HostKeys) {
 		var lines []string
 		diags.Append(m.HostKeys.ElementsAs(ctx, &lines, false)...)
 		pins, err := parsePinnedKeys(lines)
@@ -111,6 +112,20 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 	return s, diags
 }
 
+func (c *cluster) planGroup(name string, nodes []string) {
+	for _, n := range nodes {
+		c.plannedGroups.Store(n+"\x00"+name, true)
+	}
+}
+
+func (c *cluster) groupPlannedOn(node, group string) bool {
+	_, ok := c.plannedGroups.Load(node + "\x00" + group)
+	return ok
+}
+
+// defaultUser is the guide's administration account, which is deliberately not a cluster user.
+const defaultUser = "admin"
+
 // cluster is what resources receive from Configure: the connection defaults and the pool that
 // keeps one SSH connection per host for the whole run.
 type cluster struct {
@@ -122,6 +137,10 @@ type cluster struct {
 	// second resource, refused at plan even when neither exists on the node yet, and a
 	// removal is checked together with the other removals on its node.
 	firewallPlans firewallPlans
+	// plannedGroups holds node+"\x00"+group for every gpucluster_group planned in this run, so
+	// that a user's plan-time check counts a group this apply adds to a node as there. Users
+	// that refer to the group are planned after it.
+	plannedGroups sync.Map
 	// declaredTargets does the same for BeeGFS storage target IDs.
 	declaredTargets targetDeclarations
 	// slurmPlans holds the Slurm fragment changes planned in this run.

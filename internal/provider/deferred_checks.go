@@ -2,10 +2,12 @@ package provider
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 // deferredChecks are the plan-time checks that need an answer from a node. While a connection
@@ -35,7 +37,7 @@ func unknownSettings(m providerModel) []string {
 		{"jump_host", m.JumpHost}, {"sudo_exe", m.SudoExe}, {"sudo_password", m.SudoPassword},
 	}
 	for _, s := range top {
-		if s.value.IsUnknown() {
+		if s.value.IsUnknown() || s.name == "host_keys" && hostKeysUnknown(m.HostKeys) {
 			names = append(names, s.name)
 		}
 	}
@@ -60,4 +62,10 @@ func deferredChecksWarning(unknown []string) diag.Diagnostic {
 			"A change this plan shows may still be refused then. To see them at plan time, apply the resources the settings come from first "+
 			"(terraform apply -target=...), then plan again.",
 			strings.Join(unknown, ", "), strings.Join(deferredChecks, "\n- ")))
+}
+
+// hostKeysUnknown reports host_keys not known yet: keys of machines another module creates are
+// known at apply, one element at a time.
+func hostKeysUnknown(keys types.List) bool {
+	return keys.IsUnknown() || slices.ContainsFunc(keys.Elements(), attr.Value.IsUnknown)
 }

@@ -69,10 +69,11 @@ func (r *firewallRuleResource) Schema(_ context.Context, _ resource.SchemaReques
 			"that stops the filtering is taken into account). Terraform deletes a replaced rule before it adds the new one, so move the SSH " +
 			"rule in two applies: add the new rule, then remove the old one. A new `deny` rule that would match the provider's connection " +
 			"before any allow rule does (UFW appends it after the rules on the node) is refused at plan and at apply.\n\n" +
-			"Import with `terraform import gpucluster_firewall_rule.NAME " + firewall.IDFormat + "`.",
+			"Import with `terraform import gpucluster_firewall_rule.NAME " + firewall.IDForm + "`, for example `" + firewall.IDExample + "`. " +
+			"SOURCE is `any`, an address or a CIDR, read as `from` is: `10.0.0.7/24` imports the rule from `10.0.0.0/24`.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
-				MarkdownDescription: "The rule's identity on its node, `" + firewall.IDFormat + "`. Known at plan time, so `gpucluster_firewall.ssh_rule` can refer to it.",
+				MarkdownDescription: "The rule's identity on its node, `" + firewall.IDForm + "` (`" + firewall.IDExample + "`). Known at plan time, so `gpucluster_firewall.ssh_rule` can refer to it.",
 				Computed:            true,
 			},
 			"node": schema.StringAttribute{
