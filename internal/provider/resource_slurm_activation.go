@@ -143,6 +143,15 @@ func (r *slurmActivationResource) ModifyPlan(ctx context.Context, req resource.M
 	r.warnPlanned(ctx, controller, changes, unknown, &resp.Diagnostics)
 }
 
+// activationReasons are an outcome's reasons, its drains and resumes included.
+func activationReasons(out slurm.Outcome) []string {
+	reasons := slices.Clone(out.Reasons)
+	for _, c := range out.NodeStates {
+		reasons = append(reasons, c.String())
+	}
+	return reasons
+}
+
 // warnPlanned says in the plan what the activation will do, where it disrupts.
 func (r *slurmActivationResource) warnPlanned(ctx context.Context, controller string, changes []slurm.Fragment, unknown int, diags *diag.Diagnostics) {
 	if r.cluster == nil || !r.cluster.canReachHosts() {
@@ -185,6 +194,17 @@ func activationWarnings(controller string, out slurm.Outcome, unknown int) diag.
 		diags.AddWarning("Slurmd Will Restart",
 			fmt.Sprintf("Activating the Slurm configuration on %s restarts slurmd on %s (where it runs): %s. Running jobs survive the restart.",
 				controller, slurm.CompressHostlist(out.RestartNodes), reasons))
+	}
+	var drains []string
+	for _, c := range out.NodeStates {
+		if c.Drain {
+			drains = append(drains, c.String())
+		}
+	}
+	if len(drains) > 0 {
+		diags.AddWarning("Nodes Will Be Drained",
+			fmt.Sprintf("The activation on %s sets, with scontrol update and no restart: %s. No new job starts on a drained node; jobs running there run to their end. "+
+				"Remove drain_reason to resume the node.", controller, strings.Join(drains, ", ")))
 	}
 	return diags
 }
@@ -240,9 +260,16 @@ func (r *slurmActivationResource) activate(ctx context.Context, m *slurmActivati
 		diags.Append(pitfallWarning(controller, w))
 	}
 	diags.Append(r.cluster.restartSlurmd(ctx, h, out.RestartNodes, wait)...)
+	states, err := slurm.SetNodeStates(ctx, h)
+	if err != nil {
+		diags.Append(nodeError("Cannot Drain Or Resume Node", controller, "Setting the nodes' drain_reason with scontrol update after the activation failed",
+			"Check sudo scontrol show node on the controller, then apply again: the drain or resume stays pending, and the next plan shows it.", err))
+		return diags
+	}
+	out.NodeStates = states
 	m.ID = m.Controller
 	m.ChangeClass = types.StringValue(out.Class.String())
-	m.Reasons = stringList(out.Reasons)
+	m.Reasons = stringList(activationReasons(out))
 	m.ConfigSHA256 = types.StringValue(out.NextSHA256)
 	m.Status = types.StringValue(inSync)
 	return diags
@@ -290,8 +317,8 @@ func (r *slurmActivationResource) read(ctx context.Context, m *slurmActivationMo
 	switch {
 	case err != nil:
 		status = "activation pending, and refused as the fragments are: " + err.Error()
-	case out.Class != slurm.NoChange || len(out.RestartNodes) > 0:
-		status = fmt.Sprintf("activation pending (%s): %s", out.Class, strings.Join(out.Reasons, ", "))
+	case out.Class != slurm.NoChange || len(out.RestartNodes) > 0 || len(out.NodeStates) > 0:
+		status = fmt.Sprintf("activation pending (%s): %s", out.Class, strings.Join(activationReasons(out), ", "))
 	}
 	if status != inSync {
 		diags.AddWarning("Slurm Activation Pending On "+controller,
