@@ -144,6 +144,8 @@ func (r *slurmNodeResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 		MarkdownDescription: "One compute node's definition, a `NodeName` line in the controller's slurm.conf. Nodes with identical hardware and settings share one line with a hostlist (`gpu[01-03]`), as the guide writes it.\n\n" +
 			"Adding or removing a node changes the node set: " + classText(slurm.OrderedRestart) + " slurmd restarts only where it runs; a node not set up yet fetches the configuration when its slurmd first starts. " +
 			activationDoc + "\n\n" +
+			"Destroy drains the node first (reason `" + slurm.RemovalReason + "`, or the drain it has) and refuses while jobs still run there " +
+			"after " + removalGrace.String() + "; `gpucluster_slurm_compute`, destroyed before it, is where to wait longer for them (`timeouts.delete`).\n\n" +
 			"Do not give nodes `lifecycle { create_before_destroy = true }`: Terraform would then remove a node's fragment only after the activation, " +
 			"which leaves the removal pending until the next apply.\n\n" +
 			"Import with `NAME@CONTROLLER`, for example `gpu01@login01`.",
@@ -387,10 +389,15 @@ func (r *slurmNodeResource) Read(ctx context.Context, req resource.ReadRequest, 
 	resp.State.RemoveResource(ctx)
 }
 
-// Delete removes the node's fragment; the activation then restarts the remaining nodes.
+// Delete drains the node and, once no job runs there, removes its fragment; the activation
+// then restarts the remaining nodes.
 func (r *slurmNodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state slurmNodeModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.drainForRemoval(ctx, state.Controller.ValueString(), state.Name.ValueString(), removalGrace)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

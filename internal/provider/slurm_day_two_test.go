@@ -17,9 +17,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 )
 
 const maintenanceReason = "GPU driver update"
+
+// slurmRemovalReason is the provider's drain reason for a node leaving the cluster.
+const slurmRemovalReason = slurm.RemovalReason
 
 // TestAccSlurmNode_drain is the day-two maintenance path on the lab: the cluster the provider
 // builds starts slurmctld without an error in its journal, and a batch job's `srun -N2
@@ -366,6 +370,77 @@ func TestAccProvider_offlineNode(t *testing.T) {
 				Config:           base.config(l) + offlineUser("login01", "gpu01"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check:            resource.ComposeAggregateTestCheckFunc(checkSinfo(l, "2:idle"), checkSrunInBatchJob(l, gpus)),
+			},
+		},
+	})
+}
+
+// TestAccSlurm_removeGPUServer removes gpu02 from the configuration while a job runs on it and
+// another on gpu01. Destroy drains gpu02 and refuses while its job runs, changing nothing
+// else: slurmd still runs there and slurm.conf still names it. Once the job is cancelled the
+// same configuration removes it: slurmd stops on gpu02, slurm.conf names gpu01 alone,
+// slurmctld starts once, and the job on gpu01 keeps running.
+func TestAccSlurm_removeGPUServer(t *testing.T) {
+	l := lab.Require(t)
+	gpus := []string{"gpu01", "gpu02"}
+	base := labCluster{computeNodes: gpus}
+	shrunk := labCluster{computeNodes: gpus[:1]}
+	var jobID string
+	var cursors map[string]string
+	t.Cleanup(func() { _ = cancelJobs(l)(nil) })
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkClusterDestroyed(l, gpus),
+		Steps: []resource.TestStep{
+			{
+				Config: base.config(l),
+				Check:  checkSinfo(l, "2:idle"),
+			},
+			{
+				PreConfig: func() {
+					jobID = startBatchJob(t, l, "gpu02")
+					startLongJob(t, l, "gpu01")
+				},
+				Config:      shrunk.config(l),
+				ExpectError: regexp.MustCompile(`(?s)Jobs Still Run On Node.*gpu02.*jobs ` + `[0-9]+` + ` still run on gpu02`),
+			},
+			{
+				PreConfig: func() {
+					if err := checkNodeState(l, "gpu02", "MIXED+DRAIN", slurmRemovalReason)(nil); err != nil {
+						t.Fatalf("after the refused removal: %v", err)
+					}
+					if out := onHost(t, l, "gpu02", "systemctl is-active slurmd"); out != "active" {
+						t.Fatalf("slurmd on gpu02 is %q after the refused removal, want active", out)
+					}
+					if err := checkSlurmConfRegexp(l, `(?m)^NodeName=gpu\[01-02\] `)(nil); err != nil {
+						t.Fatalf("after the refused removal: %v", err)
+					}
+					onHost(t, l, "login01", "scancel "+jobID)
+					cursors = journalCursors(t, l, []string{"login01"})
+				},
+				Config: shrunk.config(l),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction("gpucluster_slurm_node.gpu02", plancheck.ResourceActionDestroy),
+						plancheck.ExpectResourceAction("gpucluster_slurm_compute.gpu02", plancheck.ResourceActionDestroy),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					func(*terraform.State) error {
+						return checkStarts(l, cursors, "slurmctld", map[string]int{"login01": 1})
+					},
+					checkSlurmConfRegexp(l, `(?m)^NodeName=gpu01 CPUs=`),
+					func(*terraform.State) error {
+						if out, err := onHostErr(l, "gpu02", "systemctl is-active slurmd || true"); err != nil || out != "inactive" {
+							return fmt.Errorf("slurmd on gpu02 is %q (%v) after the removal, want inactive", out, err)
+						}
+						return nil
+					},
+					checkLongJobRunning(l, "gpu01"),
+					cancelJobs(l),
+				),
 			},
 		},
 	})

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
@@ -184,4 +185,66 @@ func setNodeState(ctx context.Context, ex Executor, c NodeStateChange) error {
 		return fmt.Errorf("%s: scontrol update: %w", c, err)
 	}
 	return nil
+}
+
+// RemovalReason is the drain reason of a node whose definition or compute setup is removed.
+const RemovalReason = "removed from the configuration by gpucluster"
+
+// JobsRunningError is a node that still runs jobs when it is to leave the cluster.
+type JobsRunningError struct {
+	Node string
+	Jobs []string
+}
+
+func (e *JobsRunningError) Error() string {
+	return fmt.Sprintf("jobs %s still run on %s", strings.Join(e.Jobs, ", "), e.Node)
+}
+
+// DrainForRemoval prepares node's removal: it is drained (a drain it has already keeps its
+// reason), so no new job starts there, and then no job may run there; jobs running are
+// awaited for up to wait, then a *JobsRunningError. A node slurmctld does not know, or a
+// controller whose slurmctld does not run, has nothing to drain.
+func DrainForRemoval(ctx context.Context, ex Executor, node string, wait time.Duration) error {
+	if !NamePattern.MatchString(node) {
+		return fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", node)
+	}
+	script := transport.ScriptEnv + "systemctl is-active --quiet slurmctld || exit 0\n" +
+		"line=$(scontrol show node -o " + transport.Quote(node) + " 2>/dev/null) || exit 0\n" +
+		"case \"$line\" in *' State='*DRAIN*) ;; *) scontrol update nodename=" + transport.Quote(node) + " state=drain reason=" + transport.Quote(RemovalReason) + " || exit; echo drained ;; esac\n"
+	res, err := ex.Sudo(ctx, script, nil)
+	if err != nil {
+		return fmt.Errorf("drain %s before its removal: %w", node, err)
+	}
+	if strings.TrimSpace(string(res.Stdout)) == "drained" {
+		transport.Changed(ctx, ex, "drained "+node+" before its removal")
+	}
+	deadline := time.Now().Add(wait)
+	pause := firstPoll
+	for {
+		jobs, err := jobsOn(ctx, ex, node)
+		if err != nil || len(jobs) == 0 {
+			return err
+		}
+		if time.Now().Add(pause).After(deadline) {
+			return &JobsRunningError{Node: node, Jobs: jobs}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the jobs on %s: %w", node, ctx.Err())
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, maxPoll)
+	}
+}
+
+// jobsOn lists the jobs slurmctld has running (or ending) on node; none while it does not run.
+func jobsOn(ctx context.Context, ex Executor, node string) ([]string, error) {
+	script := transport.ScriptEnv + "systemctl is-active --quiet slurmctld || exit 0\n" +
+		"scontrol show node -o " + transport.Quote(node) + " >/dev/null 2>&1 || exit 0\n" +
+		"squeue -h -w " + transport.Quote(node) + " -t RUNNING,COMPLETING,CONFIGURING,SUSPENDED -o %i\n"
+	res, err := ex.Sudo(ctx, script, nil)
+	if err != nil {
+		return nil, fmt.Errorf("list the jobs on %s: %w", node, err)
+	}
+	return strings.Fields(string(res.Stdout)), nil
 }

@@ -3,11 +3,14 @@ package slurm
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
 // Lines as Slurm 24.11's `scontrol show node -o` prints them on the lab, shortened.
@@ -170,5 +173,33 @@ func TestQuietPlugstack(t *testing.T) {
 	s.writes = nil
 	if err := QuietPlugstack(ctx, s); err != nil || len(s.writes) > 0 || s.read(PlugstackPath) != edited {
 		t.Fatalf("an edited file was touched: %v %v", err, s.writes)
+	}
+}
+
+// A node to be removed is drained unless it is already, and its jobs are awaited; jobs still
+// running after the wait are a typed error naming them.
+func TestDrainForRemoval(t *testing.T) {
+	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{
+		{Stdout: "drained\n"},
+		{Stdout: "12\n13\n"},
+		{Stdout: "13\n"},
+		{},
+	}}
+	if err := DrainForRemoval(context.Background(), fake, "gpu02", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if s := fake.Calls[0].Script; !strings.Contains(s, "scontrol update nodename=gpu02 state=drain reason='"+RemovalReason+"'") || !strings.Contains(s, "*' State='*DRAIN*) ;;") {
+		t.Errorf("drain script: %q", s)
+	}
+	if s := fake.Calls[1].Script; !strings.Contains(s, "squeue -h -w gpu02 -t RUNNING,COMPLETING,CONFIGURING,SUSPENDED -o %i") {
+		t.Errorf("jobs script: %q", s)
+	}
+	busy := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{}, {Stdout: "12\n"}}}
+	var running *JobsRunningError
+	if err := DrainForRemoval(context.Background(), busy, "gpu02", 0); !errors.As(err, &running) || strings.Join(running.Jobs, ",") != "12" {
+		t.Errorf("jobs running, no wait: %v", err)
+	}
+	if err := DrainForRemoval(context.Background(), busy, "gpu02;x", 0); err == nil {
+		t.Error("a bad node name was accepted")
 	}
 }
