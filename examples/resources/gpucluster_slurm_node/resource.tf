@@ -19,3 +19,11 @@ resource "gpucluster_slurm_node" "gpu02" {
   # error (pitfall P3).
   real_memory = 20000
 }
+
+# Maintenance: gpu03 is drained, so no new job starts there and the jobs running
+# there finish; removing drain_reason resumes it. No daemon restarts.
+resource "gpucluster_slurm_node" "gpu03" {
+  controller   = gpucluster_slurm_controller.cluster.id
+  name         = "gpu03"
+  drain_reason = "GPU driver update"
+}
