@@ -59,7 +59,7 @@ func TestAccSlurmNode_drain(t *testing.T) {
 				// A reason that could break out of the scontrol command line is refused at plan time.
 				Config:      labCluster{computeNodes: gpus, nodeExtra: map[string]string{"gpu02": "  drain_reason = \"a'; scontrol shutdown; '\"\n"}}.config(l),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)drain_reason.*must be 1 to 200 letters`),
+				ExpectError: regexp.MustCompile(`(?s)drain_reason.*` + wrapped("must be 1 to 200 letters")),
 			},
 			{
 				PreConfig: func() {
@@ -347,8 +347,12 @@ func TestAccProvider_offlineNode(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					func(*terraform.State) error {
 						for _, h := range []string{"login01", "gpu01"} {
-							if out, err := onHostErr(l, h, "id -u tacc_offline_bob"); err != nil || out != "1802" {
-								return fmt.Errorf("tacc_offline_bob on %s: %q %v, want UID 1802", h, out, err)
+							out, err := onHostErr(l, h, "id -u tacc_offline_bob")
+							if err != nil {
+								return err
+							}
+							if out != "1802" {
+								return fmt.Errorf("tacc_offline_bob on %s has UID %q, want 1802", h, out)
 							}
 						}
 						return nil
@@ -359,7 +363,7 @@ func TestAccProvider_offlineNode(t *testing.T) {
 			{
 				Config:      markOffline(t, l, base.config(l), "gpu02") + offlineUser("login01", "gpu01", "gpu02"),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Node Offline.*would change a resource on gpu02.*Nothing on any host was changed`),
+				ExpectError: regexp.MustCompile(`(?s)Node Offline.*` + wrapped("would change a resource on gpu02") + `.*` + wrapped("Nothing on any host was changed")),
 			},
 			{
 				PreConfig: func() {
@@ -403,7 +407,7 @@ func TestAccSlurm_removeGPUServer(t *testing.T) {
 					startLongJob(t, l, "gpu01")
 				},
 				Config:      shrunk.config(l),
-				ExpectError: regexp.MustCompile(`(?s)Jobs Still Run On Node.*gpu02.*jobs ` + `[0-9]+` + ` still run on gpu02`),
+				ExpectError: regexp.MustCompile(`(?s)Jobs Still Run On Node.*gpu02.*jobs\s+[0-9]+\s+still\s+run\s+on\s+gpu02`),
 			},
 			{
 				PreConfig: func() {
@@ -433,8 +437,12 @@ func TestAccSlurm_removeGPUServer(t *testing.T) {
 					},
 					checkSlurmConfRegexp(l, `(?m)^NodeName=gpu01 CPUs=`),
 					func(*terraform.State) error {
-						if out, err := onHostErr(l, "gpu02", "systemctl is-active slurmd || true"); err != nil || out != "inactive" {
-							return fmt.Errorf("slurmd on gpu02 is %q (%v) after the removal, want inactive", out, err)
+						out, err := onHostErr(l, "gpu02", "systemctl is-active slurmd || true")
+						if err != nil {
+							return err
+						}
+						if out != "inactive" {
+							return fmt.Errorf("slurmd on gpu02 is %q after the removal, want inactive", out)
 						}
 						return nil
 					},

@@ -58,7 +58,8 @@ func WaitNodeReady(ctx context.Context, controller Executor, node string, timeou
 			return fmt.Errorf("scontrol show node does not show %s's state: %w", node, errNotYet)
 		}
 		state = raw
-		if !Usable(state) && !(strings.Contains(string(res.Stdout), declaredDrainMarker) && usableDrained(state)) {
+		declared := strings.Contains(string(res.Stdout), declaredDrainMarker)
+		if !Usable(state) && (!declared || !usableDrained(state)) {
 			return fmt.Errorf("node %s is %s: %w", node, state, errNotYet)
 		}
 		return nil

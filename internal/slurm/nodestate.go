@@ -131,15 +131,6 @@ func nodeStateChanges(nodes []NodeDef, runtime map[string]NodeRuntime) []NodeSta
 	return changes
 }
 
-// nodeStateReasons are the Outcome's reasons for node state changes.
-func nodeStateReasons(changes []NodeStateChange) []string {
-	out := make([]string, len(changes))
-	for i, c := range changes {
-		out[i] = c.String()
-	}
-	return out
-}
-
 // SetNodeStates drains and resumes nodes with scontrol until their runtime states are what
 // their definitions declare (drain_reason), after the activation: a state change needs no
 // file and no restart, and jobs running on a drained node run to their end. It reads the
