@@ -62,7 +62,8 @@ func (r *slurmActivationResource) Schema(ctx context.Context, _ resource.SchemaR
 			"change needs, once for every change of the apply: " + classText(slurm.Reconfigure) + " " + classText(slurm.RestartController) + " " +
 			classText(slurm.OrderedRestart) + " If slurmctld does not come back, the previous files are restored, slurmctld started with them again, and the error quotes its log; " +
 			"the fragments stay, so the activation stays pending. slurmctld is started at most twice per apply (the second time only to roll back), after `systemctl reset-failed`, " +
-			"so systemd's start limit never stops it, and slurmd at most once per node.\n\n" +
+			"so systemd's start limit never stops it, and slurmd at most once per node. Then it drains and resumes nodes as their `drain_reason` declares, with " +
+			"`scontrol update` and no restart.\n\n" +
 			"Make it depend on every `gpucluster_slurm_node` and `gpucluster_slurm_partition` (`depends_on`), and make `gpucluster_slurm_compute` depend on it, so that the nodes " +
 			"are defined before their slurmd registers. Fragments written without an activation (an interrupted apply, `-target` of a node alone, a change the activation did " +
 			"not wait for) are a pending activation: the next plan shows it in `status`, and apply does it. The plan warns before a restart of slurmctld or an ordered restart, " +
@@ -86,7 +87,7 @@ func (r *slurmActivationResource) Schema(ctx context.Context, _ resource.SchemaR
 				Computed: true,
 			},
 			"reasons": schema.ListAttribute{
-				MarkdownDescription: "What decided the last activation's class: the settings, nodes and partitions that changed, slurmctld not running, slurmd restarts still due.",
+				MarkdownDescription: "What decided the last activation's class: the settings, nodes and partitions that changed, slurmctld not running, slurmd restarts still due; and the drains and resumes it made (`drain gpu02 (GPU driver update)`, `resume gpu02`).",
 				Computed:            true,
 				ElementType:         types.StringType,
 			},
@@ -96,7 +97,8 @@ func (r *slurmActivationResource) Schema(ctx context.Context, _ resource.SchemaR
 			},
 			"status": schema.StringAttribute{
 				MarkdownDescription: "`" + inSync + "`, or the activation the last refresh found pending on the controller, with its class and reasons: fragments written but not " +
-					"activated, a file in `" + slurm.ConfDir + "` edited by hand, slurmctld not running, slurmd restarts still due after an ordered restart. A plan that changes " +
+					"activated, a file in `" + slurm.ConfDir + "` edited by hand, slurmctld not running, slurmd restarts still due after an ordered restart, a node drained or resumed " +
+					"other than its `drain_reason` says. A plan that changes " +
 					"it back to `" + inSync + "` activates.",
 				Computed: true,
 			},

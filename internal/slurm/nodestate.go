@@ -144,10 +144,10 @@ func SetNodeStates(ctx context.Context, h ControllerHost) ([]NodeStateChange, er
 	if err != nil {
 		return nil, err
 	}
-	if !st.active {
+	changes := nodeStateChanges(fragments.Nodes, st.runtime)
+	if len(changes) > 0 && !st.active {
 		return nil, errors.New("slurmctld does not run, so no node can be drained or resumed")
 	}
-	changes := nodeStateChanges(fragments.Nodes, st.runtime)
 	var errs []error
 	var done []NodeStateChange
 	for _, c := range changes {
