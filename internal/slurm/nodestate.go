@@ -165,7 +165,9 @@ func setNodeState(ctx context.Context, ex Executor, c NodeStateChange) error {
 	if !NamePattern.MatchString(c.Node) {
 		return fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", c.Node)
 	}
-	args := "nodename=" + transport.Quote(c.Node) + " state=resume"
+	// UNDRAIN clears the drain alone: RESUME is refused for a node that has not registered
+	// yet (a node added again, whose drain from its removal slurmctld kept in its state).
+	args := "nodename=" + transport.Quote(c.Node) + " state=undrain"
 	if c.Drain {
 		if err := CheckDrainReason(c.Reason); err != nil {
 			return err

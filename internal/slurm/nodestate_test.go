@@ -134,7 +134,7 @@ func TestSetNodeStates(t *testing.T) {
 	if err != nil || len(done) != 2 {
 		t.Fatalf("set: %v %v", done, err)
 	}
-	want := "scontrol update nodename=gpu01 state=drain reason=GPU driver update|scontrol update nodename=gpu03 state=resume"
+	want := "scontrol update nodename=gpu01 state=drain reason=GPU driver update|scontrol update nodename=gpu03 state=undrain"
 	if got := strings.Join(s.calls(), "|"); got != want {
 		t.Errorf("calls %q, want %q", got, want)
 	}
