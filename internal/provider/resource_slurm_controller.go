@@ -165,9 +165,12 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 				"`AccountingStorageTRES` with a `gres/` or `license/` entry needs `AccountingStorageType = \"accounting_storage/slurmdbd\"` (pitfall P2): without it the plan fails. " +
 				"Settings the installed Slurm (or, before it is installed, the version apt would install) does not know are refused at plan time. Change class: **" + slurm.Reconfigure.String() +
 				"**, except for these settings: **" + slurm.RestartController.String() + "**: " + markdownList(slurm.SettingsOfClass(slurm.RestartController)) +
-				"; **" + slurm.OrderedRestart.String() + "**: " + markdownList(slurm.SettingsOfClass(slurm.OrderedRestart)) + ".",
+				"; **" + slurm.OrderedRestart.String() + "**: " + markdownList(slurm.SettingsOfClass(slurm.OrderedRestart)) + ". " +
+				"Values Slurm would refuse are refused at plan: " + markdownList(slurm.MemoryKeys) + " take a whole number of megabytes without a unit, " +
+				"`PreemptExemptTime` a time (minutes, hours:minutes:seconds, days-hours:minutes:seconds and so on).",
 			Optional:    true,
 			ElementType: types.StringType,
+			Validators:  []validator.Map{slurmExtraValues{line: slurm.ControllerLine}},
 		},
 		"cgroup": schema.SingleNestedAttribute{
 			MarkdownDescription: "cgroup.conf. Defaults to the guide's: cores and devices are enforced, memory is scheduled but not enforced." + classDoc(slurm.CgroupConfClass),
