@@ -40,6 +40,8 @@ case "$(basename "$0") $1" in
 "scontrol ping") [ -e "$SANDBOX/active" ] && echo "Slurmctld(primary) at login01 is UP" || { echo "Slurmctld(primary) at login01 is DOWN"; exit 1; } ;;
 "scontrol show") [ "$2" = node ] && { cat "$SANDBOX/nodes" 2>/dev/null; exit 0; }; grep -q '=invalid' "$SLURM_CONF" && { echo "scontrol: fatal: Invalid SlurmctldDebug invalid" >&2; exit 1; }; exit 0 ;;
 "journalctl -u") echo "slurmctld: fatal: the stub refuses this config" ;;
+"scontrol update") case "$*" in *state=undrain*) sed -i "/^NodeName=${2#nodename=} /s/+DRAIN//" "$SANDBOX/nodes" 2>/dev/null ;; esac
+	[ -e "$SANDBOX/update-fails" ] && { echo "slurm_update error: Invalid node state specified" >&2; exit 1; }; exit 0 ;;
 esac
 `
 

@@ -165,16 +165,21 @@ func setNodeState(ctx context.Context, ex Executor, c NodeStateChange) error {
 	if !NamePattern.MatchString(c.Node) {
 		return fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", c.Node)
 	}
-	// UNDRAIN clears the drain alone: RESUME is refused for a node that has not registered
-	// yet (a node added again, whose drain from its removal slurmctld kept in its state).
-	args := "nodename=" + transport.Quote(c.Node) + " state=undrain"
+	node := transport.Quote(c.Node)
+	// UNDRAIN clears the drain and leaves the base state alone. For a node that has not
+	// registered since slurmctld started (UNKNOWN+DRAIN: a node added again, whose drain from
+	// its removal slurmctld kept), Slurm clears the drain and still answers "Invalid node
+	// state specified": what counts is whether the drain is gone.
+	script := "out=$(scontrol update nodename=" + node + " state=undrain 2>&1) && exit 0\n" +
+		"scontrol show node -o " + node + " | grep -q ' State=[^ ]*DRAIN' || exit 0\n" +
+		"echo \"$out\" >&2; exit 1\n"
 	if c.Drain {
 		if err := CheckDrainReason(c.Reason); err != nil {
 			return err
 		}
-		args = "nodename=" + transport.Quote(c.Node) + " state=drain reason=" + transport.Quote(c.Reason)
+		script = "scontrol update nodename=" + node + " state=drain reason=" + transport.Quote(c.Reason) + "\n"
 	}
-	if _, err := ex.Sudo(ctx, transport.ScriptEnv+"scontrol update "+args, nil); err != nil {
+	if _, err := ex.Sudo(ctx, transport.ScriptEnv+script, nil); err != nil {
 		return fmt.Errorf("%s: scontrol update: %w", c, err)
 	}
 	return nil

@@ -203,3 +203,33 @@ func TestDrainForRemoval(t *testing.T) {
 		t.Error("a bad node name was accepted")
 	}
 }
+
+// Slurm clears the drain of a node that has not registered yet (UNKNOWN+DRAIN) and still
+// answers "Invalid node state specified": the resume counts as done once the drain is gone,
+// and as failed while it stays.
+func TestSetNodeStatesUnregisteredNode(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, true)
+	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, s.root+"/update-fails")
+	lines := "NodeName=gpu01 State=UNKNOWN+DRAIN Reason=removed [root@2026-12-01T14:00:00]\nNodeName=gpu02 State=IDLE \nNodeName=gpu03 State=IDLE \n"
+	if err := os.WriteFile(s.root+"/nodes", []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := SetNodeStates(ctx, s); err != nil || len(done) != 1 || done[0].String() != "resume gpu01" {
+		t.Fatalf("resume of an unregistered node: %v %v", done, err)
+	}
+	// A drain that stays after the error is a failure.
+	lines = "NodeName=gpu01 State=IDLE+DRAIN Reason=x [root@2026-12-01T14:00:00]\nNodeName=gpu02 State=IDLE \nNodeName=gpu03 State=IDLE \n"
+	if err := os.WriteFile(s.root+"/nodes", []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.root+"/bin/sed", []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil { //nolint:gosec // G306: a stub that must be executable.
+		t.Fatal(err)
+	}
+	if _, err := SetNodeStates(ctx, s); err == nil || !strings.Contains(err.Error(), "Invalid node state specified") {
+		t.Errorf("a drain that stayed: %v", err)
+	}
+}
