@@ -92,6 +92,27 @@ func setStrings(ctx context.Context, s types.Set, diags *diag.Diagnostics) []str
 }
 
 // allInSync is the node_status a converged resource has.
+// planNodeStatus plans node_status: a node the resource already covers is in sync after the apply
+// (so drift recorded there shows as repaired), and a node it is added to is known only after
+// the apply, which is the truth before the account, key or file exists there.
+func planNodeStatus(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, nodeNames []string) diag.Diagnostics {
+	var covered map[string]types.String
+	if !req.State.Raw.IsNull() {
+		if diags := req.State.GetAttribute(ctx, path.Root("node_status"), &covered); diags.HasError() {
+			return diags
+		}
+	}
+	elems := make(map[string]attr.Value, len(nodeNames))
+	for _, n := range nodeNames {
+		if _, ok := covered[n]; ok {
+			elems[n] = types.StringValue(inSync)
+		} else {
+			elems[n] = types.StringUnknown()
+		}
+	}
+	return resp.Plan.SetAttribute(ctx, path.Root("node_status"), types.MapValueMust(types.StringType, elems))
+}
+
 func allInSync(nodeNames []string) types.Map {
 	elems := make(map[string]attr.Value, len(nodeNames))
 	for _, n := range nodeNames {

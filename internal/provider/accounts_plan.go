@@ -24,6 +24,8 @@ type accountPlan struct {
 	newNodes []string // nodes this plan adds the account to
 	primary  string   // a user's primary group
 	groups   []string // a user's supplementary groups
+	// plannedGroup tells whether a gpucluster_group this run plans puts a group on a node.
+	plannedGroup func(node, group string) bool
 	// shell and home complete a user's account, for what taking over an existing one changes.
 	shell, home string
 	// allowSystemID and allowAdmin are the resource's opt-ins (allow_system_uid or
@@ -78,6 +80,7 @@ func (c *cluster) checkOnNodes(ctx context.Context, nodeNames []string, p accoun
 		if err != nil {
 			return err
 		}
+		p.plannedGroup = c.groupPlannedOn
 		found := p.problems(node, st, owners)
 		mu.Lock()
 		diags.Append(found...)
@@ -147,7 +150,7 @@ func (p accountPlan) problems(node string, st users.State, owners users.IDOwners
 		diags.Append(d)
 	}
 	for _, g := range append([]string{p.primary}, p.groups...) {
-		if g == "" || st.Groups[g].Exists {
+		if g == "" || st.Groups[g].Exists || (p.plannedGroup != nil && p.plannedGroup(node, g)) {
 			continue
 		}
 		attr := path.Root("groups")

@@ -120,6 +120,17 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 	return s, diags
 }
 
+func (c *cluster) planGroup(name string, nodes []string) {
+	for _, n := range nodes {
+		c.plannedGroups.Store(n+"\x00"+name, true)
+	}
+}
+
+func (c *cluster) groupPlannedOn(node, group string) bool {
+	_, ok := c.plannedGroups.Load(node + "\x00" + group)
+	return ok
+}
+
 // defaultUser is the guide's administration account, which is deliberately not a cluster user.
 const defaultUser = "admin"
 
@@ -133,6 +144,10 @@ type cluster struct {
 	// resource once per run in one provider process, so a second declaration of one rule
 	// is a second resource, refused at plan even when neither exists on the node yet.
 	declaredRules sync.Map
+	// plannedGroups holds node+"\x00"+group for every gpucluster_group planned in this run, so
+	// that a user's plan-time check counts a group this apply adds to a node as there. Users
+	// that refer to the group are planned after it.
+	plannedGroups sync.Map
 	// declaredTargets does the same for BeeGFS storage target IDs.
 	declaredTargets targetDeclarations
 	// slurmPlans holds the Slurm fragment changes planned in this run.

@@ -189,7 +189,7 @@ func (r *beegfsManagementResource) ModifyPlan(ctx context.Context, req resource.
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(inSync))...)
 	if fullyKnown(plan.AuthNodes) {
 		nodeNames := setStrings(ctx, plan.AuthNodes, &resp.Diagnostics)
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), allInSync(nodeNames))...)
+		resp.Diagnostics.Append(planNodeStatus(ctx, req, resp, nodeNames)...)
 	}
 	creating := req.State.Raw.IsNull()
 	if resp.Diagnostics.HasError() || (!creating && resp.Plan.Raw.Equal(req.State.Raw)) ||

@@ -129,14 +129,12 @@ func (r *groupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		return
 	}
 	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), allInSync(nodeNames))...)
+	resp.Diagnostics.Append(planNodeStatus(ctx, req, resp, nodeNames)...)
 	resp.Diagnostics.Append(planAdoptedOn(ctx, resp, plan.Nodes, state.Nodes, state.AdoptedOn)...)
-	unchanged := !req.State.Raw.IsNull() && plan.GID.Equal(state.GID) && plan.Nodes.Equal(state.Nodes)
-	if !req.State.Raw.IsNull() && !unchanged {
-		// Users that refer to this group by id wait for it: their plan-time group check would
-		// otherwise look for the group on a node this apply is only about to add it to.
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), types.StringUnknown())...)
+	if !plan.Name.IsUnknown() {
+		r.cluster.planGroup(plan.Name.ValueString(), nodeNames)
 	}
+	unchanged := !req.State.Raw.IsNull() && plan.GID.Equal(state.GID) && plan.Nodes.Equal(state.Nodes)
 	if !r.cluster.canReachHosts() || plan.GID.IsUnknown() || plan.Name.IsUnknown() || unchanged {
 		return
 	}
@@ -214,6 +212,8 @@ func (r *groupResource) converge(ctx context.Context, m *groupModel, prior group
 	})
 	diags.Append(failureDiags(failures, "Cannot Create Group", fmt.Sprintf("Creating or repairing group %s (GID %d) failed", name, gid),
 		"Check the node's /etc/group for a conflicting group with that name or GID.")...)
+	// Every node has the group as declared now, which is what the plan left unknown on new nodes.
+	m.NodeStatus = allInSync(nodeNames)
 	dropped := missingFrom(missingFrom(priorNodes, nodeNames), adoptedBefore)
 	failures = r.cluster.onEachNode(ctx, dropped, func(_ string, h *transport.Host) error {
 		_, err := users.RemoveGroup(ctx, h, name)

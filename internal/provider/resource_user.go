@@ -201,7 +201,7 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), allInSync(nodeNames))...)
+	resp.Diagnostics.Append(planNodeStatus(ctx, req, resp, nodeNames)...)
 	var state userModel
 	if !req.State.Raw.IsNull() {
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -308,6 +308,8 @@ func (r *userResource) converge(ctx context.Context, m *userModel, prior userMod
 	if diags.HasError() {
 		return diags
 	}
+	// Every node has the account as declared now, which is what the plan left unknown on new nodes.
+	m.NodeStatus = allInSync(nodeNames)
 	if homeOn := m.HomeOn.ValueString(); homeOn != "" {
 		failures = r.cluster.onEachNode(ctx, []string{homeOn}, func(_ string, h *transport.Host) error {
 			_, err := users.CreateHome(ctx, h, spec)
