@@ -46,6 +46,8 @@ type nodeOverride struct {
 	name, address, user string
 	port                int
 	jumpHost            *string
+	// offline: the node is down; nothing connects to it (see offlineGuard).
+	offline bool
 }
 
 func settingsFromModel(ctx context.Context, m providerModel, getenv func(string) string) (settings, diag.Diagnostics) {
@@ -106,12 +108,13 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 			address: n.Address.ValueString(),
 			user:    n.User.ValueString(),
 			port:    int(n.Port.ValueInt64()),
+			offline: n.Offline.ValueBool(),
 		}
 		if !n.JumpHost.IsNull() {
 			j := n.JumpHost.ValueString()
 			o.jumpHost = &j
 		}
-		s.unknown = s.unknown || anyUnknown(n.Name, n.Address, n.User, n.JumpHost) || n.Port.IsUnknown()
+		s.unknown = s.unknown || anyUnknown(n.Name, n.Address, n.User, n.JumpHost) || n.Port.IsUnknown() || n.Offline.IsUnknown()
 		s.overrides = append(s.overrides, o)
 	}
 	return s, diags
@@ -149,6 +152,8 @@ type cluster struct {
 	declaredTargets targetDeclarations
 	// slurmPlans holds the Slurm fragment changes planned in this run.
 	slurmPlans slurmPlans
+	// offlineWarned holds the offline nodes already warned about in this run.
+	offlineWarned sync.Map
 }
 
 // declareRule records a planned firewall rule and reports whether another resource in this
@@ -179,13 +184,33 @@ func (tflogLogger) Info(ctx context.Context, msg string, fields map[string]any) 
 // canReachHosts tells plan-time checks whether every connection value is known yet.
 func (c *cluster) canReachHosts() bool { return !c.settings.unknown }
 
-// host returns the shared connection to a node named by name or address.
+// host returns the shared connection to a node named by name or address. An offline node is
+// refused at once: a powered-off server would otherwise cost every caller the connect timeout.
 func (c *cluster) host(ctx context.Context, node string) (*transport.Host, error) {
+	if c.isOffline(node) {
+		return nil, fmt.Errorf("%s is marked offline = true in the provider's node block, so the provider does not connect to it", node)
+	}
 	cfg, err := c.connConfig(node, 0)
 	if err != nil {
 		return nil, err
 	}
 	return c.pool.Host(ctx, cfg)
+}
+
+// isOffline reports whether a node block marks node, by name or address, offline.
+func (c *cluster) isOffline(node string) bool {
+	o, _ := c.override(node)
+	return o.offline
+}
+
+// anyOffline reports whether some node block marks its node offline.
+func (c *cluster) anyOffline() bool {
+	for _, o := range c.settings.overrides {
+		if o.offline {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *cluster) override(node string) (nodeOverride, bool) {
