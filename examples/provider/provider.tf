@@ -29,4 +29,11 @@ provider "gpucluster" {
     address   = "192.0.2.19"
     jump_host = ""
   }
+
+  # A server that is down: nothing connects to it, its resources keep their
+  # state, and the rest of the cluster plans and applies.
+  node {
+    name    = "gpu04"
+    offline = true
+  }
 }

@@ -406,3 +406,30 @@ func TestRemoveDropInScript(t *testing.T) {
 		t.Error("a relative path was accepted")
 	}
 }
+
+// Chunks are files under chunks/ or buddymir/; the target's own ID files are not.
+func TestHoldsChunks(t *testing.T) {
+	dir := t.TempDir()
+	sh := transporttest.Shell{}
+	if err := os.WriteFile(dir+"/targetNumID", []byte("101\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := HoldsChunks(context.Background(), sh, dir); err != nil || got {
+		t.Fatalf("a target without chunks: %v %v", got, err)
+	}
+	if err := os.MkdirAll(dir+"/buddymir/u0/1A", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := HoldsChunks(context.Background(), sh, dir); err != nil || got {
+		t.Fatalf("empty chunk directories: %v %v", got, err)
+	}
+	if err := os.WriteFile(dir+"/buddymir/u0/1A/chunk", []byte("data"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := HoldsChunks(context.Background(), sh, dir); err != nil || !got {
+		t.Fatalf("a mirrored chunk: %v %v", got, err)
+	}
+	if _, err := HoldsChunks(context.Background(), sh, "relative/dir"); err == nil {
+		t.Error("a relative directory was accepted")
+	}
+}

@@ -45,6 +45,8 @@ type nodeOverride struct {
 	name, address, user string
 	port                int
 	jumpHost            *string
+	// offline: the node is down; nothing connects to it (see offlineGuard).
+	offline bool
 }
 
 func settingsFromModel(ctx context.Context, m providerModel, getenv func(string) string) (settings, diag.Diagnostics) {
@@ -102,6 +104,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 			address: n.Address.ValueString(),
 			user:    n.User.ValueString(),
 			port:    int(n.Port.ValueInt64()),
+			offline: n.Offline.ValueBool(),
 		}
 		if !n.JumpHost.IsNull() {
 			j := n.JumpHost.ValueString()
@@ -145,6 +148,8 @@ type cluster struct {
 	declaredTargets targetDeclarations
 	// slurmPlans holds the Slurm fragment changes planned in this run.
 	slurmPlans slurmPlans
+	// offlineWarned holds the offline nodes already warned about in this run.
+	offlineWarned sync.Map
 }
 
 func newCluster(s settings) *cluster {
@@ -168,13 +173,33 @@ func (tflogLogger) Info(ctx context.Context, msg string, fields map[string]any) 
 // canReachHosts tells plan-time checks whether every connection value is known yet.
 func (c *cluster) canReachHosts() bool { return !c.settings.unknown }
 
-// host returns the shared connection to a node named by name or address.
+// host returns the shared connection to a node named by name or address. An offline node is
+// refused at once: a powered-off server would otherwise cost every caller the connect timeout.
 func (c *cluster) host(ctx context.Context, node string) (*transport.Host, error) {
+	if c.isOffline(node) {
+		return nil, fmt.Errorf("%s is marked offline = true in the provider's node block, so the provider does not connect to it", node)
+	}
 	cfg, err := c.connConfig(node, 0)
 	if err != nil {
 		return nil, err
 	}
 	return c.pool.Host(ctx, cfg)
+}
+
+// isOffline reports whether a node block marks node, by name or address, offline.
+func (c *cluster) isOffline(node string) bool {
+	o, _ := c.override(node)
+	return o.offline
+}
+
+// anyOffline reports whether some node block marks its node offline.
+func (c *cluster) anyOffline() bool {
+	for _, o := range c.settings.overrides {
+		if o.offline {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *cluster) override(node string) (nodeOverride, bool) {

@@ -45,7 +45,7 @@ func unknownSettings(m providerModel) []string {
 		for _, s := range []struct {
 			name  string
 			value attr.Value
-		}{{"name", n.Name}, {"address", n.Address}, {"port", n.Port}, {"user", n.User}, {"jump_host", n.JumpHost}} {
+		}{{"name", n.Name}, {"address", n.Address}, {"port", n.Port}, {"user", n.User}, {"jump_host", n.JumpHost}, {"offline", n.Offline}} {
 			if s.value.IsUnknown() {
 				names = append(names, fmt.Sprintf("node[%d].%s", i, s.name))
 			}

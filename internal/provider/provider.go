@@ -63,6 +63,7 @@ type nodeOverrideModel struct {
 	Port     types.Int64  `tfsdk:"port"`
 	User     types.String `tfsdk:"user"`
 	JumpHost types.String `tfsdk:"jump_host"`
+	Offline  types.Bool   `tfsdk:"offline"`
 }
 
 func (p *gpuclusterProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -186,6 +187,14 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 							MarkdownDescription: "Jump host for this node, by name or address. An empty string dials the node directly. Defaults to `login_node`.",
 							Optional:            true,
 						},
+						"offline": schema.BoolAttribute{
+							MarkdownDescription: "The node is down (powered off for maintenance, broken): the provider does not connect to it. Resources on it " +
+								"(whose `node`, `nodes` or `controller` names it) are not read, so their state stands, and plan without asking any host while unchanged; " +
+								"a change to one of them is refused at plan time. One warning per run names the node. The rest of the cluster plans and applies as usual; " +
+								"an ordered restart of Slurm leaves slurmd's restart on the node pending until it is back. Remove it once the node is back: the next plan reads the node again " +
+								"and shows what changed there meanwhile. Data sources are not guarded: leave the node out of `gpucluster_cluster_check`'s `nodes` meanwhile. Defaults to `false`.",
+							Optional: true,
+						},
 					},
 				},
 				Validators: []validator.List{listvalidator.UniqueValues()},
@@ -243,21 +252,21 @@ func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.Configu
 
 func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
-		NewNodeResource,
-		NewGroupResource,
-		NewUserResource,
-		NewMungeKeyResource,
-		NewSlurmControllerResource,
-		NewSlurmActivationResource,
-		NewSlurmNodeResource,
-		NewSlurmPartitionResource,
-		NewSlurmComputeResource,
-		NewFirewallRuleResource,
-		NewFirewallResource,
-		NewBeegfsClientResource,
-		NewBeegfsTargetResource,
-		NewBeegfsManagementResource,
-		NewBeegfsMetadataResource,
+		guardOffline(NewNodeResource, "name", "address"),
+		guardOffline(NewGroupResource, "nodes"),
+		guardOffline(NewUserResource, "nodes"),
+		guardOffline(NewMungeKeyResource, "controller", "nodes"),
+		guardOffline(NewSlurmControllerResource, "node"),
+		guardOffline(NewSlurmActivationResource, "controller"),
+		guardOffline(NewSlurmNodeResource, "controller"),
+		guardOffline(NewSlurmPartitionResource, "controller"),
+		guardOffline(NewSlurmComputeResource, "node", "controller"),
+		guardOffline(NewFirewallRuleResource, "node"),
+		guardOffline(NewFirewallResource, "node"),
+		guardOffline(NewBeegfsClientResource, "node"),
+		guardOffline(NewBeegfsTargetResource, "node"),
+		guardOffline(NewBeegfsManagementResource, "node"),
+		guardOffline(NewBeegfsMetadataResource, "node"),
 	}
 }
 
