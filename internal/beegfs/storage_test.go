@@ -208,9 +208,9 @@ func TestHostTargetsAndConflicts(t *testing.T) {
 		cand TargetIdentity
 		attr string // "" when accepted
 	}{
-		"second target on the node": {TargetIdentity{"gpu04", "/data/beegfs-storage", 4, 401}, ""},
-		"target ID taken":           {TargetIdentity{"gpu04", "/data/beegfs-storage", 4, 402}, "target_id"},
-		"other node ID on the host": {TargetIdentity{"gpu04", "/data/beegfs-storage", 5, 501}, "node_num_id"},
+		"second target on the node": {TargetIdentity{Host: "gpu04", Directory: "/data/beegfs-storage", NodeNumID: 4, TargetID: 401}, ""},
+		"target ID taken":           {TargetIdentity{Host: "gpu04", Directory: "/data/beegfs-storage", NodeNumID: 4, TargetID: 402}, "target_id"},
+		"other node ID on the host": {TargetIdentity{Host: "gpu04", Directory: "/data/beegfs-storage", NodeNumID: 5, TargetID: 501}, "node_num_id"},
 	}
 	for name, tc := range tests {
 		err := CheckIDConflicts(others, tc.cand)

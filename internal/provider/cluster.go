@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -32,6 +30,7 @@ type settings struct {
 	knownHostsFile        string
 	hostKeys              []pinnedKey
 	insecureIgnoreHostKey bool
+	acceptNewHostKeys     bool
 	loginNode             string
 	jumpHost              string
 	connectTimeout        time.Duration
@@ -58,6 +57,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 		privateKeyPassphrase:  []byte(m.PrivateKeyPassphrase.ValueString()),
 		knownHostsFile:        m.KnownHostsFile.ValueString(),
 		insecureIgnoreHostKey: m.InsecureIgnoreHostKey.ValueBool(),
+		acceptNewHostKeys:     m.AcceptNewHostKeys.ValueBool(),
 		loginNode:             m.LoginNode.ValueString(),
 		jumpHost:              m.LoginNode.ValueString(),
 		connectTimeout:        durationOr(m.ConnectTimeout, transport.DefaultConnectTimeout),
@@ -69,12 +69,8 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 	if !m.JumpHost.IsNull() {
 		s.jumpHost = m.JumpHost.ValueString()
 	}
-	s.unknown = anyUnknown(m.User, m.PrivateKey, m.PrivateKeyFile, m.PrivateKeyPassphrase, m.KnownHostsFile,
-		m.LoginNode, m.JumpHost, m.SudoExe, m.SudoPassword) || m.Port.IsUnknown() || m.UseAgent.IsUnknown()
-	// Keys of machines another module creates are known at apply, one element at a time.
-	hostKeysUnknown := m.HostKeys.IsUnknown() || slices.ContainsFunc(m.HostKeys.Elements(), attr.Value.IsUnknown)
-	s.unknown = s.unknown || hostKeysUnknown
-	if !m.HostKeys.IsNull() && !hostKeysUnknown {
+	s.unknown = len(unknownSettings(m)) > 0
+	if !m.HostKeys.IsNull() && !hostKeysUnknown(m.HostKeys) {
 		var lines []string
 		diags.Append(m.HostKeys.ElementsAs(ctx, &lines, false)...)
 		pins, err := parsePinnedKeys(lines)
@@ -97,7 +93,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 		s.privateKey = key
 	}
 	s.useAgent = m.UseAgent.ValueBool() || (m.UseAgent.IsNull() && len(s.privateKey) == 0)
-	if s.knownHostsFile == "" && len(s.hostKeys) == 0 {
+	if s.knownHostsFile == "" && (len(s.hostKeys) == 0 || s.acceptNewHostKeys) {
 		s.knownHostsFile = expandHome("~/.ssh/known_hosts")
 	} else {
 		s.knownHostsFile = expandHome(s.knownHostsFile)
@@ -114,7 +110,6 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 			j := n.JumpHost.ValueString()
 			o.jumpHost = &j
 		}
-		s.unknown = s.unknown || anyUnknown(n.Name, n.Address, n.User, n.JumpHost) || n.Port.IsUnknown() || n.Offline.IsUnknown()
 		s.overrides = append(s.overrides, o)
 	}
 	return s, diags
@@ -140,10 +135,11 @@ type cluster struct {
 	settings settings
 	pool     *transport.Pool
 
-	// declaredRules holds the firewall rule IDs planned in this run. Terraform plans every
-	// resource once per run in one provider process, so a second declaration of one rule
-	// is a second resource, refused at plan even when neither exists on the node yet.
-	declaredRules sync.Map
+	// firewallPlans holds the firewall changes planned in this run. Terraform plans every
+	// resource of a run in one provider process, so a second declaration of one rule is a
+	// second resource, refused at plan even when neither exists on the node yet, and a
+	// removal is checked together with the other removals on its node.
+	firewallPlans firewallPlans
 	// plannedGroups holds node+"\x00"+group for every gpucluster_group planned in this run, so
 	// that a user's plan-time check counts a group this apply adds to a node as there. Users
 	// that refer to the group are planned after it.
@@ -154,13 +150,6 @@ type cluster struct {
 	slurmPlans slurmPlans
 	// offlineWarned holds the offline nodes already warned about in this run.
 	offlineWarned sync.Map
-}
-
-// declareRule records a planned firewall rule and reports whether another resource in this
-// run already declared it.
-func (c *cluster) declareRule(id string) (duplicate bool) {
-	_, duplicate = c.declaredRules.LoadOrStore(id, true)
-	return duplicate
 }
 
 func newCluster(s settings) *cluster {
@@ -248,6 +237,7 @@ func (c *cluster) connConfig(node string, depth int) (transport.Config, error) {
 		KnownHostsFile:        s.knownHostsFile,
 		HostKeys:              keysFor(s.hostKeys, firstNonZero(o.port, s.port), node, o.name, o.address),
 		InsecureIgnoreHostKey: s.insecureIgnoreHostKey,
+		AcceptNewHostKeys:     s.acceptNewHostKeys,
 		ConnectTimeout:        s.connectTimeout,
 		CommandTimeout:        s.commandTimeout,
 		KeepaliveInterval:     s.keepalive,
@@ -287,15 +277,6 @@ func int64Or(v types.Int64, def int64) int64 {
 		return def
 	}
 	return v.ValueInt64()
-}
-
-func anyUnknown(vs ...types.String) bool {
-	for _, v := range vs {
-		if v.IsUnknown() {
-			return true
-		}
-	}
-	return false
 }
 
 func firstNonEmpty(vs ...string) string {

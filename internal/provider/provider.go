@@ -46,6 +46,7 @@ type providerModel struct {
 	KnownHostsFile        types.String        `tfsdk:"known_hosts_file"`
 	HostKeys              types.List          `tfsdk:"host_keys"`
 	InsecureIgnoreHostKey types.Bool          `tfsdk:"insecure_ignore_host_key"`
+	AcceptNewHostKeys     types.Bool          `tfsdk:"accept_new_host_keys"`
 	LoginNode             types.String        `tfsdk:"login_node"`
 	JumpHost              types.String        `tfsdk:"jump_host"`
 	ConnectTimeout        types.String        `tfsdk:"connect_timeout"`
@@ -106,7 +107,7 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 				Optional:            true,
 			},
 			"known_hosts_file": schema.StringAttribute{
-				MarkdownDescription: "known_hosts file that host keys are checked against. Defaults to `~/.ssh/known_hosts` when `host_keys` is empty. A host whose key is not listed, or differs, is refused.",
+				MarkdownDescription: "known_hosts file that host keys are checked against. Defaults to `~/.ssh/known_hosts` when `host_keys` is empty or `accept_new_host_keys` is set. A host whose key is not listed, or differs, is refused.",
 				Optional:            true,
 			},
 			"host_keys": schema.ListAttribute{
@@ -117,6 +118,13 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 			"insecure_ignore_host_key": schema.BoolAttribute{
 				MarkdownDescription: "Skip host key checking. Anyone on the path can then impersonate a node and receive the sudo password. Every run warns while this is set.",
 				Optional:            true,
+			},
+			"accept_new_host_keys": schema.BoolAttribute{
+				MarkdownDescription: "Trust a node that neither `known_hosts_file` nor `host_keys` lists on first contact, and record its key in `known_hosts_file` " +
+					"(created if missing), as OpenSSH's `StrictHostKeyChecking=accept-new` does. A node whose key is known and differs is still refused. " +
+					"Defaults to `false`: the first contact with a node is then refused with the known_hosts line to add after checking its fingerprint. " +
+					"Needs `known_hosts_file` (or its default) even when `host_keys` is set.",
+				Optional: true,
 			},
 			"login_node": schema.StringAttribute{
 				MarkdownDescription: "Name or address of the login node. It is the jump host for every other node and keeps the UID ledger. Without it every node is dialled directly.",
@@ -224,6 +232,9 @@ func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.Configu
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	if settings.unknown {
+		resp.Diagnostics.Append(deferredChecksWarning(unknownSettings(model)))
 	}
 	if settings.insecureIgnoreHostKey {
 		resp.Diagnostics.AddWarning("Host Key Checking Disabled",

@@ -96,26 +96,9 @@ type targetDeclarations struct {
 	byDir map[string]*declaredTarget
 }
 
-// planKind is how a resource plans a target: Terraform plans a replacement twice, first with
-// the prior state, then the create half without it, and every other resource once.
-type planKind int
-
-const (
-	planCreate  planKind = iota // no prior state
-	planReplace                 // prior state, and a changed attribute forces a new target
-	planUpdate                  // prior state, kept in place
-)
-
 type declaredTarget struct {
 	target beegfs.TargetIdentity
-	counts [3]int // by planKind
-}
-
-// resources counts the resources behind a node and path: each update or replacement is one,
-// and the create half of a replacement is not another.
-func (d declaredTarget) resources() int {
-	creates := d.counts[planCreate] - d.counts[planReplace]
-	return d.counts[planUpdate] + d.counts[planReplace] + max(creates, 0)
+	counts planCounts
 }
 
 // declare records t unless it conflicts with another declared target: one node and path
@@ -127,7 +110,9 @@ func (d *targetDeclarations) declare(t beegfs.TargetIdentity, kind planKind) (at
 	others := make([]beegfs.TargetIdentity, 0, len(d.byDir))
 	for k, e := range d.byDir {
 		if k != key {
-			others = append(others, e.target)
+			other := e.target
+			other.Declared = true
+			others = append(others, other)
 		}
 	}
 	if err := beegfs.CheckIDConflicts(others, t); err != nil {
@@ -143,7 +128,7 @@ func (d *targetDeclarations) declare(t beegfs.TargetIdentity, kind planKind) (at
 	next := *e
 	next.target = t
 	next.counts[kind]++
-	if next.resources() > 1 {
+	if next.counts.resources() > 1 {
 		return "path", fmt.Errorf("%s is declared by two %s resources", key, beegfsTargetResourceName)
 	}
 	d.byDir[key] = &next

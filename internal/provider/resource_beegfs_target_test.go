@@ -125,12 +125,18 @@ resource "gpucluster_beegfs_target" "two" {
 			{
 				Config:      config("node = \"gpu02\"\n  node_num_id = 2\n  target_id = 101"),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Storage Target ID Already Used.*target_id 101 is already used`),
+				ExpectError: regexp.MustCompile(`(?s)Storage Target ID Already Used.*target_id 101 is already declared for\s+gpu0[12]:/data/beegfs-storage`),
 			},
 			{
 				Config:      config("node = \"gpu02\"\n  node_num_id = 1\n  target_id = 102"),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Storage Target ID Already Used.*node_num_id 1 is already used`),
+				ExpectError: regexp.MustCompile(`(?s)Storage Target ID Already Used.*node_num_id 1 is already declared for`),
+			},
+			{
+				// Another resource's plan is not what the host runs: it may run another node.
+				Config:      config("node = \"gpu01\"\n  node_num_id = 2\n  path = \"/data/b\""),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)another target in the\s+configuration,\s+gpu01:/data/\S+,\s+declares\s+storage\s+node\s+[12]\s+on\s+gpu01.*this\s+target's\s+is\s+[12]`),
 			},
 			{
 				Config:      config("node = \"gpu01\"\n  node_num_id = 1"),

@@ -27,6 +27,8 @@ func slurmActivationAdvice(err error) string {
 	)
 	pending := " The fragments stay as the resources wrote them, so the activation stays pending: the next plan shows it."
 	switch {
+	case errors.Is(err, transport.ErrNotLocked):
+		return "Nothing was read or written: the apply ended while it waited for the controller's lock. " + adviceLock + pending
 	case errors.As(err, &undefined):
 		return "Nothing was activated: slurm.conf and slurmctld are as before. Every node a partition lists needs its gpucluster_slurm_node; refer to nodes as " +
 			"gpucluster_slurm_node.NAME.id, and make this resource depend on every gpucluster_slurm_node and gpucluster_slurm_partition, so they are all written first." + pending
