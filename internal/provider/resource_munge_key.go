@@ -195,9 +195,13 @@ func (r *mungeKeyResource) checkNodes(ctx context.Context, controller string, no
 		if f.node == controller {
 			attr = path.Root("controller")
 		}
-		d := nodeError("Cannot Read MUNGE State", f.node, "Reading the MUNGE key's fingerprint and munged's state failed", "", f.err)
+		// Built once: a node that cannot be reached is reported in full only the first time a
+		// diagnostic is made for it, so a discarded one would leave only the short repeat.
+		var d diag.Diagnostic
 		if f.connect {
 			d = connectError(f.node, f.err)
+		} else {
+			d = nodeError("Cannot Read MUNGE State", f.node, "Reading the MUNGE key's fingerprint and munged's state failed", "", f.err)
 		}
 		diags.Append(diag.NewAttributeErrorDiagnostic(attr, d.Summary(), d.Detail()))
 	}
