@@ -222,6 +222,7 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		NewSlurmNodeResource,
 		NewSlurmPartitionResource,
 		NewSlurmComputeResource,
+		NewSlurmAccountingResource,
 		NewFirewallRuleResource,
 		NewFirewallResource,
 		NewBeegfsClientResource,

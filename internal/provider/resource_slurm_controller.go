@@ -328,7 +328,8 @@ func (m *slurmControllerModel) setSettings(s slurm.ControllerSettings) {
 }
 
 // ValidateConfig refuses at plan time, with no host asked, what slurm.conf's syntax cannot
-// hold and the guide's pitfall P2.
+// hold. Pitfall P2 needs the controller's fragments, whether accounting is set up there, so
+// it is ModifyPlan's.
 func (r *slurmControllerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m slurmControllerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -341,9 +342,6 @@ func (r *slurmControllerResource) ValidateConfig(ctx context.Context, req resour
 	}
 	if err := s.Validate(); err != nil {
 		resp.Diagnostics.Append(invalidSetting(slurmControllerResourceName, controllerAttr, err))
-	}
-	if err := slurm.CheckGPUAccounting(s); err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("extra"), "GPU Accounting Needs Slurmdbd", err.Error())
 	}
 }
 
