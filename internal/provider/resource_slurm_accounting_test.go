@@ -244,7 +244,7 @@ func checkHostOutput(l *lab.Lab, host, script, want string) resource.TestCheckFu
 // and the daemons' start times on login01.
 type hostMarks string
 
-const hostMarksScript = "stat -c '%n %Z' " + slurm.SlurmdbdConfPath + " " + slurm.ConfDir + "/slurm.conf " + slurm.FragmentDir + "/*.conf; " +
+const hostMarksScript = "stat -c '%n %Z' " + slurm.SlurmdbdConfPath + " " + slurm.MariaDBConfPath + " " + slurm.ConfDir + "/slurm.conf " + slurm.FragmentDir + "/*.conf; " +
 	"for s in slurmdbd slurmctld mariadb; do echo $s $(systemctl show $s -p ActiveEnterTimestampMonotonic --value); done"
 
 func markHosts(t *testing.T, l *lab.Lab) hostMarks {

@@ -19,6 +19,19 @@ import (
 // SlurmUser may read it: slurmdbd refuses to start when others can.
 const SlurmdbdConfPath = ConfDir + "/slurmdbd.conf"
 
+// MariaDBConfPath is the provider's MariaDB settings for slurmdbd.
+const MariaDBConfPath = "/etc/mysql/mariadb.conf.d/90-gpucluster-slurmdbd.cnf"
+
+// mariaDBConf holds what slurmdbd needs of MariaDB. MariaDB 11.6.2 and later (Debian 13 ships
+// 11.8) turn innodb_snapshot_isolation on by default, and slurmdbd's updates of the
+// association table then fail with error 1020 ("Record has changed since last read"): a QOS
+// cannot be deleted, for one. The loose- prefix lets a MariaDB without the setting start.
+// Slurm's accounting guide asks for a lock wait of 900 s, as its rollups hold long locks.
+const mariaDBConf = "# Managed by terraform-provider-gpucluster (gpucluster_slurm_accounting): do not edit, changes are overwritten.\n" +
+	"[mysqld]\n" +
+	"loose-innodb_snapshot_isolation = OFF\n" +
+	"innodb_lock_wait_timeout = 900\n"
+
 // DatabasePackages are what the accounting node needs: the database, slurmdbd, and
 // slurm-client for the sacctmgr that tells when slurmdbd answers.
 var DatabasePackages = []string{"mariadb-server", "slurmdbd", "slurm-client"}
@@ -47,7 +60,7 @@ var (
 )
 
 // PasswordRule says what ValidatePassword accepts, for documentation and errors.
-const PasswordRule = "12 to 128 characters of letters, digits and . _ ~ + = / @ % ^ , : ! -"
+const PasswordRule = "12 to 128 characters of letters, digits and . _ ~ + = / @ % ^ , : ! -" //nolint:gosec // G101: a rule for passwords, not one.
 
 // ValidatePassword refuses a database password slurmdbd.conf or SQL could not hold as it is.
 // The error never quotes the password.
@@ -123,6 +136,8 @@ type SlurmdbdState struct {
 	// ConfExists, and ConfMatches: the file's settings apart from the password, with its owner
 	// and mode, are what Slurmdbd renders.
 	ConfExists, ConfMatches bool
+	// DatabaseConfMatches: MariaDB's settings for slurmdbd are in place.
+	DatabaseConfMatches bool
 	// DatabaseActive, DbdActive: mariadb and slurmdbd run.
 	DatabaseActive, DbdActive bool
 }
@@ -134,12 +149,15 @@ func slurmdbdStateScript(d Slurmdbd) string {
 	conf := transport.Quote(SlurmdbdConfPath)
 	owner := transport.Quote(d.SlurmUser + ":" + d.SlurmUser + " 600")
 	sum := sha256.Sum256(confWithoutPassword(d))
+	dbSum := sha256.Sum256([]byte(mariaDBConf))
 	return transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + `sec installed
 dpkg-query -W -f '${db:Status-Abbrev}\n' slurmdbd mariadb-server 2>/dev/null | grep -c '^ii'; end 0
 sec conf
 if [ -e ` + conf + ` ]; then
 	if [ "$(stat -c '%U:%G %a' -- ` + conf + `)" = ` + owner + ` ] && [ "$(grep -v '^StoragePass=' -- ` + conf + ` | sha256sum | cut -d' ' -f1)" = ` + hex.EncodeToString(sum[:]) + ` ]; then echo matches; else echo differs; fi
 else echo missing; fi; end 0
+sec mariadbconf
+[ "$(sha256sum < ` + transport.Quote(MariaDBConfPath) + ` 2>/dev/null | cut -d' ' -f1)" = ` + hex.EncodeToString(dbSum[:]) + ` ]; end $?
 sec mariadb
 systemctl is-active --quiet mariadb; end $?
 sec slurmdbd
@@ -162,11 +180,12 @@ func ReadSlurmdbd(ctx context.Context, ex Executor, d Slurmdbd) (SlurmdbdState, 
 	}
 	conf := strings.Join(sections["conf"].Lines, "")
 	return SlurmdbdState{
-		Installed:      strings.Join(sections["installed"].Lines, "") == "2",
-		ConfExists:     conf != "missing",
-		ConfMatches:    conf == "matches",
-		DatabaseActive: sections["mariadb"].Status == 0,
-		DbdActive:      sections["slurmdbd"].Status == 0,
+		Installed:           strings.Join(sections["installed"].Lines, "") == "2",
+		ConfExists:          conf != "missing",
+		ConfMatches:         conf == "matches",
+		DatabaseActive:      sections["mariadb"].Status == 0,
+		DatabaseConfMatches: sections["mariadbconf"].Status == 0,
+		DbdActive:           sections["slurmdbd"].Status == 0,
 	}, nil
 }
 
@@ -188,6 +207,9 @@ func (s SlurmdbdState) Drift() []string {
 	case !s.ConfMatches:
 		out = append(out, SlurmdbdConfPath+" was changed (content, owner or mode)")
 	}
+	if !s.DatabaseConfMatches {
+		out = append(out, MariaDBConfPath+" is missing or was changed")
+	}
 	if !s.DatabaseActive {
 		out = append(out, "mariadb does not run")
 	}
@@ -197,13 +219,17 @@ func (s SlurmdbdState) Drift() []string {
 	return out
 }
 
-// databaseScript creates the database and its user, or sets the user's password, through
-// mysql as root over the unix socket. The SQL, password included, arrives on stdin; an
+// databaseScript starts MariaDB, restarted when its settings changed, and creates the
+// database and its user, or sets the user's password, through mysql as root over the unix
+// socket. The SQL, password included, arrives on stdin; an
 // error is reduced to MariaDB's code, since its message may quote the statement.
-func databaseScript() string {
+func databaseScript(restart bool) string {
+	start := "systemctl is-active --quiet mariadb || systemctl start mariadb || exit\n"
+	if restart {
+		start = "systemctl restart mariadb || exit\n"
+	}
 	return transport.ScriptEnv + `systemctl enable --quiet mariadb || exit
-systemctl is-active --quiet mariadb || systemctl start mariadb || exit
-err=$(mysql --batch 2>&1 >/dev/null) && exit 0
+` + start + `err=$(mysql --batch 2>&1 >/dev/null) && exit 0
 printf '%s\n' "$err" | sed -n 's/^\(ERROR [0-9]* ([A-Z0-9]*)\).*/MariaDB \1/p' | head -n 1 >&2
 exit 1
 `
@@ -236,10 +262,17 @@ func EnsureSlurmdbd(ctx context.Context, h SlurmdbdHost, d Slurmdbd, password []
 	if err := ValidatePassword(password); err != nil {
 		return err
 	}
+	dbChanged, err := h.WriteFile(ctx, transport.File{Path: MariaDBConfPath, Content: []byte(mariaDBConf), Owner: "root", Group: "root", Mode: 0o644})
+	if err != nil {
+		return fmt.Errorf("write %s: %w", MariaDBConfPath, err)
+	}
 	sql := databaseSQL(d, password)
 	defer wipe(sql)
-	if _, err := h.Sudo(ctx, databaseScript(), sql); err != nil {
+	if _, err := h.Sudo(ctx, databaseScript(dbChanged), sql); err != nil {
 		return fmt.Errorf("create database %s and its user %s in MariaDB: %w", d.Database, d.DatabaseUser, err)
+	}
+	if dbChanged {
+		transport.Changed(ctx, h, "restarted mariadb with "+MariaDBConfPath)
 	}
 	conf := RenderSlurmdbdConf(d, password)
 	defer wipe(conf)
