@@ -223,6 +223,9 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		NewSlurmPartitionResource,
 		NewSlurmComputeResource,
 		NewSlurmAccountingResource,
+		NewSlurmAccountResource,
+		NewSlurmUserResource,
+		NewSlurmQOSResource,
 		NewFirewallRuleResource,
 		NewFirewallResource,
 		NewBeegfsClientResource,
@@ -236,6 +239,7 @@ func (p *gpuclusterProvider) DataSources(_ context.Context) []func() datasource.
 	return []func() datasource.DataSource{
 		NewNodeFactsDataSource,
 		NewClusterCheckDataSource,
+		NewSlurmGPUHoursDataSource,
 	}
 }
 
