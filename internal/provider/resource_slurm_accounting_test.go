@@ -93,6 +93,10 @@ func TestAccSlurmAccounting_lifecycle(t *testing.T) {
 	base := accountingCluster(1, tres, "")
 	pw1, pw2 := passwordVariable(accountingPassword), passwordVariable(accountingPassword2)
 	var untouched hostMarks
+	const tresExtra = `  extra = { AccountingStorageTRES = "gres/gpu" }
+`
+	extraTRES := accountingCluster(2, "", "")
+	extraTRES.controllerExtra = tresExtra
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             checkAccountingDestroyed(l),
@@ -174,6 +178,28 @@ func TestAccSlurmAccounting_lifecycle(t *testing.T) {
 					checkHostOutput(l, "login01", "printf '[client]\\nuser=slurm\\npassword="+accountingPassword2+"\\n' > /root/t.cnf && mysql --defaults-extra-file=/root/t.cnf -N -e 'SELECT 1' slurm_acct_db; rm -f /root/t.cnf", "1"),
 					checkHostOutput(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
 				),
+			},
+			{
+				// P2 is precise: with accounting running, the controller's extra may carry the
+				// GPU TRES list.
+				Config:          extraTRES.config(l),
+				ConfigVariables: pw2,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSlurmConf(l, "AccountingStorageTRES=gres/gpu", "AccountingStorageType=accounting_storage/slurmdbd"),
+					checkPing(l),
+				),
+			},
+			{
+				// Without the accounting, that list is refused at plan, before any host changes.
+				Config:      labCluster{computeNodes: []string{"gpu01"}, controllerExtra: tresExtra}.config(l),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)GPU Accounting Needs Slurmdbd.*Do Not Enable GPU Accounting Yet`),
+			},
+			{
+				Config:           extraTRES.config(l),
+				ConfigVariables:  pw2,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check:            checkHostOutput(l, "login01", "systemctl is-active slurmdbd", "active"),
 			},
 		},
 	})

@@ -89,8 +89,8 @@ func ParseAccountingFragment(content []byte) (AccountingSettings, error) {
 var TRESNamePattern = regexp.MustCompile(`^[a-z]+(/[A-Za-z0-9_.:-]+)?$`)
 
 // effectiveController is the controller's settings as slurm.conf gets them: the accounting
-// fragment's lines join the extra settings. A key set both there and in the controller's
-// extra is refused, since only one of the two could be meant.
+// fragment's lines join the extra settings. A key set to different values there and in the
+// controller's extra is refused, since only one of the two could be meant.
 func effectiveController(f Fragments) (ControllerSettings, error) {
 	c := *f.Controller
 	if f.Accounting == nil {
@@ -104,9 +104,13 @@ func effectiveController(f Fragments) (ControllerSettings, error) {
 		if s.value == "" {
 			continue
 		}
-		if _, taken := lookup(c.Extra, s.key); taken {
-			return ControllerSettings{}, fmt.Errorf("%s is set both in gpucluster_slurm_controller's extra and by gpucluster_slurm_accounting: "+
-				"remove it from the controller's extra, the accounting resource owns it", s.key)
+		if v, taken := lookup(c.Extra, s.key); taken {
+			if v == s.value {
+				// The same line from both, as while a setting moves from one to the other.
+				continue
+			}
+			return ControllerSettings{}, fmt.Errorf("%s is set both in gpucluster_slurm_controller's extra (%s) and by gpucluster_slurm_accounting (%s): "+
+				"remove it from the controller's extra, the accounting resource owns it", s.key, v, s.value)
 		}
 		extra[s.key] = s.value
 	}

@@ -57,6 +57,10 @@ func TestAssembleWithAccounting(t *testing.T) {
 	if _, _, _, err := Assemble(dup); err == nil || !strings.Contains(err.Error(), "set both") {
 		t.Errorf("a key set twice: got %v", err)
 	}
+	same := accountingFragments(t, map[string]string{"AccountingStorageTRES": "gres/gpu"}, &AccountingSettings{StorageHost: "login01", TRES: []string{"gres/gpu"}})
+	if conf, _, _, err := Assemble(same); err != nil || strings.Count(string(conf), "AccountingStorageTRES=") != 1 {
+		t.Errorf("the same line from both: %v\n%s", err, conf)
+	}
 }
 
 // P2 is precise: GPU TRES pass with the accounting fragment, from it or from the controller's
