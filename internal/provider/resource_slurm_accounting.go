@@ -75,7 +75,9 @@ func (r *slurmAccountingResource) Schema(_ context.Context, _ resource.SchemaReq
 		MarkdownDescription: "Slurm accounting: MariaDB and slurmdbd on a node (the controller unless `node` says otherwise), and the slurm.conf lines " +
 			"that point slurmctld at them, in the guide's order: \"deploy MariaDB and slurmdbd first, then set AccountingStorageType=accounting_storage/slurmdbd, " +
 			"and only then add the TRES list\".\n\n" +
-			"Apply installs `mariadb-server`, `slurmdbd` and `slurm-client` with apt where missing, creates the database and its user (with `mysql` as root over " +
+			"Apply installs `mariadb-server`, `slurmdbd` and `slurm-client` with apt where missing, writes `" + slurm.MariaDBConfPath + "` (`innodb_snapshot_isolation` off, " +
+			"since MariaDB 11.6.2 and later, Debian 13's 11.8 among them, otherwise fail slurmdbd's association updates with error 1020; `innodb_lock_wait_timeout = 900`, as Slurm asks; " +
+			"slurmdbd's warning about `innodb_buffer_pool_size` is left to the admin, who knows the node's memory), creates the database and its user (with `mysql` as root over " +
 			"the unix socket), writes `" + slurm.SlurmdbdConfPath + "` (owner SlurmUser, mode 0600, only when it changes), starts slurmdbd (restarted when the file " +
 			"changed) and waits until `sacctmgr` gets an answer from it. It registers the cluster (the controller's `ClusterName`) in slurmdbd. Only then does it write its " +
 			"fragment `" + slurm.FragmentDir + "/" + slurm.AccountingFile + "` on the controller with `AccountingStorageType=accounting_storage/slurmdbd`, " +
@@ -84,7 +86,8 @@ func (r *slurmAccountingResource) Schema(_ context.Context, _ resource.SchemaReq
 			"With this fragment on the controller, `AccountingStorageTRES=gres/gpu` is allowed (pitfall P2); set it here as `tres`, not in the controller's `extra`.\n\n" +
 			"The database password is a write-only argument: it never enters the state or the plan, and reaches the node on standard input only. Terraform sends it on " +
 			"every apply that creates or updates this resource; change `database_password_wo_version` to rotate it. Drift shows in `status`: slurmdbd or MariaDB " +
-			"stopped, slurmdbd.conf edited by hand (compared on the node without reading its password back), packages removed. Destroy stops slurmdbd and removes " +
+			"stopped, slurmdbd.conf or the MariaDB settings edited by hand (compared on the node without reading the password back), the database user's password " +
+			"changed by hand (the file's password is tried on the node), packages removed. Destroy stops slurmdbd and removes " +
 			"slurmdbd.conf and the fragment; the database, and with it every job's history, stays in MariaDB.\n\n" +
 			"When `node` is not the controller, slurmctld reaches slurmdbd on `dbd_port` over the network: allow it with a `gpucluster_firewall_rule`. " +
 			"Import with `CONTROLLER` (slurmdbd on the controller) or `NODE@CONTROLLER`; `database_password_wo` is then needed in the configuration before the next update.",

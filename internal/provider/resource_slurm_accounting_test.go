@@ -145,16 +145,19 @@ func TestAccSlurmAccounting_lifecycle(t *testing.T) {
 				Check:            func(*terraform.State) error { return untouched.unchanged(t, l) },
 			},
 			{
-				// Drift: slurmdbd stopped and slurmdbd.conf edited by hand.
+				// Drift: slurmdbd stopped, slurmdbd.conf edited and the database user's password
+				// changed by hand.
 				PreConfig: func() {
-					onHost(t, l, "login01", "systemctl stop slurmdbd && echo DebugLevel=debug5 >> "+slurm.SlurmdbdConfPath)
+					onHost(t, l, "login01", "systemctl stop slurmdbd && echo DebugLevel=debug5 >> "+slurm.SlurmdbdConfPath+
+						" && mysql -e \"ALTER USER 'slurm'@'localhost' IDENTIFIED BY 'changed-by-hand-1'\"")
 				},
 				Config:          base.config(l),
 				ConfigVariables: pw1,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(slurmAccountingAddr, plancheck.ResourceActionUpdate),
-						expectPriorString(slurmAccountingAddr, "status", regexp.MustCompile(`^/etc/slurm/slurmdbd.conf was changed \(content, owner or mode\); slurmdbd does not run$`)),
+						expectPriorString(slurmAccountingAddr, "status", regexp.MustCompile(`^/etc/slurm/slurmdbd.conf was changed \(content, owner or mode\); `+
+							`the password in /etc/slurm/slurmdbd.conf does not open the database; slurmdbd does not run$`)),
 						watch,
 					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
@@ -162,6 +165,7 @@ func TestAccSlurmAccounting_lifecycle(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkHostOutput(l, "login01", "grep -c DebugLevel "+slurm.SlurmdbdConfPath+" || true", "0"),
 					checkHostOutput(l, "login01", "systemctl is-active slurmdbd", "active"),
+					checkHostOutput(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
 				),
 			},
 			{
@@ -297,4 +301,45 @@ func checkAccountingDestroyed(l *lab.Lab) resource.TestCheckFunc {
 		}
 		return nil
 	}
+}
+
+// TestAccSlurmAccounting_otherNode puts MariaDB and slurmdbd on gpu02: slurmctld on login01
+// reaches it there, sacctmgr on login01 gets its answers from it, and the import names both.
+func TestAccSlurmAccounting_otherNode(t *testing.T) {
+	l := lab.Require(t)
+	c := accountingCluster(1, `  node = "gpu02"
+  tres = ["gres/gpu"]
+`, "")
+	pw := passwordVariable(accountingPassword)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			return checkHostOutput(l, "gpu02", "systemctl is-active slurmdbd || true", "inactive")(nil)
+		},
+		Steps: []resource.TestStep{
+			{
+				Config:          c.config(l),
+				ConfigVariables: pw,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(slurmAccountingAddr, tfjsonpath.New("dbd_host"), knownvalue.StringExact("gpu02")),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSlurmConf(l, "AccountingStorageHost=gpu02", "AccountingStorageTRES=gres/gpu"),
+					checkHostOutput(l, "gpu02", "systemctl is-active slurmdbd mariadb | tr '\\n' ' '", "active active"),
+					checkHostOutput(l, "login01", "command -v slurmdbd mariadbd || echo none", "none"),
+					checkHostOutput(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
+					checkPing(l),
+				),
+			},
+			{
+				ResourceName:                         slurmAccountingAddr,
+				ImportState:                          true,
+				ImportStateId:                        "gpu02@login01",
+				ImportStateVerify:                    true,
+				ImportStateVerifyIdentifierAttribute: "controller",
+				ImportStateVerifyIgnore:              []string{"database_password_wo_version"},
+				ConfigVariables:                      pw,
+			},
+		},
+	})
 }

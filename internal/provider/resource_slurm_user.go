@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -103,23 +104,14 @@ func (r *slurmUserResource) ValidateConfig(ctx context.Context, req resource.Val
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if fullyKnown(m.Accounts) && !m.DefaultAccount.IsUnknown() && !contains(setStrings(ctx, m.Accounts, &resp.Diagnostics), m.DefaultAccount.ValueString()) {
+	if fullyKnown(m.Accounts) && !m.DefaultAccount.IsUnknown() && !slices.Contains(setStrings(ctx, m.Accounts, &resp.Diagnostics), m.DefaultAccount.ValueString()) {
 		resp.Diagnostics.AddAttributeError(path.Root("default_account"), "Default Account Not In Accounts",
 			"default_account "+m.DefaultAccount.String()+" is not one of accounts: Slurm refuses a default account the user has no association with. No host was asked or changed.")
 	}
-	if !m.DefaultQOS.IsNull() && !m.DefaultQOS.IsUnknown() && fullyKnown(m.QOS) && !contains(setStrings(ctx, m.QOS, &resp.Diagnostics), m.DefaultQOS.ValueString()) {
+	if !m.DefaultQOS.IsNull() && !m.DefaultQOS.IsUnknown() && fullyKnown(m.QOS) && !slices.Contains(setStrings(ctx, m.QOS, &resp.Diagnostics), m.DefaultQOS.ValueString()) {
 		resp.Diagnostics.AddAttributeError(path.Root("default_qos"), "Default QOS Not In QOS",
 			"default_qos "+m.DefaultQOS.String()+" is not one of qos: Slurm refuses a default QOS the associations do not allow. No host was asked or changed.")
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (m slurmUserModel) user(ctx context.Context, diags *diag.Diagnostics) slurm.AccountingUser {

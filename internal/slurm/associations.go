@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -156,22 +157,13 @@ func (u AccountingUser) Validate() error {
 			}
 		}
 	}
-	if !contains(u.Accounts, u.DefaultAccount) {
+	if !slices.Contains(u.Accounts, u.DefaultAccount) {
 		return fmt.Errorf("user %s: default account %q is not among its accounts", u.Name, u.DefaultAccount)
 	}
-	if u.DefaultQOS != "" && !contains(u.QOS, u.DefaultQOS) {
+	if u.DefaultQOS != "" && !slices.Contains(u.QOS, u.DefaultQOS) {
 		return fmt.Errorf("user %s: default QOS %q is not among its QOS", u.Name, u.DefaultQOS)
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ReadUser reads the user's associations on the client's cluster. When they do not all allow
@@ -243,12 +235,12 @@ func EnsureUser(ctx context.Context, ex Executor, c AccountingClient, want Accou
 	}
 	var missing, extra []string
 	for _, a := range want.Accounts {
-		if !contains(current.Accounts, a) {
+		if !slices.Contains(current.Accounts, a) {
 			missing = append(missing, a)
 		}
 	}
 	for _, a := range current.Accounts {
-		if !contains(want.Accounts, a) {
+		if !slices.Contains(want.Accounts, a) {
 			extra = append(extra, a)
 		}
 	}

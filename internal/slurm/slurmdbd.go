@@ -136,6 +136,9 @@ type SlurmdbdState struct {
 	// ConfExists, and ConfMatches: the file's settings apart from the password, with its owner
 	// and mode, are what Slurmdbd renders.
 	ConfExists, ConfMatches bool
+	// LoginWorks: the password in slurmdbd.conf opens the database as its user, checked on the
+	// host.
+	LoginWorks bool
 	// DatabaseConfMatches: MariaDB's settings for slurmdbd are in place.
 	DatabaseConfMatches bool
 	// DatabaseActive, DbdActive: mariadb and slurmdbd run.
@@ -156,6 +159,11 @@ sec conf
 if [ -e ` + conf + ` ]; then
 	if [ "$(stat -c '%U:%G %a' -- ` + conf + `)" = ` + owner + ` ] && [ "$(grep -v '^StoragePass=' -- ` + conf + ` | sha256sum | cut -d' ' -f1)" = ` + hex.EncodeToString(sum[:]) + ` ]; then echo matches; else echo differs; fi
 else echo missing; fi; end 0
+sec login
+f=$(mktemp) || exit 1
+trap 'rm -f -- "$f"' EXIT
+{ echo '[client]'; sed -n 's/^StoragePass=/password=/p' -- ` + conf + ` 2>/dev/null; } > "$f"
+mysql --defaults-extra-file="$f" -u ` + d.DatabaseUser + ` -N -e 'SELECT 1' ` + d.Database + ` >/dev/null 2>&1; end $?
 sec mariadbconf
 [ "$(sha256sum < ` + transport.Quote(MariaDBConfPath) + ` 2>/dev/null | cut -d' ' -f1)" = ` + hex.EncodeToString(dbSum[:]) + ` ]; end $?
 sec mariadb
@@ -185,6 +193,7 @@ func ReadSlurmdbd(ctx context.Context, ex Executor, d Slurmdbd) (SlurmdbdState, 
 		ConfMatches:         conf == "matches",
 		DatabaseActive:      sections["mariadb"].Status == 0,
 		DatabaseConfMatches: sections["mariadbconf"].Status == 0,
+		LoginWorks:          sections["login"].Status == 0,
 		DbdActive:           sections["slurmdbd"].Status == 0,
 	}, nil
 }
@@ -206,6 +215,9 @@ func (s SlurmdbdState) Drift() []string {
 		out = append(out, SlurmdbdConfPath+" is missing")
 	case !s.ConfMatches:
 		out = append(out, SlurmdbdConfPath+" was changed (content, owner or mode)")
+	}
+	if s.ConfExists && s.DatabaseActive && !s.LoginWorks {
+		out = append(out, "the password in "+SlurmdbdConfPath+" does not open the database")
 	}
 	if !s.DatabaseConfMatches {
 		out = append(out, MariaDBConfPath+" is missing or was changed")
