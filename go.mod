@@ -11,6 +11,7 @@ require (
 	github.com/hashicorp/terraform-plugin-log v0.11.0
 	github.com/hashicorp/terraform-plugin-testing v1.16.0
 	golang.org/x/crypto v0.59.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

@@ -24,3 +24,12 @@ func TestSilenceUnreadLogs(t *testing.T) {
 		}
 	}
 }
+
+func TestVersionLine(t *testing.T) {
+	if got := versionLine("0.1.0", "6f1d2ee"); got != "terraform-provider-gpucluster 0.1.0 (6f1d2ee)" {
+		t.Errorf("release build: %q", got)
+	}
+	if got := versionLine("dev", ""); got != "terraform-provider-gpucluster dev" {
+		t.Errorf("local build: %q", got)
+	}
+}

@@ -6,7 +6,8 @@ terraform {
   required_version = ">= 1.11"
   required_providers {
     gpucluster = {
-      source = "gpucluster/gpucluster"
+      source  = "gpucluster/gpucluster"
+      version = "~> 0.1"
     }
   }
 }

@@ -1,5 +1,15 @@
+terraform {
+  required_providers {
+    gpucluster = {
+      source  = "gpucluster/gpucluster"
+      version = "~> 0.1"
+    }
+  }
+}
+
 # Every node is reached as admin over SSH, through login01 as jump host, with host keys
-# checked against known_hosts. The sudo password comes from GPUCLUSTER_SUDO_PASSWORD.
+# checked against known_hosts. The sudo password comes from GPUCLUSTER_SUDO_PASSWORD; the
+# other connection settings may come from the environment too (GPUCLUSTER_ and the name in capitals).
 provider "gpucluster" {
   user             = "admin"
   private_key_file = "~/.ssh/id_ed25519"

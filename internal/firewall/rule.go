@@ -1,7 +1,3 @@
-// Package firewall keeps UFW rules and policies as data. Rules are read from
-// UFW's own rule files, never from `ufw status`, so reading works the same
-// whether UFW is active or not, and a rule is named by what it admits, never
-// by UFW's rule number, which shifts whenever another rule is added.
 package firewall
 
 import (
@@ -194,7 +190,13 @@ func (r Rule) Key() string {
 }
 
 // IDFormat documents the import ID of a rule.
-const IDFormat = "NODE:ACTION:PORT/PROTO:from=SOURCE, for example gpu01:allow:6818/tcp:from=10.0.0.0/24 or login01:allow:60001:61000/tcp:from=any"
+const IDFormat = IDForm + ", for example " + IDExample + " or login01:allow:60001:61000/tcp:from=any"
+
+// IDForm and IDExample are IDFormat's parts, for documentation that sets them apart.
+const (
+	IDForm    = "NODE:ACTION:PORT/PROTO:from=SOURCE"
+	IDExample = "gpu01:allow:6818/tcp:from=10.0.0.0/24"
+)
 
 // ID names a normalized rule on a node.
 func ID(node string, r Rule) string { return node + ":" + r.Key() }

@@ -1,6 +1,3 @@
-// Package nodes reads what a cluster node is (OS, CPU topology, memory, GPUs,
-// time synchronisation) and manages the guide's per-node SSH restriction.
-// It has no Terraform types.
 package nodes
 
 import (

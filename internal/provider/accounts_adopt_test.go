@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
@@ -103,8 +104,20 @@ resource "gpucluster_user" "test" {
 		Steps: []resource.TestStep{
 			{Config: config(all[:2])},
 			{
+				// The plan shows only what changes: the group's id stays known, so the user's group
+				// does not show as (known after apply), and a node the accounts are added to is
+				// known after apply, not already "in sync".
 				Config: config(all),
-				Check:  checkAccountOnHosts(l, "tacc_grower", all, "tacc_grower:x:1601:2401::/home/tacc_grower:/bin/bash"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectKnownValue("gpucluster_group.research", tfjsonpath.New("id"), knownvalue.StringExact("tacc_research")),
+						plancheck.ExpectKnownValue("gpucluster_user.test", tfjsonpath.New("group"), knownvalue.StringExact("tacc_research")),
+						plancheck.ExpectKnownValue("gpucluster_user.test", tfjsonpath.New("node_status").AtMapKey(all[0]), knownvalue.StringExact(inSync)),
+						plancheck.ExpectUnknownValue("gpucluster_user.test", tfjsonpath.New("node_status").AtMapKey(all[2])),
+						plancheck.ExpectUnknownValue("gpucluster_group.research", tfjsonpath.New("node_status").AtMapKey(all[2])),
+					},
+				},
+				Check: checkAccountOnHosts(l, "tacc_grower", all, "tacc_grower:x:1601:2401::/home/tacc_grower:/bin/bash"),
 			},
 		},
 	})

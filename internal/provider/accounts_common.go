@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -56,8 +57,12 @@ func planAdoptedOn(ctx context.Context, resp *resource.ModifyPlanResponse, planN
 }
 
 func nodeStatusAttribute(what string) schema.MapAttribute {
+	drift := "uid 1002 on gpu02, want 1001"
+	if what == "group" {
+		drift = "gid 101 on gpu02, want 100"
+	}
 	return schema.MapAttribute{
-		MarkdownDescription: "Per node, `" + inSync + "` or what differs on that node (\"missing on gpu02\", \"uid 1002 on gpu02, want 1001\"), as the last refresh found the " + what + ". A plan that changes an entry back to `" + inSync + "` repairs that node.",
+		MarkdownDescription: "Per node, `" + inSync + "` or what differs on that node (\"missing on gpu02\", \"" + drift + "\"), as the last refresh found the " + what + ". A plan that changes an entry back to `" + inSync + "` repairs that node.",
 		Computed:            true,
 		ElementType:         types.StringType,
 	}
@@ -87,6 +92,27 @@ func setStrings(ctx context.Context, s types.Set, diags *diag.Diagnostics) []str
 }
 
 // allInSync is the node_status a converged resource has.
+// planNodeStatus plans node_status: a node the resource already covers is in sync after the apply
+// (so drift recorded there shows as repaired), and a node it is added to is known only after
+// the apply, which is the truth before the account, key or file exists there.
+func planNodeStatus(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, nodeNames []string) diag.Diagnostics {
+	var covered map[string]types.String
+	if !req.State.Raw.IsNull() {
+		if diags := req.State.GetAttribute(ctx, path.Root("node_status"), &covered); diags.HasError() {
+			return diags
+		}
+	}
+	elems := make(map[string]attr.Value, len(nodeNames))
+	for _, n := range nodeNames {
+		if _, ok := covered[n]; ok {
+			elems[n] = types.StringValue(inSync)
+		} else {
+			elems[n] = types.StringUnknown()
+		}
+	}
+	return resp.Plan.SetAttribute(ctx, path.Root("node_status"), types.MapValueMust(types.StringType, elems))
+}
+
 func allInSync(nodeNames []string) types.Map {
 	elems := make(map[string]attr.Value, len(nodeNames))
 	for _, n := range nodeNames {
@@ -144,7 +170,7 @@ func (c *cluster) readAccounts(ctx context.Context, nodeNames, userNames, groupN
 		mu.Unlock()
 		return nil
 	})
-	return observed, failureDiags(failures, "Cannot Read Accounts", "Reading accounts with getent failed", "")
+	return observed, lookupFailureDiags(failures, "Cannot Read Accounts", "Reading accounts with getent failed")
 }
 
 // ledgerHost connects to the node that keeps the UID ledger.
@@ -290,6 +316,13 @@ func idAdvice(err error, id int64, optIn string) string {
 // retires its ID in the ledger so that no other name can ever get it.
 func (c *cluster) removeAccount(ctx context.Context, created []string, kind users.Kind, name string, id int64,
 	remove func(context.Context, users.Executor, string) (bool, error), todo string) diag.Diagnostics {
+	if len(created) > 0 && c.isOwnAccount(name) {
+		var diags diag.Diagnostics
+		diags.AddError("Account Is The Provider's Own", fmt.Sprintf("Destroying gpucluster_%s %s would delete it on %s, and it is the account the provider "+
+			"connects as over SSH (or that account's group): the provider, and you, would be locked out of those nodes. Nothing was changed.\n\n"+
+			"Remove the resource from the state with terraform state rm, which leaves the account on the nodes as it is.", kind, name, strings.Join(created, ", ")))
+		return diags
+	}
 	failures := c.onEachNode(ctx, created, func(_ string, h *transport.Host) error {
 		_, err := remove(ctx, h, name)
 		return err
@@ -332,4 +365,64 @@ func titleKind(kind users.Kind) string {
 		return "Group"
 	}
 	return "User"
+}
+
+// connectionUsers are the accounts the provider logs in as: its user setting and every node
+// block's.
+func (c *cluster) connectionUsers() []string {
+	names := []string{c.settings.user}
+	for _, o := range c.settings.overrides {
+		if o.user != "" && !slices.Contains(names, o.user) {
+			names = append(names, o.user)
+		}
+	}
+	return names
+}
+
+// refuseOwnAccount refuses, before any host is asked, a user or group named like an account the
+// provider logs in as (Debian gives each account a group of its own name). Managing it would let
+// an apply change the provider's own groups, primary group or shell: one usermod emptying its groups takes it
+// out of sudo on every node, and only root on each host can undo that.
+func (c *cluster) refuseOwnAccount(kind users.Kind, name string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if !c.isOwnAccount(name) {
+		return diags
+	}
+	what := "the account"
+	if kind == users.KindGroup {
+		what = "the group of the account"
+	}
+	diags.Append(settingError(path.Root("name"), "Account Is The Provider's Own",
+		fmt.Sprintf("gpucluster_%s %q names %s the provider connects as over SSH (its user setting). "+
+			"Managing it would let an apply change the provider's own groups or primary group: taking it out of sudo "+
+			"locks the provider, and you, out of every node, with only root on each host to recover", kind, name, what),
+		"Leave this account to the nodes' own setup (the guide creates admin by hand, outside the cluster's users), "+
+			"or connect as another account. No host was asked or changed.", nil))
+	return diags
+}
+
+func (c *cluster) isOwnAccount(name string) bool {
+	return c != nil && !c.settings.unknown && slices.Contains(c.connectionUsers(), name)
+}
+
+// refuseAdminGroups refuses administrator groups in a configuration that has not opted in; why
+// says what managing them risks for this resource.
+func refuseAdminGroups(attr path.Path, what string, names []string, why, todo string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	admin := users.AdminGroupsIn(names...)
+	if len(admin) == 0 {
+		return diags
+	}
+	diags.Append(settingError(attr, "Administrator Group Not Allowed",
+		fmt.Sprintf("%s %s, an administrator group (%s grant root or the system logs). %s",
+			what, strings.Join(admin, ", "), strings.Join(users.AdminGroups, ", "), why),
+		todo+" No host was asked or changed.", nil))
+	return diags
+}
+
+// adminGroupsForUser is refuseAdminGroups for a user's group or groups.
+func adminGroupsForUser(attr path.Path, what string, names []string) diag.Diagnostics {
+	return refuseAdminGroups(attr, what, names,
+		"Cluster users are not administrators, and an account in an administrator group can become root on every node",
+		fmt.Sprintf("Remove %s, or set allow_admin_groups = true if this really is an administrator account.", strings.Join(users.AdminGroupsIn(names...), ", ")))
 }

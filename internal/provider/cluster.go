@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -47,27 +49,30 @@ type nodeOverride struct {
 }
 
 func settingsFromModel(ctx context.Context, m providerModel, getenv func(string) string) (settings, diag.Diagnostics) {
-	var diags diag.Diagnostics
+	diags := applyEnvironment(&m, getenv)
 	s := settings{
-		user:                  stringOr(m.User, "admin"),
-		port:                  int(int64Or(m.Port, 22)),
+		user:                  stringOr(m.User, defaultUser),
+		port:                  int(int64Or(m.Port, transport.DefaultPort)),
 		privateKeyPassphrase:  []byte(m.PrivateKeyPassphrase.ValueString()),
 		knownHostsFile:        m.KnownHostsFile.ValueString(),
 		insecureIgnoreHostKey: m.InsecureIgnoreHostKey.ValueBool(),
 		loginNode:             m.LoginNode.ValueString(),
 		jumpHost:              m.LoginNode.ValueString(),
-		connectTimeout:        durationOr(m.ConnectTimeout, 30*time.Second),
+		connectTimeout:        durationOr(m.ConnectTimeout, transport.DefaultConnectTimeout),
 		commandTimeout:        durationOr(m.CommandTimeout, transport.DefaultCommandTimeout),
-		keepalive:             durationOr(m.KeepaliveInterval, 15*time.Second),
-		sudoExe:               stringOr(m.SudoExe, "sudo"),
-		sudoPassword:          []byte(stringOr(m.SudoPassword, getenv(sudoPasswordEnv))),
+		keepalive:             durationOr(m.KeepaliveInterval, transport.DefaultKeepaliveInterval),
+		sudoExe:               stringOr(m.SudoExe, transport.DefaultSudoExe),
+		sudoPassword:          []byte(m.SudoPassword.ValueString()),
 	}
 	if !m.JumpHost.IsNull() {
 		s.jumpHost = m.JumpHost.ValueString()
 	}
 	s.unknown = anyUnknown(m.User, m.PrivateKey, m.PrivateKeyFile, m.PrivateKeyPassphrase, m.KnownHostsFile,
-		m.LoginNode, m.JumpHost, m.SudoExe, m.SudoPassword) || m.Port.IsUnknown() || m.HostKeys.IsUnknown() || m.UseAgent.IsUnknown()
-	if !m.HostKeys.IsNull() && !m.HostKeys.IsUnknown() {
+		m.LoginNode, m.JumpHost, m.SudoExe, m.SudoPassword) || m.Port.IsUnknown() || m.UseAgent.IsUnknown()
+	// Keys of machines another module creates are known at apply, one element at a time.
+	hostKeysUnknown := m.HostKeys.IsUnknown() || slices.ContainsFunc(m.HostKeys.Elements(), attr.Value.IsUnknown)
+	s.unknown = s.unknown || hostKeysUnknown
+	if !m.HostKeys.IsNull() && !hostKeysUnknown {
 		var lines []string
 		diags.Append(m.HostKeys.ElementsAs(ctx, &lines, false)...)
 		pins, err := parsePinnedKeys(lines)
@@ -112,6 +117,20 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 	return s, diags
 }
 
+func (c *cluster) planGroup(name string, nodes []string) {
+	for _, n := range nodes {
+		c.plannedGroups.Store(n+"\x00"+name, true)
+	}
+}
+
+func (c *cluster) groupPlannedOn(node, group string) bool {
+	_, ok := c.plannedGroups.Load(node + "\x00" + group)
+	return ok
+}
+
+// defaultUser is the guide's administration account, which is deliberately not a cluster user.
+const defaultUser = "admin"
+
 // cluster is what resources receive from Configure: the connection defaults and the pool that
 // keeps one SSH connection per host for the whole run.
 type cluster struct {
@@ -122,6 +141,10 @@ type cluster struct {
 	// resource once per run in one provider process, so a second declaration of one rule
 	// is a second resource, refused at plan even when neither exists on the node yet.
 	declaredRules sync.Map
+	// plannedGroups holds node+"\x00"+group for every gpucluster_group planned in this run, so
+	// that a user's plan-time check counts a group this apply adds to a node as there. Users
+	// that refer to the group are planned after it.
+	plannedGroups sync.Map
 	// declaredTargets does the same for BeeGFS storage target IDs.
 	declaredTargets targetDeclarations
 	// slurmPlans holds the Slurm fragment changes planned in this run.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -177,5 +178,19 @@ func TestCommandTimeoutReachesEveryNode(t *testing.T) {
 		if cfg.CommandTimeout != tc.want || cfg.Jump.CommandTimeout != tc.want {
 			t.Errorf("command_timeout %s: gpu01 gets %s and its jump host %s, want %s", tc.set, cfg.CommandTimeout, cfg.Jump.CommandTimeout, tc.want)
 		}
+	}
+}
+
+func TestHostKeysKnownOnlyAtApplyDeferChecks(t *testing.T) {
+	keys := types.ListValueMust(types.StringType, []attr.Value{
+		types.StringValue("login01,10.0.0.10 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBm3Vh7Vj7rQ1mYpVXc1t2cGq8yZlN3eP4u9aQJfH5sT"),
+		types.StringUnknown(),
+	})
+	s, diags := settingsFromModel(context.Background(), providerModel{HostKeys: keys}, func(string) string { return "" })
+	if diags.HasError() {
+		t.Fatalf("a host key known only at apply: %v", diags)
+	}
+	if !s.unknown {
+		t.Error("a host key known only at apply left the settings known, so plan-time checks would dial with a partial key list")
 	}
 }

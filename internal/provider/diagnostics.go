@@ -31,9 +31,9 @@ func sudoAdvice(summary, todo string, err error) (string, string) {
 	}
 	switch se.Kind {
 	case transport.SudoWrongPassword:
-		return "Sudo Password Rejected", fmt.Sprintf("Check sudo_password (or %s) for user %s. The provider asks sudo once per node per run: this node saw one failed authentication, every later step on it fails without asking again, so a faillock limit is not reached by this run.", sudoPasswordEnv, se.User)
+		return "Sudo Password Rejected", fmt.Sprintf("Check sudo_password (or %s) for user %s. The provider asks sudo once per node per run: this node saw one failed authentication, every later step on it fails without asking again, so a faillock limit is not reached by this run.", envName("sudo_password"), se.User)
 	case transport.SudoPasswordRequired:
-		return "Sudo Needs A Password", fmt.Sprintf("Set sudo_password (or %s), or allow %s to use %s without a password.", sudoPasswordEnv, se.User, se.Exe)
+		return "Sudo Needs A Password", fmt.Sprintf("Set sudo_password (or %s), or allow %s to use %s without a password.", envName("sudo_password"), se.User, se.Exe)
 	default:
 		return "Sudo Failed", fmt.Sprintf("Check that %s may run commands as root with %s (group sudo in the guide) and that sudo_exe names an installed sudo.", se.User, se.Exe)
 	}

@@ -68,7 +68,7 @@ var factDescriptions = map[string]string{
 	"sockets_per_board": "Sockets per board.",
 	"cores_per_socket":  "Cores per socket.",
 	"threads_per_core":  "Threads per core.",
-	"real_memory":       "Memory in MiB as `slurmd -C` reports it (RealMemory), or MemTotal from /proc/meminfo. Never round it up in slurm.conf.",
+	"real_memory":       "Memory in MB as `slurmd -C` reports it for RealMemory (Slurm's megabytes, 1,048,576 bytes each), or, before slurmd is installed, MemTotal from /proc/meminfo in the same unit. Never round it up in slurm.conf.",
 	"facts_source":      "Where the hardware facts came from: `slurmd -C` or `lscpu`.",
 	"gpu_count":         "GPUs listed by `nvidia-smi -L`; 0 when the tool is missing or lists none.",
 	"time_synchronized": "Whether the clock is synchronised (timedatectl's NTPSynchronized). MUNGE rejects credentials when clocks drift apart.",

@@ -1,10 +1,10 @@
-// Package provider maps Terraform configuration onto the domain packages. It holds only
-// framework glue: schemas, models and CRUD mapping.
 package provider
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var _ provider.Provider = (*gpuclusterProvider)(nil)
@@ -62,8 +64,6 @@ type nodeOverrideModel struct {
 	JumpHost types.String `tfsdk:"jump_host"`
 }
 
-const sudoPasswordEnv = "GPUCLUSTER_SUDO_PASSWORD" //nolint:gosec // the name of an environment variable, not a credential
-
 func (p *gpuclusterProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
 	resp.TypeName = "gpucluster"
 	resp.Version = p.version
@@ -76,12 +76,12 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 			"checked, through the login node as jump host, and commands that need root run through sudo.",
 		Attributes: map[string]schema.Attribute{
 			"user": schema.StringAttribute{
-				MarkdownDescription: "SSH user on every node, an administrator in the sudo group. Defaults to `admin`, the guide's administration account.",
+				MarkdownDescription: "SSH user on every node, an administrator in the sudo group. Defaults to `" + defaultUser + "`, the guide's administration account.",
 				Optional:            true,
 				Validators:          []validator.String{stringvalidator.RegexMatches(userNamePattern, "must be a POSIX user name")},
 			},
 			"port": schema.Int64Attribute{
-				MarkdownDescription: "SSH port of every node. Defaults to `22`.",
+				MarkdownDescription: fmt.Sprintf("SSH port of every node. Defaults to `%d`.", transport.DefaultPort),
 				Optional:            true,
 				Validators:          portValidators(),
 			},
@@ -126,28 +126,28 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 				Optional:            true,
 			},
 			"connect_timeout": schema.StringAttribute{
-				MarkdownDescription: "Time allowed for the TCP connection and SSH handshake, as a Go duration (`30s`). Defaults to `30s`.",
+				MarkdownDescription: "Time allowed for the TCP connection and SSH handshake, as a Go duration (`30s`). Defaults to `" + shortDuration(transport.DefaultConnectTimeout) + "`.",
 				Optional:            true,
 				Validators:          []validator.String{durationValidator{}},
 			},
 			"command_timeout": schema.StringAttribute{
 				MarkdownDescription: "Longest time one command on a node may run, as a Go duration; a command still running then is killed on the node with the processes it started, and the step fails. " +
-					"A resource's own `timeouts` bound its waits more tightly. Defaults to `30m`, long enough for an apt install on a slow mirror.",
+					"A resource's own `timeouts` bound its waits more tightly. Defaults to `" + shortDuration(transport.DefaultCommandTimeout) + "`, long enough for an apt install on a slow mirror.",
 				Optional:   true,
 				Validators: []validator.String{durationValidator{}},
 			},
 			"keepalive_interval": schema.StringAttribute{
-				MarkdownDescription: "Interval of SSH keepalive requests, as a Go duration. Defaults to `15s`.",
+				MarkdownDescription: "Interval of SSH keepalive requests, as a Go duration. Defaults to `" + shortDuration(transport.DefaultKeepaliveInterval) + "`.",
 				Optional:            true,
 				Validators:          []validator.String{durationValidator{}},
 			},
 			"sudo_exe": schema.StringAttribute{
-				MarkdownDescription: "sudo executable. Defaults to `sudo`. On Ubuntu 26.04, where `sudo` is sudo-rs, the guide uses the classic `/usr/bin/sudo.ws`; both work.",
+				MarkdownDescription: "sudo executable. Defaults to `" + transport.DefaultSudoExe + "`. On Ubuntu 26.04, where `sudo` is sudo-rs, the guide uses the classic `/usr/bin/sudo.ws`; both work.",
 				Optional:            true,
 				Validators:          []validator.String{stringvalidator.RegexMatches(absPathOrWordPattern, "must be an absolute path or a command name")},
 			},
 			"sudo_password": schema.StringAttribute{
-				MarkdownDescription: "sudo password of `user`, sent on stdin only when sudo asks for it. Never stored in state or logged. May come from `" + sudoPasswordEnv + "`. Without it, sudo must not need a password.",
+				MarkdownDescription: "sudo password of `user`, sent on stdin only when sudo asks for it. Never stored in state or logged. Without it, sudo must not need a password.",
 				Optional:            true,
 				Sensitive:           true,
 			},
@@ -183,6 +183,25 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 				Validators: []validator.List{listvalidator.UniqueValues()},
 			},
 		},
+	}
+	noteEnvironmentFallbacks(resp.Schema.Attributes)
+}
+
+// noteEnvironmentFallbacks ends the description of every attribute that has an environment
+// fallback with its variable, so the docs list exactly what applyEnvironment reads.
+func noteEnvironmentFallbacks(attributes map[string]schema.Attribute) {
+	for _, name := range envAttributes() {
+		note := " May come from `" + envName(name) + "` when not set here."
+		switch a := attributes[name].(type) {
+		case schema.StringAttribute:
+			a.MarkdownDescription += note
+			attributes[name] = a
+		case schema.Int64Attribute:
+			a.MarkdownDescription += note
+			attributes[name] = a
+		default:
+			panic("environment fallback for " + name + ", which is neither a string nor a number attribute")
+		}
 	}
 }
 
@@ -252,4 +271,16 @@ func durationOr(v types.String, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+// shortDuration writes a default as a user would configure it: 30m, not 30m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

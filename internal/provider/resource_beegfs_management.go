@@ -76,7 +76,7 @@ func (r *beegfsManagementResource) Schema(_ context.Context, _ resource.SchemaRe
 			"` (valid for the node's name and address, `0644`) when they are missing. `conn.auth` and `cert.pem` are then copied, host to host through the " +
 			"provider's memory, to every node in `auth_nodes`. The secret and the key never enter the state, the plan or the logs; the state keeps SHA-256 fingerprints.\n\n" +
 			"Destroy stops and disables `" + beegfs.ServiceMgmtd + "` and removes its drop-in; the database and the shared files stay.\n\n" +
-			"Import with the node's name: `terraform import gpucluster_beegfs_management.mgmtd login01`, or `login01@gpu01,gpu02` to import `auth_nodes` too.",
+			"Import with the node's name: `terraform import gpucluster_beegfs_management.cluster login01`, or `login01@gpu01,gpu02` to import `auth_nodes` too.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				MarkdownDescription: "The node. Refer to it from the metadata, target and client resources (`depends_on`), so they start after the secret is on their node.",
@@ -189,7 +189,7 @@ func (r *beegfsManagementResource) ModifyPlan(ctx context.Context, req resource.
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(inSync))...)
 	if fullyKnown(plan.AuthNodes) {
 		nodeNames := setStrings(ctx, plan.AuthNodes, &resp.Diagnostics)
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), allInSync(nodeNames))...)
+		resp.Diagnostics.Append(planNodeStatus(ctx, req, resp, nodeNames)...)
 	}
 	creating := req.State.Raw.IsNull()
 	if resp.Diagnostics.HasError() || (!creating && resp.Plan.Raw.Equal(req.State.Raw)) ||

@@ -65,7 +65,7 @@ func (r *beegfsMetadataResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"` only once that filesystem is mounted (`RequiresMountsFor=`). The service is enabled and started. The package `" + beegfs.MetaPackage + "` must be installed.\n\n" +
 			"Make it depend on `gpucluster_beegfs_management`: the daemon refuses to start without `" + beegfs.ConnAuthPath + "`.\n\n" +
 			"Destroy stops and disables the service and removes the drop-in; the metadata directory is left untouched.\n\n" +
-			"Import with `NODE:PATH`: `terraform import gpucluster_beegfs_metadata.meta login01:/beegfs/meta`; `node_num_id` is read from the directory.",
+			"Import with `NODE:PATH`: `terraform import gpucluster_beegfs_metadata.cluster login01:/beegfs/meta`; `node_num_id` is read from the directory.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				MarkdownDescription: "`NODE:PATH`.",

@@ -62,10 +62,11 @@ func (r *firewallRuleResource) Schema(_ context.Context, _ resource.SchemaReques
 			"A rule that already exists is adopted, not added twice, and is left in place on destroy. " +
 			"Each rule on a node belongs to one resource: the node's ownership ledger `" + firewall.LedgerPath + "` " +
 			"lets the plan, or at the latest the apply, refuse a second resource declaring the same rule.\n\n" +
-			"Import with `terraform import gpucluster_firewall_rule.NAME " + firewall.IDFormat + "`.",
+			"Import with `terraform import gpucluster_firewall_rule.NAME " + firewall.IDForm + "`, for example `" + firewall.IDExample + "`. " +
+			"SOURCE is `any`, an address or a CIDR, read as `from` is: `10.0.0.7/24` imports the rule from `10.0.0.0/24`.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
-				MarkdownDescription: "The rule's identity on its node, `" + firewall.IDFormat + "`. Known at plan time, so `gpucluster_firewall.ssh_rule` can refer to it.",
+				MarkdownDescription: "The rule's identity on its node, `" + firewall.IDForm + "` (`" + firewall.IDExample + "`). Known at plan time, so `gpucluster_firewall.ssh_rule` can refer to it.",
 				Computed:            true,
 			},
 			"node": schema.StringAttribute{

@@ -38,6 +38,7 @@ type groupModel struct {
 	GID            types.Int64  `tfsdk:"gid"`
 	Nodes          types.Set    `tfsdk:"nodes"`
 	AllowSystemGID types.Bool   `tfsdk:"allow_system_gid"`
+	AllowAdmin     types.Bool   `tfsdk:"allow_admin_group"`
 	NodeStatus     types.Map    `tfsdk:"node_status"`
 	AdoptedOn      types.Set    `tfsdk:"adopted_on"`
 }
@@ -49,7 +50,9 @@ func (r *groupResource) Metadata(_ context.Context, req resource.MetadataRequest
 func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A local POSIX group with the same GID on every listed node. The GID is recorded in the " +
-			"ledger on the login node and can never be given to another group name.",
+			"ledger on the login node and can never be given to another group name.\n\n" +
+			"The group of the account the provider logs in as (named like the provider's `user`) is never managed, and an administrator group (" +
+			markdownList(users.AdminGroups) + ") only with `allow_admin_group`: changing or removing either could cut the provider's or the administrators' rights.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				MarkdownDescription: "The group name, known once the group exists. Refer to a group as `gpucluster_group.NAME.id` from `gpucluster_user` so that Terraform creates it first.",
@@ -73,6 +76,13 @@ func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Computed:            true,
 				Default:             booldefault.StaticBool(false),
 			},
+			"allow_admin_group": schema.BoolAttribute{
+				MarkdownDescription: "Allow managing an administrator group: " + markdownList(users.AdminGroups) +
+					". They grant root (sudo, admin, wheel, root) or the system logs (adm), and an apply that renumbers or removes one can lock administrators out. Defaults to `false`.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+			},
 			"node_status": nodeStatusAttribute("group"),
 			"adopted_on":  adoptedOnAttribute("group"),
 		},
@@ -86,7 +96,16 @@ func (r *groupResource) Configure(_ context.Context, req resource.ConfigureReque
 func (r *groupResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m groupModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || m.GID.IsNull() || m.GID.IsUnknown() || m.AllowSystemGID.IsUnknown() {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !m.Name.IsUnknown() && !m.AllowAdmin.IsUnknown() && !m.AllowAdmin.ValueBool() {
+		resp.Diagnostics.Append(refuseAdminGroups(path.Root("name"), "name is", []string{m.Name.ValueString()},
+			"Its members may become root or read the logs, and an apply that renumbers it, or a destroy that deletes it where the resource created it, "+
+				"changes who does: administrators can lose their rights",
+			"Leave the group to the nodes' own setup, or set allow_admin_group = true to manage it.")...)
+	}
+	if m.GID.IsNull() || m.GID.IsUnknown() || m.AllowSystemGID.IsUnknown() {
 		return
 	}
 	if err := users.ValidateID(users.KindGroup, m.GID.ValueInt64(), m.AllowSystemGID.ValueBool()); err != nil {
@@ -103,18 +122,19 @@ func (r *groupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	if !req.State.Raw.IsNull() {
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	}
+	if !plan.Name.IsUnknown() {
+		resp.Diagnostics.Append(r.cluster.refuseOwnAccount(users.KindGroup, plan.Name.ValueString())...)
+	}
 	if resp.Diagnostics.HasError() || !fullyKnown(plan.Nodes) {
 		return
 	}
 	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), allInSync(nodeNames))...)
+	resp.Diagnostics.Append(planNodeStatus(ctx, req, resp, nodeNames)...)
 	resp.Diagnostics.Append(planAdoptedOn(ctx, resp, plan.Nodes, state.Nodes, state.AdoptedOn)...)
-	unchanged := !req.State.Raw.IsNull() && plan.GID.Equal(state.GID) && plan.Nodes.Equal(state.Nodes)
-	if !req.State.Raw.IsNull() && !unchanged {
-		// Users that refer to this group by id wait for it: their plan-time group check would
-		// otherwise look for the group on a node this apply is only about to add it to.
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), types.StringUnknown())...)
+	if !plan.Name.IsUnknown() {
+		r.cluster.planGroup(plan.Name.ValueString(), nodeNames)
 	}
+	unchanged := !req.State.Raw.IsNull() && plan.GID.Equal(state.GID) && plan.Nodes.Equal(state.Nodes)
 	if !r.cluster.canReachHosts() || plan.GID.IsUnknown() || plan.Name.IsUnknown() || unchanged {
 		return
 	}
@@ -128,6 +148,9 @@ func (r *groupResource) accountPlan(ctx context.Context, plan, state groupModel,
 		name:     plan.Name.ValueString(),
 		id:       plan.GID.ValueInt64(),
 		newNodes: missingFrom(setStrings(ctx, plan.Nodes, diags), setStrings(ctx, state.Nodes, diags)),
+
+		allowSystemID: plan.AllowSystemGID.ValueBool(),
+		allowAdmin:    plan.AllowAdmin.ValueBool(),
 	}
 }
 
@@ -169,6 +192,10 @@ func (r *groupResource) converge(ctx context.Context, m *groupModel, prior group
 	priorNodes := setStrings(ctx, prior.Nodes, &diags)
 	adoptedBefore := setStrings(ctx, prior.AdoptedOn, &diags)
 	name, gid := m.Name.ValueString(), m.GID.ValueInt64()
+	diags.Append(r.cluster.refuseOwnAccount(users.KindGroup, name)...)
+	if diags.HasError() {
+		return diags
+	}
 	diags.Append(r.cluster.claim(ctx, users.KindGroup, name, gid)...)
 	if diags.HasError() {
 		return diags
@@ -185,6 +212,8 @@ func (r *groupResource) converge(ctx context.Context, m *groupModel, prior group
 	})
 	diags.Append(failureDiags(failures, "Cannot Create Group", fmt.Sprintf("Creating or repairing group %s (GID %d) failed", name, gid),
 		"Check the node's /etc/group for a conflicting group with that name or GID.")...)
+	// Every node has the group as declared now, which is what the plan left unknown on new nodes.
+	m.NodeStatus = allInSync(nodeNames)
 	dropped := missingFrom(missingFrom(priorNodes, nodeNames), adoptedBefore)
 	failures = r.cluster.onEachNode(ctx, dropped, func(_ string, h *transport.Host) error {
 		_, err := users.RemoveGroup(ctx, h, name)
@@ -240,6 +269,9 @@ func (r *groupResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	name, nodeNames, observed, diags := r.cluster.readForImport(ctx, req.ID, users.KindGroup)
 	resp.Diagnostics.Append(diags...)
+	if !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(r.cluster.refuseOwnAccount(users.KindGroup, name)...)
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -268,6 +300,7 @@ func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStat
 		GID:            types.Int64Value(gid),
 		Nodes:          stringSet(nodeNames),
 		AllowSystemGID: types.BoolValue(gid < users.MinRegularID),
+		AllowAdmin:     types.BoolValue(len(users.AdminGroupsIn(name)) > 0),
 		NodeStatus:     allInSync(nodeNames),
 		AdoptedOn:      stringSet(nil),
 	}

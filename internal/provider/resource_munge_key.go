@@ -160,7 +160,7 @@ func (r *mungeKeyResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		return
 	}
 	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), allInSync(nodeNames))...)
+	resp.Diagnostics.Append(planNodeStatus(ctx, req, resp, nodeNames)...)
 	var state mungeKeyModel
 	creating := req.State.Raw.IsNull()
 	if !creating {

@@ -81,7 +81,8 @@ func invalidSetting(resource string, attr func(field string) path.Path, err erro
 		p = attr(fe.Field)
 	}
 	return settingError(p, "Invalid Slurm Setting", "A setting of "+resource+" cannot be written to slurm.conf",
-		"Change the value the message names: values cannot hold whitespace or '#', and extra cannot set what a typed attribute sets. No host was asked or changed.", err)
+		"Change the value the message names: values cannot hold whitespace or '#', extra cannot set what a typed attribute sets, "+
+			"and times, memory sizes and states must be ones Slurm reads. No host was asked or changed.", err)
 }
 
 // unknownAtApply is the diagnostic for a value still unknown when Create or Update runs,

@@ -163,9 +163,12 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 				"which also sets the other `AccountingStorage*` keys (they are refused here then). Here, it passes the plan only once that resource's fragment is on the controller, or with `AccountingStorageType = \"accounting_storage/slurmdbd\"` beside it. " +
 				"Settings the installed Slurm (or, before it is installed, the version apt would install) does not know are refused at plan time. Change class: **" + slurm.Reconfigure.String() +
 				"**, except for these settings: **" + slurm.RestartController.String() + "**: " + markdownList(slurm.SettingsOfClass(slurm.RestartController)) +
-				"; **" + slurm.OrderedRestart.String() + "**: " + markdownList(slurm.SettingsOfClass(slurm.OrderedRestart)) + ".",
+				"; **" + slurm.OrderedRestart.String() + "**: " + markdownList(slurm.SettingsOfClass(slurm.OrderedRestart)) + ". " +
+				"Values Slurm would refuse are refused at plan: " + markdownList(slurm.MemoryKeys) + " take a whole number of megabytes without a unit, " +
+				"`PreemptExemptTime` a time (minutes, hours:minutes:seconds, days-hours:minutes:seconds and so on).",
 			Optional:    true,
 			ElementType: types.StringType,
+			Validators:  []validator.Map{slurmExtraValues{line: slurm.ControllerLine}},
 		},
 		"cgroup": schema.SingleNestedAttribute{
 			MarkdownDescription: "cgroup.conf. Defaults to the guide's: cores and devices are enforced, memory is scheduled but not enforced." + classDoc(slurm.CgroupConfClass),

@@ -100,16 +100,18 @@ func (r *slurmNodeResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			Validators: []validator.String{slurmValue},
 		},
 		"state": schema.StringAttribute{
-			MarkdownDescription: "`State` of the node line. Defaults to `" + slurm.DefaultNodeState + "`, as the guide writes it: the node's own report decides." + lineClass,
+			MarkdownDescription: "`State` of the node line: one of " + markdownList(slurm.NodeStates) + " (in any case), as slurm.conf(5) allows; `IDLE` and the busy states are the node's own report. Defaults to `" + slurm.DefaultNodeState + "`, as the guide writes it: the node's own report decides." + lineClass,
 			Optional:            true,
 			Computed:            true,
 			Default:             stringdefault.StaticString(slurm.DefaultNodeState),
-			Validators:          []validator.String{slurmValue},
+			Validators:          []validator.String{slurmSetting(slurm.NodeLine, "State", "state must be a node state")},
 		},
 		"extra": schema.MapAttribute{
-			MarkdownDescription: "Any other setting of the node line, by its Slurm name (`Features = \"a100\"`). Keys of the typed attributes are refused." + lineClass,
-			Optional:            true,
-			ElementType:         types.StringType,
+			MarkdownDescription: "Any other setting of the node line, by its Slurm name (`Features = \"a100\"`). Keys of the typed attributes are refused. " +
+				"`MemSpecLimit` and `TmpDisk` take a whole number of megabytes without a unit; other values are refused at plan." + lineClass,
+			Optional:    true,
+			ElementType: types.StringType,
+			Validators:  []validator.Map{slurmExtraValues{line: slurm.NodeLine}},
 		},
 		"facts_source": schema.StringAttribute{
 			MarkdownDescription: "Where the hardware defaults came from: `" + nodes.SourceSlurmd + "` when slurmd is installed on the node, `" + nodes.SourceLscpu + "` (lscpu and /proc/meminfo) before that.",

@@ -92,16 +92,17 @@ func (r *slurmPartitionResource) Schema(_ context.Context, _ resource.SchemaRequ
 				Default:             booldefault.StaticBool(false),
 			},
 			"max_time": schema.StringAttribute{
-				MarkdownDescription: "`MaxTime`, for example `3-00:00:00` or `UNLIMITED`. Unset, Slurm's default (unlimited) applies." + class,
-				Optional:            true,
-				Validators:          []validator.String{slurmValue},
+				MarkdownDescription: "`MaxTime`: minutes, minutes:seconds, hours:minutes:seconds, days-hours, days-hours:minutes or days-hours:minutes:seconds, " +
+					"for example `3-00:00:00` (three days), or `UNLIMITED`. Any other value is refused at plan, since slurmctld would refuse it. Unset, Slurm's default (unlimited) applies." + class,
+				Optional:   true,
+				Validators: []validator.String{slurmValue, slurmSetting(slurm.PartitionLine, "MaxTime", "max_time must be a time Slurm reads")},
 			},
 			"state": schema.StringAttribute{
-				MarkdownDescription: "`State`. Defaults to `" + defaultPartitionState + "`." + class,
+				MarkdownDescription: "`State`: one of " + markdownList(slurm.PartitionStates) + " (in any case). Defaults to `" + defaultPartitionState + "`." + class,
 				Optional:            true,
 				Computed:            true,
 				Default:             stringdefault.StaticString(defaultPartitionState),
-				Validators:          []validator.String{stringvalidator.OneOf("UP", "DOWN", "DRAIN", "INACTIVE")},
+				Validators:          []validator.String{slurmSetting(slurm.PartitionLine, "State", "state must be a partition state")},
 			},
 			"allow_groups": schema.SetAttribute{
 				MarkdownDescription: "`AllowGroups`: only members of these groups may use the partition (the guide: `users`, which keeps admin out of the job path). Unset, everyone may." + class,
@@ -117,9 +118,12 @@ func (r *slurmPartitionResource) Schema(_ context.Context, _ resource.SchemaRequ
 				Validators: []validator.Int64{int64validator.AtLeast(1)},
 			},
 			"extra": schema.MapAttribute{
-				MarkdownDescription: "Any other setting of the partition line, by its Slurm name (`DefaultTime = \"1:00:00\"`). Keys of the typed attributes are refused." + class,
-				Optional:            true,
-				ElementType:         types.StringType,
+				MarkdownDescription: "Any other setting of the partition line, by its Slurm name (`DefaultTime = \"1:00:00\"`). Keys of the typed attributes are refused. " +
+					"Values Slurm would refuse are refused at plan: `DefaultTime` takes a time as `max_time` does, and " + markdownList(slurm.MemoryKeys) +
+					" a whole number of megabytes without a unit (`122880`, not `120G`), or `UNLIMITED`." + class,
+				Optional:    true,
+				ElementType: types.StringType,
+				Validators:  []validator.Map{slurmExtraValues{line: slurm.PartitionLine}},
 			},
 		},
 	}

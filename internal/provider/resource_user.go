@@ -46,6 +46,7 @@ type userModel struct {
 	Nodes          types.Set    `tfsdk:"nodes"`
 	HomeOn         types.String `tfsdk:"home_on"`
 	AllowSystemUID types.Bool   `tfsdk:"allow_system_uid"`
+	AllowAdmin     types.Bool   `tfsdk:"allow_admin_groups"`
 	NodeStatus     types.Map    `tfsdk:"node_status"`
 	AdoptedOn      types.Set    `tfsdk:"adopted_on"`
 }
@@ -60,7 +61,14 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 		MarkdownDescription: "A local POSIX user, identical on every listed node, created without a home directory " +
 			"there (homes live on the shared /home). The UID is recorded in the ledger on the login node and is never " +
 			"given to another name, even after this user is gone. Destroy removes the account record on each node " +
-			"and never deletes the home directory.",
+			"and never deletes the home directory.\n\n" +
+			"The account the provider itself logs in as (the provider's `user`, `admin` in the guide) is never managed: a plan " +
+			"that names it fails, since one apply could take it out of sudo on every node and lock the provider out; so does a destroy that would delete it " +
+			"(remove such a resource from the state with `terraform state rm`).\n\n" +
+			"A node that already has an account of this name with this UID is taken over (see `adopted_on`); from then on its " +
+			"groups, primary group, shell and home follow this resource. The plan shows, per node, what that changes in a warning " +
+			"(\"gpu01: leaves groups video; primary group staff becomes users\"), and refuses to take over an account in an " +
+			"administrator group (" + markdownList(users.AdminGroups) + ") unless `allow_admin_groups` is set.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				MarkdownDescription: "The user name.",
@@ -78,12 +86,12 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Required:            true,
 			},
 			"group": schema.StringAttribute{
-				MarkdownDescription: "Primary group. It must exist on every node; refer to a `gpucluster_group` by its `id` so it is created first.",
+				MarkdownDescription: "Primary group. It must exist on every node; refer to a `gpucluster_group` by its `id` so it is created first. An administrator group needs `allow_admin_groups`.",
 				Required:            true,
 				Validators:          []validator.String{groupName},
 			},
 			"groups": schema.SetAttribute{
-				MarkdownDescription: "Supplementary groups. Each must exist on every node.",
+				MarkdownDescription: "Supplementary groups. Each must exist on every node. Administrator groups (" + markdownList(users.AdminGroups) + ") are refused at plan unless `allow_admin_groups` is set: cluster users are not administrators.",
 				Optional:            true,
 				ElementType:         types.StringType,
 				Validators:          []validator.Set{setvalidator.ValueStringsAre(groupName)},
@@ -95,9 +103,11 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Default:             stringdefault.StaticString("/bin/bash"),
 			},
 			"home": schema.StringAttribute{
-				MarkdownDescription: "Home directory. Defaults to `/home/NAME`.",
-				Optional:            true,
-				Computed:            true,
+				MarkdownDescription: "Home directory. Defaults to `/home/NAME`. It must be at least two levels deep and outside the operating system's directories: " +
+					markdownList(users.SystemDirs) + " and everything below them are refused at plan, except below `/var/lib`, where Debian puts service accounts' homes. " +
+					"The shared `/home` is where cluster users' homes belong.",
+				Optional: true,
+				Computed: true,
 			},
 			"nodes": nodesAttribute("account"),
 			"home_on": schema.StringAttribute{
@@ -110,6 +120,14 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Optional:            true,
 				Computed:            true,
 				Default:             booldefault.StaticBool(false),
+			},
+			"allow_admin_groups": schema.BoolAttribute{
+				MarkdownDescription: "Allow an administrator account: `group` or `groups` naming " + markdownList(users.AdminGroups) +
+					", or taking over an existing account that is in one of them. These groups grant root (sudo, admin, wheel, root) or the system logs (adm); " +
+					"cluster users belong in none of them, and an apply that changes an administrator's groups can lock administrators out. Defaults to `false`.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
 			},
 			"node_status": nodeStatusAttribute("account"),
 			"adopted_on":  adoptedOnAttribute("account"),
@@ -142,6 +160,14 @@ func (r *userResource) ValidateConfig(ctx context.Context, req resource.Validate
 			resp.Diagnostics.AddAttributeError(path.Root("uid"), "Invalid UID", idAdvice(err, m.UID.ValueInt64(), "allow_system_uid"))
 		}
 	}
+	if !m.AllowAdmin.IsUnknown() && !m.AllowAdmin.ValueBool() {
+		if !m.Group.IsNull() && !m.Group.IsUnknown() {
+			resp.Diagnostics.Append(adminGroupsForUser(path.Root("group"), "group is", []string{m.Group.ValueString()})...)
+		}
+		if fullyKnown(m.Groups) {
+			resp.Diagnostics.Append(adminGroupsForUser(path.Root("groups"), "groups lists", setStrings(ctx, m.Groups, &resp.Diagnostics))...)
+		}
+	}
 	if m.HomeOn.IsNull() || m.HomeOn.IsUnknown() || m.Nodes.IsUnknown() {
 		return
 	}
@@ -168,11 +194,14 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		plan.Home = types.StringValue("/home/" + plan.Name.ValueString())
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("home"), plan.Home)...)
 	}
-	if !fullyKnown(plan.Nodes) || r.cluster == nil {
+	if !plan.Name.IsUnknown() {
+		resp.Diagnostics.Append(r.cluster.refuseOwnAccount(users.KindUser, plan.Name.ValueString())...)
+	}
+	if resp.Diagnostics.HasError() || !fullyKnown(plan.Nodes) || r.cluster == nil {
 		return
 	}
 	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node_status"), allInSync(nodeNames))...)
+	resp.Diagnostics.Append(planNodeStatus(ctx, req, resp, nodeNames)...)
 	var state userModel
 	if !req.State.Raw.IsNull() {
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -197,6 +226,11 @@ func (r *userResource) accountPlan(ctx context.Context, plan, state userModel, d
 		newNodes: missingFrom(setStrings(ctx, plan.Nodes, diags), setStrings(ctx, state.Nodes, diags)),
 		primary:  plan.Group.ValueString(),
 		groups:   setStrings(ctx, plan.Groups, diags),
+		shell:    plan.Shell.ValueString(),
+		home:     plan.Home.ValueString(),
+
+		allowSystemID: plan.AllowSystemUID.ValueBool(),
+		allowAdmin:    plan.AllowAdmin.ValueBool(),
 	}
 }
 
@@ -240,24 +274,27 @@ func (r *userResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// converge claims the UID, takes over nodes that already hold the account under that UID,
-// makes the account identical on every node, creates the home once where asked, and removes
-// the account record from dropped nodes unless it was there before the resource.
+// converge refuses the provider's own account and administrators it may not take over, claims
+// the UID, takes over nodes that already hold the account under that UID, makes the account
+// identical on every node, creates the home once where asked, and removes the account record
+// from dropped nodes unless it was there before the resource. The refusals come before any
+// write, since a plan whose connection settings were unknown could not make them.
 func (r *userResource) converge(ctx context.Context, m *userModel, prior userModel) diagList {
 	var diags diagList
 	spec := r.spec(ctx, *m, &diags)
 	nodeNames := setStrings(ctx, m.Nodes, &diags)
 	priorNodes := setStrings(ctx, prior.Nodes, &diags)
 	adoptedBefore := setStrings(ctx, prior.AdoptedOn, &diags)
-	if diags.HasError() {
-		return diags
-	}
-	diags.Append(r.cluster.claim(ctx, users.KindUser, spec.Name, spec.UID)...)
+	diags.Append(r.cluster.refuseOwnAccount(users.KindUser, spec.Name)...)
 	if diags.HasError() {
 		return diags
 	}
 	adopted, adoptDiags := r.cluster.adopt(ctx, r.accountPlan(ctx, *m, prior, &diags))
 	diags.Append(adoptDiags...)
+	if diags.HasError() {
+		return diags
+	}
+	diags.Append(r.cluster.claim(ctx, users.KindUser, spec.Name, spec.UID)...)
 	if diags.HasError() {
 		return diags
 	}
@@ -271,6 +308,8 @@ func (r *userResource) converge(ctx context.Context, m *userModel, prior userMod
 	if diags.HasError() {
 		return diags
 	}
+	// Every node has the account as declared now, which is what the plan left unknown on new nodes.
+	m.NodeStatus = allInSync(nodeNames)
 	if homeOn := m.HomeOn.ValueString(); homeOn != "" {
 		failures = r.cluster.onEachNode(ctx, []string{homeOn}, func(_ string, h *transport.Host) error {
 			_, err := users.CreateHome(ctx, h, spec)
@@ -334,6 +373,9 @@ func (r *userResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 func (r *userResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	name, nodeNames, observed, diags := r.cluster.readForImport(ctx, req.ID, users.KindUser)
 	resp.Diagnostics.Append(diags...)
+	if !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(r.cluster.refuseOwnAccount(users.KindUser, name)...)
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -363,6 +405,7 @@ func (r *userResource) ImportState(ctx context.Context, req resource.ImportState
 		Nodes:          stringSet(nodeNames),
 		HomeOn:         types.StringNull(),
 		AllowSystemUID: types.BoolValue(uid < users.MinRegularID),
+		AllowAdmin:     types.BoolValue(len(users.AdminGroupsIn(append([]string{first.PrimaryGroupName}, first.Groups...)...)) > 0),
 		NodeStatus:     allInSync(nodeNames),
 		AdoptedOn:      stringSet(nil),
 	}

@@ -8,7 +8,9 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/users"
 )
 
@@ -65,5 +67,39 @@ func (v stringCheck) ValidateString(_ context.Context, req validator.StringReque
 	}
 	if err := v.check(req.ConfigValue.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Value", fmt.Sprintf("%s: %v.", v.description, err))
+	}
+}
+
+// slurmSetting checks a typed attribute's value as Slurm reads key on that kind of line, so a
+// value slurmctld would refuse ("forever" for MaxTime) fails at plan, naming the attribute.
+func slurmSetting(line slurm.Line, key, description string) stringCheck {
+	return stringCheck{description: description, check: func(v string) error { return slurm.CheckSetting(line, key, v) }}
+}
+
+// slurmExtraValues checks an extra map's values whose keys Slurm parses (times, memory sizes,
+// states) on that kind of line; other keys pass as they are.
+type slurmExtraValues struct{ line slurm.Line }
+
+var _ validator.Map = slurmExtraValues{}
+
+func (slurmExtraValues) Description(context.Context) string {
+	return "values of settings Slurm parses (times, memory sizes, states) must be ones Slurm reads"
+}
+
+func (v slurmExtraValues) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v slurmExtraValues) ValidateMap(_ context.Context, req validator.MapRequest, resp *validator.MapResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	for key, e := range req.ConfigValue.Elements() {
+		s, ok := e.(types.String)
+		if !ok || s.IsNull() || s.IsUnknown() {
+			continue
+		}
+		if err := slurm.CheckSetting(v.line, key, s.ValueString()); err != nil {
+			resp.Diagnostics.AddAttributeError(req.Path.AtMapKey(key), "Invalid Slurm Value",
+				fmt.Sprintf("Slurm would refuse this value when it reads slurm.conf, and slurmctld would stop: %v.\n\nNo host was asked or changed.", err))
+		}
 	}
 }

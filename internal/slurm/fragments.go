@@ -229,6 +229,9 @@ func ControllerFragment(s ControllerSettings) (Fragment, error) {
 	if err := s.Validate(); err != nil {
 		return Fragment{}, err
 	}
+	if err := s.CheckValues(); err != nil {
+		return Fragment{}, err
+	}
 	content := encodeFragment(kindController, "gpucluster_slurm_controller", s.fields(),
 		map[string]map[string]string{"": s.Extra, "cgroup.": s.Cgroup.Extra})
 	return Fragment{File: ControllerFile, Content: content}, nil
@@ -239,6 +242,9 @@ func NodeFragment(n NodeDef) (Fragment, error) {
 	if err := n.Validate(); err != nil {
 		return Fragment{}, err
 	}
+	if err := n.CheckValues(); err != nil {
+		return Fragment{}, err
+	}
 	content := encodeFragment(kindNode, "gpucluster_slurm_node "+n.Name, n.fields(), map[string]map[string]string{"": n.Extra})
 	return Fragment{File: NodeFile(n.Name), Content: content}, nil
 }
@@ -246,6 +252,9 @@ func NodeFragment(n NodeDef) (Fragment, error) {
 // PartitionFragment is a partition resource's fragment.
 func PartitionFragment(p PartitionDef) (Fragment, error) {
 	if err := p.Validate(); err != nil {
+		return Fragment{}, err
+	}
+	if err := p.CheckValues(); err != nil {
 		return Fragment{}, err
 	}
 	content := encodeFragment(kindPartition, "gpucluster_slurm_partition "+p.Name, p.fields(), map[string]map[string]string{"": p.Extra})

@@ -1,8 +1,3 @@
-// Package slurm knows Slurm's configuration files on the controller: the
-// model of slurm.conf, cgroup.conf and gres.conf with the guide's values as
-// defaults, their rendering, the fragments each resource keeps on the
-// controller, how a change reaches the daemons, and the guide's pitfalls.
-// It has no Terraform types.
 package slurm
 
 import (

@@ -166,7 +166,17 @@ func TestCreateHomeLocalShell(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("chown to another uid needs root")
 	}
-	home := filepath.Join(t.TempDir(), "home", "alice")
+	// Not t.TempDir(): homes under /tmp are refused, so the stand-in lives in the package directory.
+	base, err := os.MkdirTemp(".", "shared-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(base) })
+	base, err = filepath.Abs(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(base, "home", "alice")
 	spec := UserSpec{Name: "alice", UID: 1001, PrimaryGroup: "root", Home: home}
 
 	created, err := CreateHome(context.Background(), transporttest.Shell{}, spec)

@@ -80,3 +80,28 @@ func TestAgreedUID(t *testing.T) {
 		})
 	}
 }
+
+// The lab's admin, adopted by a resource that wants it as a plain cluster user: every change
+// the apply would make is named, the lost sudo membership first.
+func TestAdoptionChanges(t *testing.T) {
+	admin := UserState{Exists: true, UID: 1000, GID: 1000, PrimaryGroupName: "admin", Groups: []string{"sudo", "video"},
+		Shell: "/bin/bash", Home: "/home/admin"}
+	spec := UserSpec{Name: "admin", UID: 1000, PrimaryGroup: "users", Groups: []string{"video", "gpu"}, Shell: "/bin/bash"}
+	want := []string{"leaves groups sudo", "joins groups gpu", "primary group admin becomes users"}
+	if got := AdoptionChanges(spec, admin); !reflect.DeepEqual(got, want) {
+		t.Errorf("AdoptionChanges() = %q, want %q", got, want)
+	}
+	same := UserSpec{Name: "admin", UID: 1000, PrimaryGroup: "admin", Groups: []string{"sudo", "video"}}
+	if got := AdoptionChanges(same, admin); got != nil {
+		t.Errorf("AdoptionChanges(matching spec) = %q, want none", got)
+	}
+	if got := AdoptionChanges(spec, UserState{}); got != nil {
+		t.Errorf("AdoptionChanges(no account) = %q, want none", got)
+	}
+	moved := same
+	moved.Shell, moved.Home = "/bin/sh", "/data/admin"
+	want = []string{"shell /bin/bash becomes /bin/sh", "home /home/admin becomes /data/admin (the directory is not moved)"}
+	if got := AdoptionChanges(moved, admin); !reflect.DeepEqual(got, want) {
+		t.Errorf("AdoptionChanges(shell and home) = %q, want %q", got, want)
+	}
+}

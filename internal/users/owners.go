@@ -37,14 +37,14 @@ func ReadIDOwners(ctx context.Context, ex Executor, uids, gids []int64) (IDOwner
 	}
 	sections, err := transport.ParseSections(res.Stdout)
 	if err != nil {
-		return IDOwners{}, fmt.Errorf("look up ID owners: %w", err)
+		return IDOwners{}, &AnswerError{Err: fmt.Errorf("look up ID owners: %w", err)}
 	}
 	owners := IDOwners{UIDs: map[int64]string{}, GIDs: map[int64]string{}}
 	if err := collectOwners(sections, "passwd", uids, owners.UIDs); err != nil {
-		return IDOwners{}, err
+		return IDOwners{}, &AnswerError{Err: err}
 	}
 	if err := collectOwners(sections, "group", gids, owners.GIDs); err != nil {
-		return IDOwners{}, err
+		return IDOwners{}, &AnswerError{Err: err}
 	}
 	return owners, nil
 }

@@ -41,6 +41,14 @@ type State struct {
 	Groups map[string]GroupState
 }
 
+// AnswerError is a node's answer that the account tools should not have given: getent failing,
+// or output that does not parse. The node was reached and answered, so the fault is on the node,
+// unlike a failure of ex.Sudo itself (a connection that ended, a deadline that passed).
+type AnswerError struct{ Err error }
+
+func (e *AnswerError) Error() string { return e.Err.Error() }
+func (e *AnswerError) Unwrap() error { return e.Err }
+
 // getent's documented exit status for "key not found".
 const getentNotFound = 2
 
@@ -63,7 +71,7 @@ func ReadAccounts(ctx context.Context, ex Executor, userNames, groupNames []stri
 	}
 	l, err := parseListing(res.Stdout)
 	if err != nil {
-		return State{}, err
+		return State{}, &AnswerError{Err: err}
 	}
 	var askUsers, askGroups []string
 	for _, n := range userNames {
@@ -89,7 +97,7 @@ func ReadAccounts(ctx context.Context, ex Executor, userNames, groupNames []stri
 	}
 	asked, err := parseAccounts(res.Stdout, askUsers, askGroups)
 	if err != nil {
-		return State{}, err
+		return State{}, &AnswerError{Err: err}
 	}
 	maps.Copy(st.Users, asked.Users)
 	maps.Copy(st.Groups, asked.Groups)

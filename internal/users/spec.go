@@ -127,3 +127,41 @@ func AgreedUID(name string, byNode map[string]UserState) (int64, error) {
 	}
 	return byNode[nodes[0]].UID, nil
 }
+
+// AdoptionChanges says, one phrase per change, what making an existing account match spec does
+// to it: "leaves groups sudo, video", "primary group admin becomes users". Taking over an account
+// someone made by hand must not silently cost it group memberships, so the plan shows these.
+func AdoptionChanges(spec UserSpec, observed UserState) []string {
+	if !observed.Exists {
+		return nil
+	}
+	var out []string
+	want := spec.SupplementaryGroups()
+	if left := without(observed.Groups, want); len(left) > 0 {
+		out = append(out, "leaves groups "+strings.Join(left, ", "))
+	}
+	if joined := without(want, observed.Groups); len(joined) > 0 {
+		out = append(out, "joins groups "+strings.Join(joined, ", "))
+	}
+	if observed.PrimaryGroupName != spec.PrimaryGroup {
+		out = append(out, fmt.Sprintf("primary group %s becomes %s", observed.PrimaryGroupName, spec.PrimaryGroup))
+	}
+	if spec.Shell != "" && observed.Shell != spec.Shell {
+		out = append(out, fmt.Sprintf("shell %s becomes %s", observed.Shell, spec.Shell))
+	}
+	if observed.Home != spec.HomeDir() {
+		out = append(out, fmt.Sprintf("home %s becomes %s (the directory is not moved)", observed.Home, spec.HomeDir()))
+	}
+	return out
+}
+
+// without lists the entries of a that b lacks.
+func without(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}

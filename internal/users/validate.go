@@ -1,13 +1,10 @@
-// Package users keeps POSIX users and groups identical across cluster nodes.
-// It knows the host's account tools (getent, useradd, usermod, userdel,
-// groupadd, groupmod, groupdel) and the UID ledger, and has no Terraform
-// types: the provider layer turns its errors and drift messages into
-// diagnostics.
 package users
 
 import (
 	"fmt"
 	"regexp"
+	"slices"
+	"strings"
 )
 
 // NamePattern is the portable subset of what shadow-utils accepts: it
@@ -74,14 +71,41 @@ func ValidateShell(shell string) error {
 	return fmt.Errorf("invalid shell %q: it must be an absolute path of letters, digits, '.', '_', '+' and '-'", shell)
 }
 
-// ValidateHome requires an absolute path of safe characters and refuses "/",
-// which no user should own.
+// ValidateHome requires an absolute path of safe characters, at least two levels deep, outside
+// the operating system's directories. useradd and usermod accept any path, and CreateHome hands
+// the directory to the user: an account with home /etc would own nothing there at first, but
+// every tool that writes dotfiles into a home (shells, ssh, editors) would then write into /etc.
 func ValidateHome(home string) error {
-	if pathPattern.MatchString(home) && !hasDotSegment(home) {
-		return nil
+	if !pathPattern.MatchString(home) || hasDotSegment(home) {
+		return fmt.Errorf("invalid home directory %q: it must be an absolute path of letters, digits, "+
+			"'.', '_', '+' and '-', without '.' or '..' components", home)
 	}
-	return fmt.Errorf("invalid home directory %q: it must be an absolute path of letters, digits, "+
-		"'.', '_', '+' and '-', without '.' or '..' components", home)
+	if strings.Count(home, "/") < 2 {
+		return fmt.Errorf("home directory %q is a top-level directory: use a directory inside one, such as /home/NAME", home)
+	}
+	if dir, ok := systemDirOf(home); ok {
+		return fmt.Errorf("home directory %q is inside %s, which belongs to the operating system: "+
+			"use a directory under /home (the shared home), or for a service account under /var/lib", home, dir)
+	}
+	return nil
+}
+
+// SystemDirs are the directories no home may be in or be: the operating system's programs,
+// libraries, configuration, kernel interfaces, runtime state, temporary files and root's home.
+// /var is one of them except below /var/lib, where Debian puts service accounts' homes.
+var SystemDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
+	"/proc", "/root", "/run", "/sbin", "/sys", "/tmp", "/usr", "/var"}
+
+func systemDirOf(home string) (string, bool) {
+	if strings.HasPrefix(home, "/var/lib/") {
+		return "", false
+	}
+	for _, d := range SystemDirs {
+		if home == d || strings.HasPrefix(home, d+"/") {
+			return d, true
+		}
+	}
+	return "", false
 }
 
 var dotSegment = regexp.MustCompile(`/\.\.?(/|$)`)
@@ -95,4 +119,22 @@ func idLabel(kind Kind) string {
 		return "gid"
 	}
 	return "uid"
+}
+
+// AdminGroups are the groups that grant root or read the system's logs: sudoers' %sudo
+// (Debian, Ubuntu) and %admin (still in Ubuntu's sudoers), wheel (RHEL, SUSE, Arch), adm (the
+// logs) and root. Adding an account to one makes it an administrator; taking an administrator
+// out of one can lock the administrators, and this provider, out of the node.
+var AdminGroups = []string{"adm", "admin", "root", "sudo", "wheel"}
+
+// AdminGroupsIn lists, sorted and once each, the admin groups among names.
+func AdminGroupsIn(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if slices.Contains(AdminGroups, n) && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -75,8 +75,8 @@ func TestValidatePaths(t *testing.T) {
 		shellOK bool
 		homeOK  bool
 	}{
-		{"/bin/bash", true, true},
-		{"/usr/sbin/nologin", true, true},
+		{"/bin/bash", true, false},
+		{"/usr/sbin/nologin", true, false},
 		{"/home/alice", true, true},
 		{"/data/home/c++", true, true},
 		{"bash", false, false},
@@ -88,6 +88,21 @@ func TestValidatePaths(t *testing.T) {
 		{"/bin/sh;reboot", false, false},
 		{"/home/$USER", false, false},
 		{"/home//alice", false, false},
+		{"/srv/alice", true, true},
+		{"/var/lib/svc", true, true},
+		{"/alice", true, false},
+		{"/etc", true, false},
+		{"/etc/alice", true, false},
+		{"/var", true, false},
+		{"/var/lib", true, false},
+		{"/var/tmp/alice", true, false},
+		{"/var/spool/alice", true, false},
+		{"/root", true, false},
+		{"/root/alice", true, false},
+		{"/lib64/alice", true, false},
+		{"/tmp/alice", true, false},
+		{"/proc/1", true, false},
+		{"/etcetera/alice", true, true},
 	}
 	for _, tt := range tests {
 		if got := ValidateShell(tt.path) == nil; got != tt.shellOK {
@@ -132,5 +147,28 @@ func TestUserSpecValidate(t *testing.T) {
 				t.Fatalf("Validate() = %v, want error containing %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+func TestValidateHomeSaysWhy(t *testing.T) {
+	for home, want := range map[string]string{
+		"/etc":         "top-level directory",
+		"/usr/local/a": "inside /usr, which belongs to the operating system",
+		"/var/log/a":   "inside /var",
+	} {
+		if err := ValidateHome(home); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ValidateHome(%q) = %v, want it to say %q", home, err, want)
+		}
+	}
+}
+
+func TestAdminGroupsIn(t *testing.T) {
+	got := AdminGroupsIn("users", "wheel", "sudo", "video", "sudo", "adm", "admin", "root")
+	want := []string{"adm", "admin", "root", "sudo", "wheel"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("AdminGroupsIn = %v, want %v", got, want)
+	}
+	if got := AdminGroupsIn("users", "gpu", "sudoers"); got != nil {
+		t.Errorf("AdminGroupsIn(users, gpu, sudoers) = %v, want none", got)
 	}
 }

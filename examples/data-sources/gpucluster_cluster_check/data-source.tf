@@ -1,9 +1,10 @@
-# The guide's verification, read after the cluster is built.
+# The guide's verification: munge -n | unmunge on every node, scontrol ping, and
+# sinfo -a. In the configuration that builds the cluster, add
+# depends_on = [gpucluster_slurm_compute.gpu] (your compute nodes) so it reads
+# after they are up.
 data "gpucluster_cluster_check" "guide" {
   controller = "login01"
   nodes      = ["login01", "gpu01", "gpu02"]
-
-  depends_on = [gpucluster_slurm_compute.gpu]
 }
 
 output "cluster_ok" {

@@ -1,3 +1,11 @@
+# The management service that puts conn.auth and cert.pem on every BeeGFS node
+# (see gpucluster_beegfs_management).
+resource "gpucluster_beegfs_management" "cluster" {
+  node       = "login01"
+  db_file    = "/beegfs/mgmtd/mgmtd.sqlite"
+  auth_nodes = ["gpu01"]
+}
+
 # BeeGFS over /home on login01, as the guide mounts it on every node. The first
 # mount copies the local /home into BeeGFS (pitfall P9: otherwise it would hide
 # admin's ~/.ssh/authorized_keys); BeeGFS files are never overwritten.

@@ -1,2 +1,2 @@
 # NODE:PATH; node_num_id is read from the directory's nodeNumID.
-terraform import gpucluster_beegfs_metadata.meta login01:/beegfs/meta
+terraform import gpucluster_beegfs_metadata.cluster login01:/beegfs/meta

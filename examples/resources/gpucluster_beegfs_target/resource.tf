@@ -1,3 +1,10 @@
+# The management service that puts conn.auth on gpu02 (see gpucluster_beegfs_management).
+resource "gpucluster_beegfs_management" "cluster" {
+  node       = "login01"
+  db_file    = "/beegfs/mgmtd/mgmtd.sqlite"
+  auth_nodes = ["gpu02"]
+}
+
 # The guide's storage target on gpu02: node 2, target 201 (<node>01), on the RAID10 filesystem
 # mounted at /data by UUID. beegfs-setup-storage runs once; the interlock
 # (storeAllowFirstRunInit = false, storeFsUUID = ,<UUID of /data>) and RequiresMountsFor=/data

@@ -13,5 +13,5 @@ resource "gpucluster_node" "gpu01" {
 }
 
 output "gpu01_hardware" {
-  value = "${gpucluster_node.gpu01.cpus} CPUs, ${gpucluster_node.gpu01.real_memory} MiB, ${gpucluster_node.gpu01.gpu_count} GPUs"
+  value = "${gpucluster_node.gpu01.cpus} CPUs, ${gpucluster_node.gpu01.real_memory} MB, ${gpucluster_node.gpu01.gpu_count} GPUs"
 }

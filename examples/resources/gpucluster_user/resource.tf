@@ -18,3 +18,14 @@ resource "gpucluster_user" "alice" {
   # Create /home/alice once, on the node that holds the shared /home.
   home_on = "login01"
 }
+
+# A second administrator, identical on every node. Administrator groups need the
+# opt-in; the account the provider logs in as (admin) is never managed here.
+resource "gpucluster_user" "operator" {
+  name               = "ops"
+  uid                = 1090
+  group              = gpucluster_group.users.id
+  groups             = ["sudo"]
+  allow_admin_groups = true
+  nodes              = local.all_nodes
+}

@@ -1,0 +1,4 @@
+import {
+  to = gpucluster_beegfs_client.gpu01
+  id = "gpu01"
+}

@@ -1,0 +1,4 @@
+import {
+  to = gpucluster_firewall.gpu01
+  id = "gpu01"
+}

@@ -1,0 +1,4 @@
+import {
+  to = gpucluster_node.gpu01
+  id = "gpu01"
+}

@@ -1,0 +1,4 @@
+import {
+  to = gpucluster_slurm_activation.cluster
+  id = "login01"
+}

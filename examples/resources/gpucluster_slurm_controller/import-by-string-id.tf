@@ -1,0 +1,4 @@
+import {
+  to = gpucluster_slurm_controller.cluster
+  id = "login01"
+}

@@ -1,0 +1,4 @@
+import {
+  to = gpucluster_slurm_node.gpu01
+  id = "gpu01@login01"
+}

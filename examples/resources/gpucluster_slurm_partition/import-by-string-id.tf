@@ -1,0 +1,4 @@
+import {
+  to = gpucluster_slurm_partition.gpu
+  id = "gpu@login01"
+}

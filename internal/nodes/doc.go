@@ -1,0 +1,4 @@
+// Package nodes reads what a cluster node is (OS, CPU topology, memory, GPUs,
+// time synchronisation) and manages the guide's per-node SSH restriction.
+// It has no Terraform types.
+package nodes

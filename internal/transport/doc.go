@@ -1,0 +1,15 @@
+// Package transport reaches cluster nodes the way an administrator does: over SSH as the
+// administration account, with each host key checked against known_hosts lines or pinned keys
+// (fail closed), through the login node as jump host, and with root through sudo.
+//
+// A Pool keeps one SSH connection per host for a whole Terraform run. The first command that
+// needs root on a host starts one sudo, which starts a small root shell (a Perl program, since
+// perl-base is Essential on Debian and Ubuntu); every later privileged command of the run on that
+// host goes through it as a framed request, side by side with the others, each with its own exit
+// status, output and deadline. So sudo, and PAM behind it, authenticates once per host and run,
+// and a refused password is remembered instead of retried.
+//
+// Scripts are built from quoted words (Quote, Command) and share one prelude (ScriptEnv). Reads
+// marked ReadOnly are answered once per host until a command changes that host. The package has
+// no Terraform types; transporttest holds stand-ins for the packages that run scripts through it.
+package transport
