@@ -79,7 +79,9 @@ func (r *slurmAccountingResource) Schema(_ context.Context, _ resource.SchemaReq
 			"since MariaDB 11.6.2 and later, Debian 13's 11.8 among them, otherwise fail slurmdbd's association updates with error 1020; `innodb_lock_wait_timeout = 900`, as Slurm asks; " +
 			"slurmdbd's warning about `innodb_buffer_pool_size` is left to the admin, who knows the node's memory), creates the database and its user (with `mysql` as root over " +
 			"the unix socket), writes `" + slurm.SlurmdbdConfPath + "` (owner SlurmUser, mode 0600, only when it changes), starts slurmdbd (restarted when the file " +
-			"changed) and waits until `sacctmgr` gets an answer from it. It registers the cluster (the controller's `ClusterName`) in slurmdbd. Only then does it write its " +
+			"changed) and waits until `sacctmgr` gets an answer from it. It registers the cluster (the controller's `ClusterName`) in slurmdbd; when slurmdbd did " +
+			"not know it, it removes `clustername` from the controller's `StateSaveLocation`, so that a slurmctld that ran before takes slurmdbd's ClusterID at its next " +
+			"start instead of stopping with `CLUSTER ID MISMATCH` (Slurm's own advice; jobs and the rest of the state are kept). Only then does it write its " +
 			"fragment `" + slurm.FragmentDir + "/" + slurm.AccountingFile + "` on the controller with `AccountingStorageType=accounting_storage/slurmdbd`, " +
 			"`AccountingStorageHost`, `AccountingStoragePort` and, when set, `AccountingStorageTRES` and `AccountingStorageEnforce`. " + activationDoc + " Adding accounting to a running " +
 			"controller is a **" + slurm.SettingClass("AccountingStorageType").String() + "**.\n\n" +
@@ -351,9 +353,16 @@ func (r *slurmAccountingResource) converge(ctx context.Context, m *slurmAccounti
 		return diags
 	}
 	client := slurm.AccountingClient{Cluster: st.Fragments.Controller.ClusterName, Host: host, Port: int(m.DbdPort.ValueInt64())}
-	if err := slurm.EnsureCluster(ctx, h, client); err != nil {
+	added, err := slurm.EnsureCluster(ctx, h, client)
+	if err != nil {
 		diags.Append(nodeError("Cannot Register Cluster", node, "Adding the cluster "+client.Cluster+" to slurmdbd with sacctmgr failed", "Apply again once sacctmgr show cluster works there.", err))
 		return diags
+	}
+	if added {
+		diags.Append(r.forgetClusterID(ctx, controller, st.Fragments.Controller.StateSaveLocation)...)
+		if diags.HasError() {
+			return diags
+		}
 	}
 	a, known := m.settings(ctx, &diags)
 	if diags.HasError() {
@@ -371,6 +380,20 @@ func (r *slurmAccountingResource) converge(ctx context.Context, m *slurmAccounti
 	diags.Append(r.cluster.writeSlurmFragments(ctx, controller, frag)...)
 	m.ID = m.Controller
 	m.Status = types.StringValue(inSync)
+	return diags
+}
+
+// forgetClusterID lets the controller's next slurmctld take the ClusterID slurmdbd gave the
+// newly registered cluster.
+func (r *slurmAccountingResource) forgetClusterID(ctx context.Context, controller, stateSaveLocation string) diag.Diagnostics {
+	h, diags := r.cluster.slurmController(ctx, controller)
+	if diags.HasError() {
+		return diags
+	}
+	if err := slurm.ForgetClusterID(ctx, h, stateSaveLocation); err != nil {
+		diags.Append(nodeError("Cannot Reset ClusterID", controller, "slurmdbd registered the cluster anew, but removing the ClusterID slurmctld saved before failed",
+			"Remove clustername in StateSaveLocation by hand before slurmctld restarts, or it stops with CLUSTER ID MISMATCH. The fragment was not written.", err))
+	}
 	return diags
 }
 

@@ -303,20 +303,34 @@ func checkAccountingDestroyed(l *lab.Lab) resource.TestCheckFunc {
 	}
 }
 
-// TestAccSlurmAccounting_otherNode puts MariaDB and slurmdbd on gpu02: slurmctld on login01
-// reaches it there, sacctmgr on login01 gets its answers from it, and the import names both.
+// TestAccSlurmAccounting_otherNode adds accounting to a running cluster, with MariaDB and
+// slurmdbd on gpu02: slurmctld on login01, which made up a ClusterID of its own when it
+// first ran, restarts once and takes slurmdbd's instead of stopping with CLUSTER ID MISMATCH;
+// it reaches slurmdbd on gpu02, sacctmgr on login01 gets its answers from there, and the
+// import names both nodes.
 func TestAccSlurmAccounting_otherNode(t *testing.T) {
 	l := lab.Require(t)
 	c := accountingCluster(1, `  node = "gpu02"
   tres = ["gres/gpu"]
 `, "")
 	pw := passwordVariable(accountingPassword)
+	var started string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(*terraform.State) error {
 			return checkHostOutput(l, "gpu02", "systemctl is-active slurmdbd || true", "inactive")(nil)
 		},
 		Steps: []resource.TestStep{
+			{
+				Config: labCluster{computeNodes: []string{"gpu01"}}.config(l),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSinfo(l, "1:idle"),
+					func(*terraform.State) error {
+						started = onHost(t, l, "login01", "journalctl -u slurmctld -o cat | grep -c '^Started slurmctld.service'")
+						return checkHostOutput(l, "login01", "test -s /var/spool/slurmctld/clustername && echo saved", "saved")(nil)
+					},
+				),
+			},
 			{
 				Config:          c.config(l),
 				ConfigVariables: pw,
@@ -326,9 +340,18 @@ func TestAccSlurmAccounting_otherNode(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkSlurmConf(l, "AccountingStorageHost=gpu02", "AccountingStorageTRES=gres/gpu"),
 					checkHostOutput(l, "gpu02", "systemctl is-active slurmdbd mariadb | tr '\\n' ' '", "active active"),
-					checkHostOutput(l, "login01", "command -v slurmdbd mariadbd || echo none", "none"),
+					checkHostOutput(l, "login01", "systemctl is-active slurmdbd || true", "inactive"),
 					checkHostOutput(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
+					checkHostOutput(l, "login01", "journalctl -u slurmctld -o cat | grep -c 'CLUSTER ID MISMATCH' || true", "0"),
 					checkPing(l),
+					checkSinfo(l, "1:idle"),
+					func(*terraform.State) error {
+						now := onHost(t, l, "login01", "journalctl -u slurmctld -o cat | grep -c '^Started slurmctld.service'")
+						if now != fmt.Sprint(atoi(started)+1) {
+							return fmt.Errorf("slurmctld started %s times in all, %s before accounting: want one restart", now, started)
+						}
+						return nil
+					},
 				),
 			},
 			{
@@ -342,4 +365,10 @@ func TestAccSlurmAccounting_otherNode(t *testing.T) {
 			},
 		},
 	})
+}
+
+func atoi(s string) int {
+	n := 0
+	_, _ = fmt.Sscan(s, &n)
+	return n
 }

@@ -104,19 +104,44 @@ func parseParsable(out string) [][]string {
 	return records
 }
 
-// EnsureCluster registers the client's cluster in slurmdbd unless it is there: associations
-// hang off it, and slurmctld would register it only at its first start with accounting.
-func EnsureCluster(ctx context.Context, ex Executor, c AccountingClient) error {
+// EnsureCluster registers the client's cluster in slurmdbd unless it is there, so
+// associations can be added before slurmctld first runs with accounting; added reports
+// whether it was not. slurmdbd then gives the cluster an ID of its own, which a slurmctld
+// that ran before keeps another of in its state: ForgetClusterID must follow.
+func EnsureCluster(ctx context.Context, ex Executor, c AccountingClient) (added bool, err error) {
 	rows, err := c.run(ctx, ex, "sacctmgr", "-nP", "show", "cluster", "format=Cluster")
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, r := range rows {
 		if r[0] == c.Cluster {
-			return nil
+			return false, nil
 		}
 	}
-	return c.change(ctx, ex, "add", "cluster", c.Cluster)
+	return true, c.change(ctx, ex, "add", "cluster", c.Cluster)
+}
+
+// clusterIDFile is where slurmctld keeps its ClusterName and ClusterID, in StateSaveLocation.
+const clusterIDFile = "clustername"
+
+// ForgetClusterID removes the ClusterID a slurmctld saved in its StateSaveLocation, so that
+// its next start takes the one slurmdbd gave the cluster. Without this, a slurmctld that ran
+// before accounting was set up (it makes up an ID of its own) stops at its next start with
+// "CLUSTER ID MISMATCH"; Slurm's own message says to remove the file. Jobs and the rest of
+// the state are kept.
+func ForgetClusterID(ctx context.Context, ex Executor, stateSaveLocation string) error {
+	if err := checkValue("StateSaveLocation", stateSaveLocation); err != nil || !strings.HasPrefix(stateSaveLocation, "/") {
+		return fmt.Errorf("StateSaveLocation %q: want an absolute path", stateSaveLocation)
+	}
+	path := transport.Quote(strings.TrimRight(stateSaveLocation, "/") + "/" + clusterIDFile)
+	res, err := ex.Sudo(ctx, transport.ScriptEnv+"[ -e "+path+" ] || exit 0\nrm -f -- "+path+" && echo removed\n", nil)
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	if strings.TrimSpace(string(res.Stdout)) == "removed" {
+		transport.Changed(ctx, ex, "removed the ClusterID slurmctld saved before accounting ("+path+")")
+	}
+	return nil
 }
 
 // UsageTimePattern matches sacct's -S and -E forms: 2026-12-01, 2026-12-01T08:00:00,

@@ -117,3 +117,14 @@ func TestAccountingClientValidates(t *testing.T) {
 		t.Errorf("no controller: %v", err)
 	}
 }
+
+func TestForgetClusterIDRefusesBadPaths(t *testing.T) {
+	for _, bad := range []string{"", "spool/slurmctld", "/var/spool/slurm ctld", "/x#y"} {
+		if err := ForgetClusterID(context.Background(), &recorder{}, bad); err == nil {
+			t.Errorf("StateSaveLocation %q accepted", bad)
+		}
+	}
+	if err := ForgetClusterID(context.Background(), &recorder{}, "/var/spool/slurmctld/"); err != nil {
+		t.Errorf("the default StateSaveLocation: %v", err)
+	}
+}
