@@ -6,6 +6,8 @@
 //	gpucluster-lab add gpuNN            add one GPU server to the running lab
 //	gpucluster-lab remove gpuNN         stop one GPU server and remove everything it left
 //	gpucluster-lab reboot HOST          reboot HOST and wait until SSH answers again
+//	gpucluster-lab stop gpuNN           power a GPU server off, keeping its disk and state
+//	gpucluster-lab start gpuNN          power it on again and wait until SSH answers
 //	gpucluster-lab disk-detach HOST     take HOST's disk (/data, /beegfs) away from its next boot on
 //	gpucluster-lab disk-attach HOST     give HOST its disk back (mounted at its next boot)
 //	gpucluster-lab disk HOST            print HOST's disk: mountpoint, filesystem UUID, loop device
@@ -41,6 +43,8 @@ const usage = `usage:
   gpucluster-lab add gpuNN
   gpucluster-lab remove gpuNN
   gpucluster-lab reboot HOST
+  gpucluster-lab stop gpuNN
+  gpucluster-lab start gpuNN
   gpucluster-lab disk-detach HOST
   gpucluster-lab disk-attach HOST
   gpucluster-lab disk HOST
@@ -91,6 +95,10 @@ func dispatch(ctx context.Context, command string, args []string) error {
 		return remove(ctx, args)
 	case "reboot":
 		return onHost(args, func(l *lab.Lab, host string) error { return l.Reboot(ctx, host) })
+	case "stop":
+		return onHost(args, func(l *lab.Lab, host string) error { return l.Stop(ctx, host) })
+	case "start":
+		return onHost(args, func(l *lab.Lab, host string) error { return l.Start(ctx, host) })
 	case "disk-detach":
 		return onHost(args, func(l *lab.Lab, host string) error { return l.DetachDisk(ctx, host) })
 	case "disk-attach":

@@ -16,6 +16,10 @@ provider "gpucluster" {
   known_hosts_file = "~/.ssh/known_hosts"
   login_node       = "login01"
 
+  # Off by default. When set, a node seen for the first time has its key recorded in
+  # known_hosts_file (OpenSSH's accept-new); a key that changes later is still refused.
+  # accept_new_host_keys = true
+
   # Ubuntu 26.04 ships sudo-rs as sudo; the classic implementation works the same way.
   sudo_exe = "/usr/bin/sudo.ws"
 
@@ -24,5 +28,12 @@ provider "gpucluster" {
     name      = "gpu09"
     address   = "192.0.2.19"
     jump_host = ""
+  }
+
+  # A server that is down: nothing connects to it, its resources keep their
+  # state, and the rest of the cluster plans and applies.
+  node {
+    name    = "gpu04"
+    offline = true
   }
 }

@@ -83,6 +83,9 @@ type TargetIdentity struct {
 	Directory string
 	NodeNumID int64
 	TargetID  int64
+	// Declared marks a target another resource of the configuration plans, as opposed to one
+	// found on disk, so a conflict with it is not described as what the host runs.
+	Declared bool
 }
 
 // CheckIDConflicts refuses a candidate whose target ID is taken by another
@@ -101,15 +104,31 @@ func CheckIDConflicts(existing []TargetIdentity, candidate TargetIdentity) error
 			continue // the candidate itself
 		}
 		if e.TargetID == candidate.TargetID {
-			return fmt.Errorf("target_id %d is already used by %s:%s", e.TargetID, e.Host, e.Directory)
+			return fmt.Errorf("target_id %d is already %s %s:%s", e.TargetID, e.usedBy(), e.Host, e.Directory)
 		}
 		if e.NodeNumID == candidate.NodeNumID && e.Host != candidate.Host {
-			return fmt.Errorf("node_num_id %d is already used by the storage service on %s", e.NodeNumID, e.Host)
+			return fmt.Errorf("node_num_id %d is already %s the storage service on %s", e.NodeNumID, e.usedBy(), e.Host)
 		}
 		if e.Host == candidate.Host && e.NodeNumID != candidate.NodeNumID {
-			return fmt.Errorf("%s already runs storage node %d; a host has one storage service, so its targets share that node_num_id, not %d",
-				e.Host, e.NodeNumID, candidate.NodeNumID)
+			return fmt.Errorf("%s; a host has one storage service, so its targets share one node_num_id, and this target's is %d",
+				e.runs(), candidate.NodeNumID)
 		}
 	}
 	return nil
+}
+
+func (t TargetIdentity) usedBy() string {
+	if t.Declared {
+		return "declared for"
+	}
+	return "used by"
+}
+
+// runs says which storage node the target puts on its host: the one on disk, or the one
+// another resource declares.
+func (t TargetIdentity) runs() string {
+	if t.Declared {
+		return fmt.Sprintf("another target in the configuration, %s:%s, declares storage node %d on %s", t.Host, t.Directory, t.NodeNumID, t.Host)
+	}
+	return fmt.Sprintf("%s already runs storage node %d (target %s)", t.Host, t.NodeNumID, t.Directory)
 }

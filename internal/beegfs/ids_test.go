@@ -97,14 +97,14 @@ func TestCheckIDConflicts(t *testing.T) {
 		candidate TargetIdentity
 		wantErr   string
 	}{
-		{"new node 4, target 401", TargetIdentity{"gpu04", "/data/beegfs-storage", 4, 401}, ""},
+		{"new node 4, target 401", TargetIdentity{Host: "gpu04", Directory: "/data/beegfs-storage", NodeNumID: 4, TargetID: 401}, ""},
 		{"itself", existing[1], ""},
-		{"second target on the same node", TargetIdentity{"gpu02", "/data2/beegfs-storage", 2, 202}, ""},
-		{"target ID taken", TargetIdentity{"gpu04", "/data/beegfs-storage", 4, 201}, "target_id 201 is already used by gpu02"},
-		{"node ID taken by another host", TargetIdentity{"gpu04", "/data/beegfs-storage", 2, 401}, "node_num_id 2 is already used by the storage service on gpu02"},
-		{"second node ID on one host", TargetIdentity{"gpu02", "/data2/beegfs-storage", 5, 501}, "gpu02 already runs storage node 2"},
-		{"target ID out of range", TargetIdentity{"gpu04", "/data/beegfs-storage", 4, 70000}, "target_id 70000 is outside"},
-		{"node ID zero", TargetIdentity{"gpu04", "/data/beegfs-storage", 0, 401}, "node_num_id 0 is outside"},
+		{"second target on the same node", TargetIdentity{Host: "gpu02", Directory: "/data2/beegfs-storage", NodeNumID: 2, TargetID: 202}, ""},
+		{"target ID taken", TargetIdentity{Host: "gpu04", Directory: "/data/beegfs-storage", NodeNumID: 4, TargetID: 201}, "target_id 201 is already used by gpu02"},
+		{"node ID taken by another host", TargetIdentity{Host: "gpu04", Directory: "/data/beegfs-storage", NodeNumID: 2, TargetID: 401}, "node_num_id 2 is already used by the storage service on gpu02"},
+		{"second node ID on one host", TargetIdentity{Host: "gpu02", Directory: "/data2/beegfs-storage", NodeNumID: 5, TargetID: 501}, "gpu02 already runs storage node 2"},
+		{"target ID out of range", TargetIdentity{Host: "gpu04", Directory: "/data/beegfs-storage", NodeNumID: 4, TargetID: 70000}, "target_id 70000 is outside"},
+		{"node ID zero", TargetIdentity{Host: "gpu04", Directory: "/data/beegfs-storage", NodeNumID: 0, TargetID: 401}, "node_num_id 0 is outside"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

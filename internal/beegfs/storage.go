@@ -390,3 +390,25 @@ func ConflictAttribute(existing []TargetIdentity, c TargetIdentity) string {
 	}
 	return "node_num_id"
 }
+
+// chunkDirs are where a storage target keeps file contents: chunks/, and buddymir/ for
+// mirrored files.
+var chunkDirs = []string{"chunks", "buddymir"}
+
+// HoldsChunks reports whether the target in dir holds file chunks: files on BeeGFS whose
+// contents, or part of them, live only there.
+func HoldsChunks(ctx context.Context, ex Executor, dir string) (bool, error) {
+	if !strings.HasPrefix(dir, "/") || strings.Contains(dir, "..") {
+		return false, fmt.Errorf("target directory %q: want an absolute path", dir)
+	}
+	var paths []string
+	for _, d := range chunkDirs {
+		paths = append(paths, transport.Quote(dir+"/"+d))
+	}
+	script := transport.ScriptEnv + "for d in " + strings.Join(paths, " ") + "; do [ -d \"$d\" ] && find \"$d\" -type f -print -quit; done; exit 0\n"
+	res, err := ex.Sudo(ctx, script, nil)
+	if err != nil {
+		return false, fmt.Errorf("look for file chunks in %s: %w", dir, err)
+	}
+	return strings.TrimSpace(string(res.Stdout)) != "", nil
+}

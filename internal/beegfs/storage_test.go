@@ -208,9 +208,9 @@ func TestHostTargetsAndConflicts(t *testing.T) {
 		cand TargetIdentity
 		attr string // "" when accepted
 	}{
-		"second target on the node": {TargetIdentity{"gpu04", "/data/beegfs-storage", 4, 401}, ""},
-		"target ID taken":           {TargetIdentity{"gpu04", "/data/beegfs-storage", 4, 402}, "target_id"},
-		"other node ID on the host": {TargetIdentity{"gpu04", "/data/beegfs-storage", 5, 501}, "node_num_id"},
+		"second target on the node": {TargetIdentity{Host: "gpu04", Directory: "/data/beegfs-storage", NodeNumID: 4, TargetID: 401}, ""},
+		"target ID taken":           {TargetIdentity{Host: "gpu04", Directory: "/data/beegfs-storage", NodeNumID: 4, TargetID: 402}, "target_id"},
+		"other node ID on the host": {TargetIdentity{Host: "gpu04", Directory: "/data/beegfs-storage", NodeNumID: 5, TargetID: 501}, "node_num_id"},
 	}
 	for name, tc := range tests {
 		err := CheckIDConflicts(others, tc.cand)
@@ -404,5 +404,32 @@ func TestRemoveDropInScript(t *testing.T) {
 	}
 	if err := RemoveDropIn(context.Background(), &transporttest.Fake{T: t}, "relative/x.conf"); err == nil {
 		t.Error("a relative path was accepted")
+	}
+}
+
+// Chunks are files under chunks/ or buddymir/; the target's own ID files are not.
+func TestHoldsChunks(t *testing.T) {
+	dir := t.TempDir()
+	sh := transporttest.Shell{}
+	if err := os.WriteFile(dir+"/targetNumID", []byte("101\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := HoldsChunks(context.Background(), sh, dir); err != nil || got {
+		t.Fatalf("a target without chunks: %v %v", got, err)
+	}
+	if err := os.MkdirAll(dir+"/buddymir/u0/1A", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := HoldsChunks(context.Background(), sh, dir); err != nil || got {
+		t.Fatalf("empty chunk directories: %v %v", got, err)
+	}
+	if err := os.WriteFile(dir+"/buddymir/u0/1A/chunk", []byte("data"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := HoldsChunks(context.Background(), sh, dir); err != nil || !got {
+		t.Fatalf("a mirrored chunk: %v %v", got, err)
+	}
+	if _, err := HoldsChunks(context.Background(), sh, "relative/dir"); err == nil {
+		t.Error("a relative directory was accepted")
 	}
 }

@@ -2,6 +2,7 @@ package firewall
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -59,10 +60,18 @@ sec defaults; catif ` + DefaultsFile + `; end $?
 sec ledger; catif ` + LedgerPath + `; end $?
 `
 
+// ErrNotInstalled reports a node without the ufw command.
+var ErrNotInstalled = errors.New("ufw is not installed")
+
 // ReadState reads rules, policies and the enabled flag from UFW's files,
-// which say the same whether UFW is active or not.
+// which say the same whether UFW is active or not. A node without ufw is
+// ErrNotInstalled, told apart from a read that failed for another reason.
 func ReadState(ctx context.Context, h Executor) (State, error) {
 	res, err := h.Sudo(ctx, transport.ReadOnly(readStateScript), nil)
+	var exitErr *transport.ExitError
+	if errors.As(err, &exitErr) && exitErr.Status == 3 {
+		return State{}, fmt.Errorf("read UFW state: %w: %w", ErrNotInstalled, err)
+	}
 	if err != nil {
 		return State{}, fmt.Errorf("read UFW state: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -114,21 +115,32 @@ func (e *LockoutError) Error() string {
 	return fmt.Sprintf("%s would drop the provider's own SSH connection from %s: %s", e.Change, e.Connection, why)
 }
 
-// CheckLockout refuses a firewall that is enabled with a non-allow incoming
-// policy unless rules admit c. change says what is being attempted.
+// CheckLockout refuses an enabled firewall that would drop c: the first rule
+// that matches c denies it, or none matches and the incoming policy is not
+// allow. change says what is being attempted.
 func CheckLockout(rules []Rule, enabled bool, incoming string, c Connection, change string) error {
-	if !enabled || incoming == PolicyAllow {
+	if !enabled {
 		return nil
 	}
 	r, ok := Decide(rules, c)
-	if ok && r.Action == ActionAllow {
+	switch {
+	case ok && r.Action == ActionAllow, !ok && incoming == PolicyAllow:
 		return nil
+	case ok:
+		return &LockoutError{Connection: c, Change: change, Blocker: &r}
+	default:
+		return &LockoutError{Connection: c, Change: change}
 	}
-	e := &LockoutError{Connection: c, Change: change}
-	if ok {
-		e.Blocker = &r
+}
+
+// CanLockOut reports whether any connection could be dropped: UFW is enabled,
+// and the incoming policy or a deny rule refuses something. When it cannot,
+// a lockout check needs no look at the connection.
+func CanLockOut(rules []Rule, enabled bool, incoming string) bool {
+	if !enabled {
+		return false
 	}
-	return e
+	return incoming != PolicyAllow || slices.ContainsFunc(rules, func(r Rule) bool { return r.Action != ActionAllow })
 }
 
 // Without returns rules without the one with key's identity.

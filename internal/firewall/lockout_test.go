@@ -54,6 +54,8 @@ func TestCheckLockout(t *testing.T) {
 		{"deny first", mustRules(t, "deny:22/tcp:from=10.0.0.0/24", "allow:22/tcp:from=10.0.0.10"), true, PolicyDeny, "deny:22/tcp:from=10.0.0.0/24 matches it first"},
 		{"disabled", nil, false, PolicyDeny, ""},
 		{"allow incoming", nil, true, PolicyAllow, ""},
+		{"allow incoming, a deny rule matches", mustRules(t, "deny:22/tcp:from=10.0.0.10"), true, PolicyAllow, "deny:22/tcp:from=10.0.0.10 matches it first"},
+		{"allow incoming, a deny rule for others", mustRules(t, "deny:22/tcp:from=10.0.0.99"), true, PolicyAllow, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,5 +79,16 @@ func TestWithout(t *testing.T) {
 	left := Without(rules, "allow:22/tcp:from=10.0.0.10")
 	if len(left) != 1 || left[0].Port != "6818" {
 		t.Errorf("Without = %+v", left)
+	}
+}
+
+func TestCanLockOut(t *testing.T) {
+	deny := mustRules(t, "deny:5555/tcp:from=any")
+	allow := mustRules(t, "allow:22/tcp:from=any")
+	if CanLockOut(deny, false, PolicyDeny) || CanLockOut(allow, true, PolicyAllow) {
+		t.Error("a disabled firewall, or one that allows everything, was taken as able to lock out")
+	}
+	if !CanLockOut(allow, true, PolicyDeny) || !CanLockOut(deny, true, PolicyAllow) {
+		t.Error("a deny policy or a deny rule was not taken as able to lock out")
 	}
 }

@@ -125,7 +125,7 @@ func normalizePort(p string) (string, bool, error) {
 func portNumber(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > 65535 {
-		return 0, fieldErr("port", "port %s is out of range: ports are 1 to 65535", s)
+		return 0, fieldErr("port", "%s is out of range: ports are 1 to 65535", s)
 	}
 	return n, nil
 }

@@ -124,7 +124,16 @@ func TestReadStateWithoutUFW(t *testing.T) {
 	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Err: &transport.ExitError{Host: "gpu01", Status: 3, Stderr: "ufw is not installed (Debian package ufw)"}}}}
 	_, err := ReadState(context.Background(), f)
 	var ee *transport.ExitError
-	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "not installed") {
-		t.Errorf("err = %v, want the missing package named", err)
+	if !errors.As(err, &ee) || !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "not installed") {
+		t.Errorf("err = %v, want ErrNotInstalled with the missing package named", err)
+	}
+}
+
+// A connection lost during the read is not a missing ufw.
+func TestReadStateLostConnectionIsNotAMissingUFW(t *testing.T) {
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Err: errors.New("command on gpu01 did not complete: connection lost")}}}
+	_, err := ReadState(context.Background(), f)
+	if err == nil || errors.Is(err, ErrNotInstalled) {
+		t.Errorf("err = %v, want a read error that is not ErrNotInstalled", err)
 	}
 }

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -32,6 +30,7 @@ type settings struct {
 	knownHostsFile        string
 	hostKeys              []pinnedKey
 	insecureIgnoreHostKey bool
+	acceptNewHostKeys     bool
 	loginNode             string
 	jumpHost              string
 	connectTimeout        time.Duration
@@ -46,6 +45,8 @@ type nodeOverride struct {
 	name, address, user string
 	port                int
 	jumpHost            *string
+	// offline: the node is down; nothing connects to it (see offlineGuard).
+	offline bool
 }
 
 func settingsFromModel(ctx context.Context, m providerModel, getenv func(string) string) (settings, diag.Diagnostics) {
@@ -56,6 +57,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 		privateKeyPassphrase:  []byte(m.PrivateKeyPassphrase.ValueString()),
 		knownHostsFile:        m.KnownHostsFile.ValueString(),
 		insecureIgnoreHostKey: m.InsecureIgnoreHostKey.ValueBool(),
+		acceptNewHostKeys:     m.AcceptNewHostKeys.ValueBool(),
 		loginNode:             m.LoginNode.ValueString(),
 		jumpHost:              m.LoginNode.ValueString(),
 		connectTimeout:        durationOr(m.ConnectTimeout, transport.DefaultConnectTimeout),
@@ -67,12 +69,8 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 	if !m.JumpHost.IsNull() {
 		s.jumpHost = m.JumpHost.ValueString()
 	}
-	s.unknown = anyUnknown(m.User, m.PrivateKey, m.PrivateKeyFile, m.PrivateKeyPassphrase, m.KnownHostsFile,
-		m.LoginNode, m.JumpHost, m.SudoExe, m.SudoPassword) || m.Port.IsUnknown() || m.UseAgent.IsUnknown()
-	// Keys of machines another module creates are known at apply, one element at a time.
-	hostKeysUnknown := m.HostKeys.IsUnknown() || slices.ContainsFunc(m.HostKeys.Elements(), attr.Value.IsUnknown)
-	s.unknown = s.unknown || hostKeysUnknown
-	if !m.HostKeys.IsNull() && !hostKeysUnknown {
+	s.unknown = len(unknownSettings(m)) > 0
+	if !m.HostKeys.IsNull() && !hostKeysUnknown(m.HostKeys) {
 		var lines []string
 		diags.Append(m.HostKeys.ElementsAs(ctx, &lines, false)...)
 		pins, err := parsePinnedKeys(lines)
@@ -95,7 +93,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 		s.privateKey = key
 	}
 	s.useAgent = m.UseAgent.ValueBool() || (m.UseAgent.IsNull() && len(s.privateKey) == 0)
-	if s.knownHostsFile == "" && len(s.hostKeys) == 0 {
+	if s.knownHostsFile == "" && (len(s.hostKeys) == 0 || s.acceptNewHostKeys) {
 		s.knownHostsFile = expandHome("~/.ssh/known_hosts")
 	} else {
 		s.knownHostsFile = expandHome(s.knownHostsFile)
@@ -106,12 +104,12 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 			address: n.Address.ValueString(),
 			user:    n.User.ValueString(),
 			port:    int(n.Port.ValueInt64()),
+			offline: n.Offline.ValueBool(),
 		}
 		if !n.JumpHost.IsNull() {
 			j := n.JumpHost.ValueString()
 			o.jumpHost = &j
 		}
-		s.unknown = s.unknown || anyUnknown(n.Name, n.Address, n.User, n.JumpHost) || n.Port.IsUnknown()
 		s.overrides = append(s.overrides, o)
 	}
 	return s, diags
@@ -137,10 +135,11 @@ type cluster struct {
 	settings settings
 	pool     *transport.Pool
 
-	// declaredRules holds the firewall rule IDs planned in this run. Terraform plans every
-	// resource once per run in one provider process, so a second declaration of one rule
-	// is a second resource, refused at plan even when neither exists on the node yet.
-	declaredRules sync.Map
+	// firewallPlans holds the firewall changes planned in this run. Terraform plans every
+	// resource of a run in one provider process, so a second declaration of one rule is a
+	// second resource, refused at plan even when neither exists on the node yet, and a
+	// removal is checked together with the other removals on its node.
+	firewallPlans firewallPlans
 	// plannedGroups holds node+"\x00"+group for every gpucluster_group planned in this run, so
 	// that a user's plan-time check counts a group this apply adds to a node as there. Users
 	// that refer to the group are planned after it.
@@ -149,13 +148,8 @@ type cluster struct {
 	declaredTargets targetDeclarations
 	// slurmPlans holds the Slurm fragment changes planned in this run.
 	slurmPlans slurmPlans
-}
-
-// declareRule records a planned firewall rule and reports whether another resource in this
-// run already declared it.
-func (c *cluster) declareRule(id string) (duplicate bool) {
-	_, duplicate = c.declaredRules.LoadOrStore(id, true)
-	return duplicate
+	// offlineWarned holds the offline nodes already warned about in this run.
+	offlineWarned sync.Map
 }
 
 func newCluster(s settings) *cluster {
@@ -179,13 +173,33 @@ func (tflogLogger) Info(ctx context.Context, msg string, fields map[string]any) 
 // canReachHosts tells plan-time checks whether every connection value is known yet.
 func (c *cluster) canReachHosts() bool { return !c.settings.unknown }
 
-// host returns the shared connection to a node named by name or address.
+// host returns the shared connection to a node named by name or address. An offline node is
+// refused at once: a powered-off server would otherwise cost every caller the connect timeout.
 func (c *cluster) host(ctx context.Context, node string) (*transport.Host, error) {
+	if c.isOffline(node) {
+		return nil, fmt.Errorf("%s is marked offline = true in the provider's node block, so the provider does not connect to it", node)
+	}
 	cfg, err := c.connConfig(node, 0)
 	if err != nil {
 		return nil, err
 	}
 	return c.pool.Host(ctx, cfg)
+}
+
+// isOffline reports whether a node block marks node, by name or address, offline.
+func (c *cluster) isOffline(node string) bool {
+	o, _ := c.override(node)
+	return o.offline
+}
+
+// anyOffline reports whether some node block marks its node offline.
+func (c *cluster) anyOffline() bool {
+	for _, o := range c.settings.overrides {
+		if o.offline {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *cluster) override(node string) (nodeOverride, bool) {
@@ -223,6 +237,7 @@ func (c *cluster) connConfig(node string, depth int) (transport.Config, error) {
 		KnownHostsFile:        s.knownHostsFile,
 		HostKeys:              keysFor(s.hostKeys, firstNonZero(o.port, s.port), node, o.name, o.address),
 		InsecureIgnoreHostKey: s.insecureIgnoreHostKey,
+		AcceptNewHostKeys:     s.acceptNewHostKeys,
 		ConnectTimeout:        s.connectTimeout,
 		CommandTimeout:        s.commandTimeout,
 		KeepaliveInterval:     s.keepalive,
@@ -262,15 +277,6 @@ func int64Or(v types.Int64, def int64) int64 {
 		return def
 	}
 	return v.ValueInt64()
-}
-
-func anyUnknown(vs ...types.String) bool {
-	for _, v := range vs {
-		if v.IsUnknown() {
-			return true
-		}
-	}
-	return false
 }
 
 func firstNonEmpty(vs ...string) string {

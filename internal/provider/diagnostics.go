@@ -14,12 +14,20 @@ import (
 // original error.
 // A refused sudo gets sudo's own summary and advice whatever step it interrupted: the fix is
 // always in the provider's sudo settings, not in the step.
+// A node that could not be reached gets connectError's diagnostic whatever step needed it.
 func nodeError(summary, node, happened, todo string, err error) diag.Diagnostic {
+	if isDialError(err) {
+		return connectError(node, err)
+	}
 	summary, todo = sudoAdvice(summary, todo, err)
 	return diag.NewErrorDiagnostic(summary, nodeDetail(node, happened, todo, err))
 }
 
 func nodeAttributeError(p path.Path, summary, node, happened, todo string, err error) diag.Diagnostic {
+	if isDialError(err) {
+		d := connectError(node, err)
+		return diag.NewAttributeErrorDiagnostic(p, d.Summary(), d.Detail())
+	}
 	summary, todo = sudoAdvice(summary, todo, err)
 	return diag.NewAttributeErrorDiagnostic(p, summary, nodeDetail(node, happened, todo, err))
 }
@@ -50,19 +58,40 @@ func nodeDetail(node, happened, todo string, err error) string {
 	return detail
 }
 
+func isDialError(err error) bool {
+	var de *transport.DialError
+	return errors.As(err, &de)
+}
+
 // connectError explains a failed connection; a changed host key gets its own advice because
-// it may be an attack and must never be waved through.
+// it may be an attack and must never be waved through. The pool keeps a failed dial for the
+// run, so a node that cannot be reached is explained once; every later resource on it gets
+// a short error that points back to that one.
 func connectError(node string, err error) diag.Diagnostic {
+	var de *transport.DialError
+	if errors.As(err, &de) && !de.FirstReport() {
+		return diag.NewErrorDiagnostic("Node Unreachable", fmt.Sprintf("Nothing was done on node %s: %s could not be reached earlier in this run, "+
+			"and the provider does not dial it again until the next run. The first error about %s in this run says why and what to do.",
+			node, de.Node, de.Node))
+	}
+	happened := "The provider could not open an SSH session"
+	if de != nil && de.Node != node {
+		happened += ": its jump host " + de.Node + " could not be reached"
+	}
 	var hk *transport.HostKeyError
+	if errors.As(err, &hk) && len(hk.Known) == 0 && !hk.Revoked {
+		return diag.NewErrorDiagnostic("Unknown Host Key", nodeDetail(node, "No known_hosts file or host_keys entry lists the node's SSH host key",
+			"Check the fingerprint below against the node's own ("+hk.FingerprintCommand()+" on its console), then add this line to known_hosts_file or to host_keys:\n\n  "+
+				hk.Line+"\n\nOr set accept_new_host_keys = true to record the key of a node on first contact.", err))
+	}
 	if errors.As(err, &hk) {
-		return nodeError("Host Key Verification Failed", node,
+		return diag.NewErrorDiagnostic("Host Key Verification Failed", nodeDetail(node,
 			"The SSH host key presented does not match the known key, or no key is known",
 			"If the node was reinstalled, verify the new key out of band and update known_hosts_file or host_keys. "+
-				"Otherwise someone may be impersonating the node: do not proceed.", err)
+				"Otherwise someone may be impersonating the node: do not proceed.", err))
 	}
-	return nodeError("Cannot Connect To Node", node,
-		"The provider could not open an SSH session",
-		"Check that the node is up, that its address resolves from the jump host, and the provider's user, key and sudo settings.", err)
+	return diag.NewErrorDiagnostic("Cannot Connect To Node", nodeDetail(node, happened,
+		"Check that the node is up, that its address resolves from the jump host, and the provider's user, key and sudo settings.", err))
 }
 
 // nodeWarning is nodeError's warning form: what was found on which node, what to do, and the

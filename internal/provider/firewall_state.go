@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -17,7 +18,7 @@ func (c *cluster) firewallState(ctx context.Context, node string) (*transport.Ho
 	}
 	st, err := firewall.ReadState(ctx, h)
 	if err != nil {
-		return nil, firewall.State{}, diag.Diagnostics{nodeError("Cannot Read Firewall", node, "Reading UFW's files failed", "Install ufw on the node.", err)}
+		return nil, firewall.State{}, diag.Diagnostics{firewallReadError(node, err)}
 	}
 	return h, st, nil
 }
@@ -36,7 +37,16 @@ func (c *cluster) lockedFirewallState(ctx context.Context, node string) (*transp
 	st, err := firewall.ReadState(ctx, h)
 	if err != nil {
 		unlock()
-		return nil, firewall.State{}, nil, diag.Diagnostics{nodeError("Cannot Read Firewall", node, "Reading UFW's files failed", "Install ufw on the node.", err)}
+		return nil, firewall.State{}, nil, diag.Diagnostics{firewallReadError(node, err)}
 	}
 	return h, st, unlock, nil
+}
+
+// firewallReadError advises installing ufw only when ufw is what is missing: a read that
+// failed for another reason, a lost connection among them, changed nothing either.
+func firewallReadError(node string, err error) diag.Diagnostic {
+	if errors.Is(err, firewall.ErrNotInstalled) {
+		return nodeError("UFW Not Installed", node, "The ufw command is missing", "Install ufw on the node (Debian package ufw), or declare no firewall resources for it. Nothing was changed.", err)
+	}
+	return nodeError("Cannot Read Firewall", node, "Reading UFW's files failed", adviceRead, err)
 }

@@ -57,7 +57,13 @@ func markdownList(values []string) string {
 // timeoutsBlock is a timeouts block with create and update, both documented by doc, the block
 // itself by summary, in Markdown like every other attribute.
 func timeoutsBlock(ctx context.Context, summary, doc string) schema.Block {
-	block := timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true})
+	return timeoutsBlockWith(ctx, summary, doc, "")
+}
+
+// timeoutsBlockWith is timeoutsBlock with a delete timeout too, documented by deleteDoc, when
+// deleteDoc is set.
+func timeoutsBlockWith(ctx context.Context, summary, doc, deleteDoc string) schema.Block {
+	block := timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: deleteDoc != ""})
 	b, ok := block.(schema.SingleNestedBlock)
 	if !ok {
 		return block
@@ -67,6 +73,9 @@ func timeoutsBlock(ctx context.Context, summary, doc string) schema.Block {
 	for name, a := range b.Attributes {
 		if s, ok := a.(schema.StringAttribute); ok {
 			s.MarkdownDescription = doc
+			if name == "delete" {
+				s.MarkdownDescription = deleteDoc
+			}
 			a = s
 		}
 		attrs[name] = a
@@ -78,6 +87,11 @@ func timeoutsBlock(ctx context.Context, summary, doc string) schema.Block {
 // nullTimeouts is an unset timeouts block with create and update, for an import.
 func nullTimeouts() timeouts.Value {
 	return timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType})}
+}
+
+// nullTimeoutsWithDelete is nullTimeouts for a block with a delete timeout too.
+func nullTimeoutsWithDelete() timeouts.Value {
+	return timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType, "delete": types.StringType})}
 }
 
 // applyPlan is Create and Update for resources whose apply converges the node to the plan

@@ -46,6 +46,7 @@ type providerModel struct {
 	KnownHostsFile        types.String        `tfsdk:"known_hosts_file"`
 	HostKeys              types.List          `tfsdk:"host_keys"`
 	InsecureIgnoreHostKey types.Bool          `tfsdk:"insecure_ignore_host_key"`
+	AcceptNewHostKeys     types.Bool          `tfsdk:"accept_new_host_keys"`
 	LoginNode             types.String        `tfsdk:"login_node"`
 	JumpHost              types.String        `tfsdk:"jump_host"`
 	ConnectTimeout        types.String        `tfsdk:"connect_timeout"`
@@ -62,6 +63,7 @@ type nodeOverrideModel struct {
 	Port     types.Int64  `tfsdk:"port"`
 	User     types.String `tfsdk:"user"`
 	JumpHost types.String `tfsdk:"jump_host"`
+	Offline  types.Bool   `tfsdk:"offline"`
 }
 
 func (p *gpuclusterProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -105,7 +107,7 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 				Optional:            true,
 			},
 			"known_hosts_file": schema.StringAttribute{
-				MarkdownDescription: "known_hosts file that host keys are checked against. Defaults to `~/.ssh/known_hosts` when `host_keys` is empty. A host whose key is not listed, or differs, is refused.",
+				MarkdownDescription: "known_hosts file that host keys are checked against. Defaults to `~/.ssh/known_hosts` when `host_keys` is empty or `accept_new_host_keys` is set. A host whose key is not listed, or differs, is refused.",
 				Optional:            true,
 			},
 			"host_keys": schema.ListAttribute{
@@ -116,6 +118,13 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 			"insecure_ignore_host_key": schema.BoolAttribute{
 				MarkdownDescription: "Skip host key checking. Anyone on the path can then impersonate a node and receive the sudo password. Every run warns while this is set.",
 				Optional:            true,
+			},
+			"accept_new_host_keys": schema.BoolAttribute{
+				MarkdownDescription: "Trust a node that neither `known_hosts_file` nor `host_keys` lists on first contact, and record its key in `known_hosts_file` " +
+					"(created if missing), as OpenSSH's `StrictHostKeyChecking=accept-new` does. A node whose key is known and differs is still refused. " +
+					"Defaults to `false`: the first contact with a node is then refused with the known_hosts line to add after checking its fingerprint. " +
+					"Needs `known_hosts_file` (or its default) even when `host_keys` is set.",
+				Optional: true,
 			},
 			"login_node": schema.StringAttribute{
 				MarkdownDescription: "Name or address of the login node. It is the jump host for every other node and keeps the UID ledger. Without it every node is dialled directly.",
@@ -178,6 +187,14 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 							MarkdownDescription: "Jump host for this node, by name or address. An empty string dials the node directly. Defaults to `login_node`.",
 							Optional:            true,
 						},
+						"offline": schema.BoolAttribute{
+							MarkdownDescription: "The node is down (powered off for maintenance, broken): the provider does not connect to it. Resources on it " +
+								"(whose `node`, `nodes` or `controller` names it) are not read, so their state stands, and plan without asking any host while unchanged; " +
+								"a change to one of them is refused at plan time. One warning per run names the node. The rest of the cluster plans and applies as usual; " +
+								"an ordered restart of Slurm leaves slurmd's restart on the node pending until it is back. Remove it once the node is back: the next plan reads the node again " +
+								"and shows what changed there meanwhile. Data sources are not guarded: leave the node out of `gpucluster_cluster_check`'s `nodes` meanwhile. Defaults to `false`.",
+							Optional: true,
+						},
 					},
 				},
 				Validators: []validator.List{listvalidator.UniqueValues()},
@@ -216,6 +233,9 @@ func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.Configu
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if settings.unknown {
+		resp.Diagnostics.Append(deferredChecksWarning(unknownSettings(model)))
+	}
 	if settings.insecureIgnoreHostKey {
 		resp.Diagnostics.AddWarning("Host Key Checking Disabled",
 			"insecure_ignore_host_key is set: node identities are not verified, so anyone on the network path "+
@@ -232,25 +252,25 @@ func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.Configu
 
 func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
-		NewNodeResource,
-		NewGroupResource,
-		NewUserResource,
-		NewMungeKeyResource,
-		NewSlurmControllerResource,
-		NewSlurmActivationResource,
-		NewSlurmNodeResource,
-		NewSlurmPartitionResource,
-		NewSlurmComputeResource,
-		NewSlurmAccountingResource,
-		NewSlurmAccountResource,
-		NewSlurmUserResource,
-		NewSlurmQOSResource,
-		NewFirewallRuleResource,
-		NewFirewallResource,
-		NewBeegfsClientResource,
-		NewBeegfsTargetResource,
-		NewBeegfsManagementResource,
-		NewBeegfsMetadataResource,
+		guardOffline(NewNodeResource, "name", "address"),
+		guardOffline(NewGroupResource, "nodes"),
+		guardOffline(NewUserResource, "nodes"),
+		guardOffline(NewMungeKeyResource, "controller", "nodes"),
+		guardOffline(NewSlurmControllerResource, "node"),
+		guardOffline(NewSlurmActivationResource, "controller"),
+		guardOffline(NewSlurmNodeResource, "controller"),
+		guardOffline(NewSlurmPartitionResource, "controller"),
+		guardOffline(NewSlurmComputeResource, "node", "controller"),
+		guardOffline(NewSlurmAccountingResource, "controller", "node"),
+		guardOffline(NewSlurmAccountResource, "controller"),
+		guardOffline(NewSlurmUserResource, "controller"),
+		guardOffline(NewSlurmQOSResource, "controller"),
+		guardOffline(NewFirewallRuleResource, "node"),
+		guardOffline(NewFirewallResource, "node"),
+		guardOffline(NewBeegfsClientResource, "node"),
+		guardOffline(NewBeegfsTargetResource, "node"),
+		guardOffline(NewBeegfsManagementResource, "node"),
+		guardOffline(NewBeegfsMetadataResource, "node"),
 	}
 }
 

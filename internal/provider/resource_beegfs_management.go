@@ -417,10 +417,8 @@ func (r *beegfsManagementResource) ensureTLS(ctx context.Context, h *transport.H
 			return false, err
 		}
 	} else {
-		var exists bool
-		key, exists, err = h.ReadFile(ctx, beegfs.TLSKeyPath)
-		if err != nil || !exists {
-			return false, fmt.Errorf("read %s: gone or unreadable: %w", beegfs.TLSKeyPath, err)
+		if key, err = readExistingTLSKey(ctx, h); err != nil {
+			return false, err
 		}
 		defer clear(key)
 	}
@@ -435,6 +433,22 @@ func (r *beegfsManagementResource) ensureTLS(ctx context.Context, h *transport.H
 	}
 	_, err = h.WriteFile(ctx, transport.File{Path: beegfs.TLSCertPath, Content: cert, Owner: "root", Group: "root", Mode: 0o644, ExpectSHA256: expect})
 	return true, err
+}
+
+type fileReader interface {
+	ReadFile(ctx context.Context, path string) (content []byte, exists bool, err error)
+}
+
+// readExistingTLSKey reads the key.pem the controller was seen to hold, for a new certificate.
+func readExistingTLSKey(ctx context.Context, h fileReader) ([]byte, error) {
+	key, exists, err := h.ReadFile(ctx, beegfs.TLSKeyPath)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", beegfs.TLSKeyPath, err)
+	}
+	if !exists {
+		return nil, fmt.Errorf("%s was removed while the provider worked on the controller; apply again, and the provider makes a new key and certificate", beegfs.TLSKeyPath)
+	}
+	return key, nil
 }
 
 func (r *beegfsManagementResource) startService(ctx context.Context, h *transport.Host, restart bool) error {

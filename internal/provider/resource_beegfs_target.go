@@ -54,6 +54,7 @@ type beegfsTargetModel struct {
 	TargetID         types.Int64  `tfsdk:"target_id"`
 	MgmtdHost        types.String `tfsdk:"mgmtd_host"`
 	ForceDestroyData types.Bool   `tfsdk:"force_destroy_data"`
+	AllowWithData    types.Bool   `tfsdk:"allow_deregister_with_data"`
 	FsUUID           types.String `tfsdk:"fs_uuid"`
 	Mountpoint       types.String `tfsdk:"mountpoint"`
 	Status           types.String `tfsdk:"status"`
@@ -95,26 +96,9 @@ type targetDeclarations struct {
 	byDir map[string]*declaredTarget
 }
 
-// planKind is how a resource plans a target: Terraform plans a replacement twice, first with
-// the prior state, then the create half without it, and every other resource once.
-type planKind int
-
-const (
-	planCreate  planKind = iota // no prior state
-	planReplace                 // prior state, and a changed attribute forces a new target
-	planUpdate                  // prior state, kept in place
-)
-
 type declaredTarget struct {
 	target beegfs.TargetIdentity
-	counts [3]int // by planKind
-}
-
-// resources counts the resources behind a node and path: each update or replacement is one,
-// and the create half of a replacement is not another.
-func (d declaredTarget) resources() int {
-	creates := d.counts[planCreate] - d.counts[planReplace]
-	return d.counts[planUpdate] + d.counts[planReplace] + max(creates, 0)
+	counts planCounts
 }
 
 // declare records t unless it conflicts with another declared target: one node and path
@@ -126,7 +110,9 @@ func (d *targetDeclarations) declare(t beegfs.TargetIdentity, kind planKind) (at
 	others := make([]beegfs.TargetIdentity, 0, len(d.byDir))
 	for k, e := range d.byDir {
 		if k != key {
-			others = append(others, e.target)
+			other := e.target
+			other.Declared = true
+			others = append(others, other)
 		}
 	}
 	if err := beegfs.CheckIDConflicts(others, t); err != nil {
@@ -142,7 +128,7 @@ func (d *targetDeclarations) declare(t beegfs.TargetIdentity, kind planKind) (at
 	next := *e
 	next.target = t
 	next.counts[kind]++
-	if next.resources() > 1 {
+	if next.counts.resources() > 1 {
 		return "path", fmt.Errorf("%s is declared by two %s resources", key, beegfsTargetResourceName)
 	}
 	d.byDir[key] = &next
@@ -235,6 +221,15 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 					"**This is unrecoverable**: BeeGFS keeps no other copy of the chunks stored on this target. Only a directory that holds this target's " +
 					"`" + beegfs.NodeNumIDFile + "` and `" + beegfs.TargetNumIDFile + "` (or is empty or gone) on the filesystem it was set up on is deleted; " +
 					"anything else refuses the destroy before it changes anything. Defaults to `false`, which leaves the data untouched.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+			},
+			"allow_deregister_with_data": schema.BoolAttribute{
+				MarkdownDescription: "Destroy without `force_destroy_data` deregisters the target (out of `" + beegfs.StorageConfPath + "`'s lists, its drop-in removed) and leaves its directory " +
+					"and files on the disk. While the target still holds file chunks (files under `chunks/` or `buddymir/`), the plan and the destroy refuse it: every BeeGFS file with a " +
+					"chunk there would become unreadable. Move the data off the target first (`beegfs migrate`), or set this to `true`, and apply, to deregister it anyway; the chunks " +
+					"stay on the disk. Defaults to `false`.",
 				Optional: true,
 				Computed: true,
 				Default:  booldefault.StaticBool(false),
@@ -360,12 +355,55 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 func (r *beegfsTargetResource) warnDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	var state beegfsTargetModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !state.ForceDestroyData.ValueBool() {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !state.ForceDestroyData.ValueBool() {
+		resp.Diagnostics.Append(r.planDeregister(ctx, state)...)
 		return
 	}
 	resp.Diagnostics.AddWarning("Storage Target Data Will Be Deleted",
 		fmt.Sprintf("force_destroy_data is true: destroying %s deletes %s on node %s with all its data and takes it out of %s. This cannot be undone.",
 			beegfsTargetResourceName, state.Path.ValueString(), state.Node.ValueString(), beegfs.StorageConfPath))
+}
+
+// planDeregister says in the plan what destroy does to a target whose data it keeps, and
+// refuses it while the target holds file chunks and allow_deregister_with_data is not set.
+func (r *beegfsTargetResource) planDeregister(ctx context.Context, state beegfsTargetModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	node, dir := state.Node.ValueString(), state.Path.ValueString()
+	if r.cluster == nil || !r.cluster.canReachHosts() {
+		return diags
+	}
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		diags.Append(connectError(node, err))
+		return diags
+	}
+	chunks, err := beegfs.HoldsChunks(ctx, h, dir)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Looking for file chunks in "+dir+" failed", adviceRead, err))
+		return diags
+	}
+	diags.Append(deregisterDiag(node, dir, state.TargetID.ValueInt64(), chunks, state.AllowWithData.ValueBool()))
+	return diags
+}
+
+// deregisterDiag is what the plan says about a target destroyed without its data: a refusal
+// while it holds chunks and that is not allowed, a warning otherwise.
+func deregisterDiag(node, dir string, target int64, chunks, allowed bool) diag.Diagnostic {
+	what := fmt.Sprintf("Destroying %s takes target %d out of %s and leaves %s and its files on the disk.", beegfsTargetResourceName, target, beegfs.StorageConfPath, dir)
+	switch {
+	case chunks && !allowed:
+		return nodeAttributeError(path.Root("allow_deregister_with_data"), "Storage Target Holds Data", node,
+			what+" The target still holds file chunks: every BeeGFS file with a chunk there would become unreadable",
+			"Nothing was changed. Move the data off the target first (beegfs migrate), then apply again; or set allow_deregister_with_data = true and apply "+
+				"before removing the target, to deregister it with its chunks left on the disk; or force_destroy_data = true to delete them.", nil)
+	case chunks:
+		return nodeWarning("Storage Target Deregistered With Data", node,
+			what+" It still holds file chunks, and allow_deregister_with_data is true: BeeGFS files with a chunk there become unreadable", "", nil)
+	}
+	return nodeWarning("Storage Target Deregistered", node, what+" It holds no file chunks", "", nil)
 }
 
 // checkTargetHost reads the node and refuses what must not be set up or kept there. mountpoint
@@ -674,6 +712,17 @@ func (r *beegfsTargetResource) Delete(ctx context.Context, req resource.DeleteRe
 		return
 	}
 	force := state.ForceDestroyData.ValueBool()
+	if !force && !state.AllowWithData.ValueBool() {
+		chunks, err := beegfs.HoldsChunks(ctx, h, want.Directory)
+		if err != nil {
+			resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Storage", node, "Looking for file chunks in "+want.Directory+" failed", adviceRead, err))
+			return
+		}
+		if chunks {
+			resp.Diagnostics.Append(deregisterDiag(node, want.Directory, want.TargetID, true, false))
+			return
+		}
+	}
 	if force {
 		mountpoint, uuid := state.recorded()
 		if diags := checkWipe(node, want, hs, mountpoint, uuid); diags.HasError() {
@@ -775,6 +824,7 @@ func (r *beegfsTargetResource) ImportState(ctx context.Context, req resource.Imp
 		TargetID:         types.Int64Value(target),
 		MgmtdHost:        types.StringValue(mgmtd),
 		ForceDestroyData: types.BoolValue(false),
+		AllowWithData:    types.BoolValue(false),
 		FsUUID:           types.StringValue(hs.Mount.UUID),
 		Mountpoint:       types.StringValue(hs.Mount.Target),
 		Status:           types.StringValue(inSync),

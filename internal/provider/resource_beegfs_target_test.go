@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"regexp"
 	"strings"
 	"testing"
@@ -124,12 +125,18 @@ resource "gpucluster_beegfs_target" "two" {
 			{
 				Config:      config("node = \"gpu02\"\n  node_num_id = 2\n  target_id = 101"),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Storage Target ID Already Used.*target_id 101 is already used`),
+				ExpectError: regexp.MustCompile(`(?s)Storage Target ID Already Used.*target_id 101 is already declared for\s+gpu0[12]:/data/beegfs-storage`),
 			},
 			{
 				Config:      config("node = \"gpu02\"\n  node_num_id = 1\n  target_id = 102"),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Storage Target ID Already Used.*node_num_id 1 is already used`),
+				ExpectError: regexp.MustCompile(`(?s)Storage Target ID Already Used.*node_num_id 1 is already declared for`),
+			},
+			{
+				// Another resource's plan is not what the host runs: it may run another node.
+				Config:      config("node = \"gpu01\"\n  node_num_id = 2\n  path = \"/data/b\""),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)another target in the\s+configuration,\s+gpu01:/data/\S+,\s+declares\s+storage\s+node\s+[12]\s+on\s+gpu01.*this\s+target's\s+is\s+[12]`),
 			},
 			{
 				Config:      config("node = \"gpu01\"\n  node_num_id = 1"),
@@ -630,4 +637,50 @@ func TestAccBeegfsTarget_convergeChecksHostIDs(t *testing.T) {
 // wrapped matches a sentence however Terraform wraps the diagnostic's lines.
 func wrapped(sentence string) string {
 	return strings.ReplaceAll(regexp.QuoteMeta(sentence), " ", `\s+`)
+}
+
+// A target that holds file chunks is not deregistered by a removal from the configuration:
+// the plan refuses it and nothing changes. With allow_deregister_with_data set and applied,
+// the removal deregisters it and the chunks stay on the disk.
+func TestAccBeegfsTarget_destroyRefusedWithChunks(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu01"
+	prepareStorageHost(t, l, node)
+	uuid := diskUUID(t, l, node)
+	const chunk = "/data/beegfs-storage/chunks/u0/1A2B/chunk-1"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			checkOnHost(l, node, "cat "+chunk, "user data"),
+			checkOnHost(l, node, storageListsScript, "storeStorageDirectory=\nstoreFsUUID="),
+		),
+		Steps: []resource.TestStep{
+			{
+				Config: targetConfig(l, node, 1, ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(targetResource, tfjsonpath.New("allow_deregister_with_data"), knownvalue.Bool(false)),
+				},
+			},
+			{
+				PreConfig:   func() { onHost(t, l, node, "mkdir -p "+path.Dir(chunk)+" && echo 'user data' > "+chunk) },
+				Config:      providerConfig(l, ""),
+				ExpectError: regexp.MustCompile(`(?s)Storage Target Holds Data.*` + wrapped("takes target 101 out of") + `.*` + wrapped("still holds file chunks") + `.*` + wrapped("allow_deregister_with_data = true")),
+			},
+			{
+				// Nothing changed: the target is still served, with its data.
+				Config: targetConfig(l, node, 1, "allow_deregister_with_data = true"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(targetResource, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(targetResource, tfjsonpath.New("allow_deregister_with_data"), knownvalue.Bool(true)),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkOnHost(l, node, storageListsScript, "storeStorageDirectory=,/data/beegfs-storage\nstoreFsUUID=,"+uuid),
+					checkOnHost(l, node, "cat "+chunk, "user data"),
+				),
+			},
+		},
+	})
 }

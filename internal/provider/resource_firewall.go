@@ -142,16 +142,24 @@ func (r *firewallResource) Configure(_ context.Context, req resource.ConfigureRe
 // connection given the rules on the node plus the ones ssh_rule and rules name, and warns
 // when it would break Slurm (P5, P6).
 func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.cluster == nil || !r.cluster.canReachHosts() {
+	if r.cluster == nil {
+		return
+	}
+	if req.Plan.Raw.IsNull() {
+		r.recordDestroy(ctx, req, resp)
 		return
 	}
 	var plan firewallModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || plan.Node.IsUnknown() || plan.Enabled.IsUnknown() || plan.DefaultIncoming.IsUnknown() ||
-		plan.SSHRule.IsUnknown() || plan.Rules.IsUnknown() {
+	if resp.Diagnostics.HasError() || plan.Node.IsUnknown() || plan.Enabled.IsUnknown() || plan.DefaultIncoming.IsUnknown() {
 		return
 	}
-	if !plan.Enabled.ValueBool() || plan.DefaultIncoming.ValueString() == firewall.PolicyAllow {
+	r.cluster.firewallPlans.setSwitch(r.cluster.canonicalNode(plan.Node.ValueString()),
+		firewallSwitch{enabled: plan.Enabled.ValueBool(), incoming: plan.DefaultIncoming.ValueString()})
+	if !r.cluster.canReachHosts() || plan.SSHRule.IsUnknown() || plan.Rules.IsUnknown() {
+		return
+	}
+	if !plan.Enabled.ValueBool() {
 		return
 	}
 	if !req.State.Raw.IsNull() {
@@ -174,13 +182,25 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if diags.HasError() {
 		return
 	}
-	rules := slices.Concat(st.Rules, listed)
+	rules := slices.Concat(withoutKeys(st.Rules, r.cluster.firewallPlans.removedFrom(r.cluster.canonicalNode(node))), listed)
 	resp.Diagnostics.Append(refuseLockout(ctx, h, node, rules, true, plan.DefaultIncoming.ValueString(),
-		"enabling UFW with incoming "+plan.DefaultIncoming.ValueString(), path.Root("enabled"))...)
+		"enabling UFW with incoming "+plan.DefaultIncoming.ValueString(), path.Root("enabled"), declareRuleAdvice)...)
 	if resp.Diagnostics.HasError() || plan.SlurmController.IsUnknown() {
 		return
 	}
 	resp.Diagnostics.Append(r.slurmWarnings(ctx, h, node, plan.SlurmController, rules)...)
+}
+
+// recordDestroy tells the rules' checks what UFW does on the node after destroy: it restores
+// the state found on create (or leaves UFW disabled, where that would lock the provider out).
+func (r *firewallResource) recordDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var state firewallModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.cluster.firewallPlans.setSwitch(r.cluster.canonicalNode(state.Node.ValueString()),
+		firewallSwitch{enabled: state.PreviousEnabled.ValueBool(), incoming: state.PreviousIncoming.ValueString()})
 }
 
 // listedRules parses the rules that ssh_rule and rules name; each must be on the firewall's node.
@@ -305,14 +325,16 @@ func (r *firewallResource) Update(ctx context.Context, req resource.UpdateReques
 
 // apply checks the rules on the node against the provider's connection and the listed rules,
 // then sets the policies and the switch in the order that never filters before the policies
-// are right.
+// are right. It holds the node's lock throughout: two ufw commands at once on one node fail
+// ("problem running"), and a rule added in between would not have been checked.
 func (r *firewallResource) apply(ctx context.Context, node string, listed []firewall.Rule, before func(firewall.State), enabled bool, incoming, outgoing string) diag.Diagnostics {
-	h, st, diags := r.lockedState(ctx, node)
+	h, st, unlock, diags := r.cluster.lockedFirewallState(ctx, node)
 	if diags.HasError() {
 		return diags
 	}
+	defer unlock()
 	before(st)
-	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "enabling UFW with incoming "+incoming, path.Root("enabled")); d.HasError() {
+	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "enabling UFW with incoming "+incoming, path.Root("enabled"), declareRuleAdvice); d.HasError() {
 		return d
 	}
 	if missing := missingRules(st.Rules, listed); enabled && incoming != firewall.PolicyAllow && len(missing) > 0 {
@@ -388,13 +410,14 @@ func (r *firewallResource) Delete(ctx context.Context, req resource.DeleteReques
 		return
 	}
 	node := state.Node.ValueString()
-	h, st, diags := r.lockedState(ctx, node)
+	h, st, unlock, diags := r.cluster.lockedFirewallState(ctx, node)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	defer unlock()
 	enabled, incoming, outgoing := state.PreviousEnabled.ValueBool(), state.PreviousIncoming.ValueString(), state.PreviousOutgoing.ValueString()
-	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "restoring the earlier firewall", path.Empty()); d.HasError() {
+	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "restoring the earlier firewall", path.Empty(), declareRuleAdvice); d.HasError() {
 		enabled = false
 		resp.Diagnostics.AddWarning("Firewall Left Disabled",
 			fmt.Sprintf("UFW on %s was enabled before this resource, but re-enabling it with the current rules would drop the provider's own SSH connection, so it was left disabled. Add a rule for SSH and enable it again.\n\n%s", node, d[0].Detail()))

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -62,6 +64,11 @@ func (r *firewallRuleResource) Schema(_ context.Context, _ resource.SchemaReques
 			"A rule that already exists is adopted, not added twice, and is left in place on destroy. " +
 			"Each rule on a node belongs to one resource: the node's ownership ledger `" + firewall.LedgerPath + "` " +
 			"lets the plan, or at the latest the apply, refuse a second resource declaring the same rule.\n\n" +
+			"While UFW filters incoming traffic, the plan refuses to delete or replace the rule that admits the provider's own SSH " +
+			"connection, counting every other rule the same plan removes from the node (a destroy of the node's `gpucluster_firewall` " +
+			"that stops the filtering is taken into account). Terraform deletes a replaced rule before it adds the new one, so move the SSH " +
+			"rule in two applies: add the new rule, then remove the old one. A new `deny` rule that would match the provider's connection " +
+			"before any allow rule does (UFW appends it after the rules on the node) is refused at plan and at apply.\n\n" +
 			"Import with `terraform import gpucluster_firewall_rule.NAME " + firewall.IDForm + "`, for example `" + firewall.IDExample + "`. " +
 			"SOURCE is `any`, an address or a CIDR, read as `from` is: `10.0.0.7/24` imports the rule from `10.0.0.0/24`.",
 		Attributes: map[string]schema.Attribute{
@@ -181,41 +188,100 @@ func (r *firewallRuleResource) ValidateConfig(ctx context.Context, req resource.
 }
 
 // ModifyPlan makes the ID known at plan time and refuses, before anything is touched, a rule
-// that another resource already owns on the node.
+// that another resource already owns on the node, and a destroy or replacement that would
+// remove the rule admitting the provider's own SSH connection.
+//
+// Terraform plans a replacement twice: with the prior state, then the create half without it.
+// The first plan hands a token to the second through the private state, so the create half is
+// known as the same resource (not a duplicate, and the owner of its old rule), also for a
+// replacement forced with -replace, whose first plan looks like an update.
 func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
+	var plan, state firewallRuleModel
+	creating, destroying := req.State.Raw.IsNull(), req.Plan.Raw.IsNull()
+	if !creating {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
+	if !destroying {
+		resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	}
+	if resp.Diagnostics.HasError() || r.cluster == nil {
 		return
 	}
-	var plan firewallRuleModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	if destroying {
+		resp.Diagnostics.Append(r.checkRemoval(ctx, state, "deleting")...)
 		return
+	}
+	token, prior, replacing := r.planToken(ctx, req, resp, plan, state, creating)
+	if replacing {
+		resp.Diagnostics.Append(r.checkRemoval(ctx, prior, "replacing")...)
 	}
 	rule, known, err := ruleFrom(plan)
 	if err != nil || !known || plan.Node.IsUnknown() {
 		return
 	}
 	node := plan.Node.ValueString()
-	id := firewall.ID(node, rule)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), id)...)
-	if r.cluster == nil {
-		return
-	}
-	if r.cluster.declareRule(id) {
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), firewall.ID(node, rule))...)
+	if r.cluster.firewallPlans.declare(r.cluster.canonicalNode(node), rule, token) {
 		resp.Diagnostics.AddAttributeError(path.Root("port"), "Duplicate Firewall Rule",
 			fmt.Sprintf("Another gpucluster_firewall_rule in this configuration declares the rule %s on node %s. Two resources would fight over one rule, and destroying one would remove the other's rule.\n\n%s",
 				rule.Key(), node, ruleOwnedAdvice))
 		return
 	}
-	if !req.State.Raw.IsNull() || !r.cluster.canReachHosts() {
+	// The create half of a replacement is planned again without the prior state and checked then.
+	if !creating || !r.cluster.canReachHosts() {
 		return
 	}
-	_, st, diags := r.cluster.firewallState(ctx, node)
+	h, st, diags := r.cluster.firewallState(ctx, node)
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(ownedElsewhere(st, node, rule)...)
+	if !r.cluster.firewallPlans.isReleased(r.cluster.canonicalNode(node), rule.Key()) {
+		resp.Diagnostics.Append(ownedElsewhere(st, node, rule)...)
+	}
+	if rule.Action == firewall.ActionDeny && !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(r.cluster.checkDenyRule(ctx, node, rule, h, st)...)
+	}
+}
+
+const planTokenKey = "plan_token"
+
+// planToken returns the token of the resource being planned, and when this plan replaces the
+// rule in prior, the prior state. The first plan of a resource in state issues a new token
+// and passes it on in the private state; the create half of a replacement finds it there.
+func (r *firewallRuleResource) planToken(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse,
+	plan, state firewallRuleModel, creating bool) (token string, prior firewallRuleModel, replacing bool) {
+	plans := &r.cluster.firewallPlans
+	if !creating {
+		token = plans.issue(state)
+		raw, _ := json.Marshal(token)
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, planTokenKey, raw)...)
+		return token, state, rulePlanKind(plan, state, false) == planReplace
+	}
+	raw, diags := req.Private.GetKey(ctx, planTokenKey)
+	resp.Diagnostics.Append(diags...)
+	if json.Unmarshal(raw, &token) == nil {
+		if prior, ok := plans.priorOf(token); ok {
+			// A first plan that saw an update, yet Terraform replaces: -replace.
+			return token, prior, rulePlanKind(plan, prior, false) == planUpdate
+		}
+	}
+	return rand.Text(), firewallRuleModel{}, false
+}
+
+// checkRemoval checks at plan that removing the rule in state keeps the provider connected, and
+// releases its ownership for this run's other checks. An adopted rule stays on the node, so
+// removing its resource removes nothing.
+func (r *firewallRuleResource) checkRemoval(ctx context.Context, state firewallRuleModel, verb string) diag.Diagnostics {
+	rule, known, err := ruleFrom(state)
+	if err != nil || !known || state.Node.IsUnknown() {
+		return nil
+	}
+	r.cluster.firewallPlans.release(r.cluster.canonicalNode(state.Node.ValueString()), rule.Key())
+	if state.Adopted.ValueBool() || !r.cluster.canReachHosts() {
+		return nil
+	}
+	return r.cluster.checkRuleRemoval(ctx, state.Node.ValueString(), rule, verb+" "+rule.Key())
 }
 
 // ownedElsewhere refuses a rule that is on the node and listed in its ledger: another resource
@@ -248,6 +314,12 @@ func (r *firewallRuleResource) Create(ctx context.Context, req resource.CreateRe
 			return false, d
 		}
 		existing, present := firewall.Find(st.Rules, rule.Key())
+		// An allow rule appended after the others cannot change how the connection is matched.
+		if !present && rule.Action == firewall.ActionDeny {
+			if d := refuseLockout(ctx, h, node, append(slices.Clone(st.Rules), rule), st.Enabled, st.Incoming, "adding "+rule.Key(), path.Root("action"), denyRuleAdvice); d.HasError() {
+				return false, d
+			}
+		}
 		if !present || existing.Comment != rule.Comment {
 			if err := firewall.Add(ctx, h, rule); err != nil {
 				return false, diag.Diagnostics{nodeError("Cannot Add Firewall Rule", node, "Adding "+rule.Key()+" with ufw failed", "", err)}
@@ -320,13 +392,14 @@ func (r *firewallRuleResource) Update(ctx context.Context, req resource.UpdateRe
 		return
 	}
 	node := plan.Node.ValueString()
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
-		return
-	}
-	if err := firewall.Add(ctx, h, rule); err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Update Firewall Rule", node, "Changing the comment of "+rule.Key()+" with ufw failed", "", err))
+	_, diags := r.withLockedState(ctx, node, func(h *transport.Host, _ firewall.State) (bool, diag.Diagnostics) {
+		if err := firewall.Add(ctx, h, rule); err != nil {
+			return false, diag.Diagnostics{nodeError("Cannot Update Firewall Rule", node, "Changing the comment of "+rule.Key()+" with ufw failed", "", err)}
+		}
+		return false, nil
+	})
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	plan.ID = types.StringValue(firewall.ID(node, rule))
@@ -350,7 +423,7 @@ func (r *firewallRuleResource) Delete(ctx context.Context, req resource.DeleteRe
 	node := state.Node.ValueString()
 	_, diags := r.withLockedState(ctx, node, func(h *transport.Host, st firewall.State) (bool, diag.Diagnostics) {
 		if !state.Adopted.ValueBool() {
-			if d := refuseLockout(ctx, h, node, firewall.Without(st.Rules, rule.Key()), st.Enabled, st.Incoming, "deleting "+rule.Key(), path.Empty()); d.HasError() {
+			if d := refuseLockout(ctx, h, node, firewall.Without(st.Rules, rule.Key()), st.Enabled, st.Incoming, "deleting "+rule.Key(), path.Empty(), keepRuleAdvice); d.HasError() {
 				return false, d
 			}
 			if err := firewall.Delete(ctx, h, rule); err != nil {
@@ -367,9 +440,10 @@ func (r *firewallRuleResource) Delete(ctx context.Context, req resource.DeleteRe
 }
 
 // refuseLockout turns a firewall change that would drop the provider's own SSH connection into
-// an error that says which rule is missing.
-func refuseLockout(ctx context.Context, h *transport.Host, node string, rules []firewall.Rule, enabled bool, incoming, change string, attr path.Path) diag.Diagnostics {
-	if !enabled || incoming == firewall.PolicyAllow {
+// an error that says which rule is missing and, through advice, what to do.
+func refuseLockout(ctx context.Context, h *transport.Host, node string, rules []firewall.Rule, enabled bool, incoming, change string, attr path.Path,
+	advice func(string, firewall.Connection) string) diag.Diagnostics {
+	if !firewall.CanLockOut(rules, enabled, incoming) {
 		return nil
 	}
 	conn, err := firewall.SSHConnection(ctx, h)
@@ -380,13 +454,16 @@ func refuseLockout(ctx context.Context, h *transport.Host, node string, rules []
 	if err == nil {
 		return nil
 	}
-	todo := fmt.Sprintf("Nothing was changed. Declare the rule first and refer to it from gpucluster_firewall.ssh_rule (or depends_on):\n\n"+
-		"  resource \"gpucluster_firewall_rule\" \"ssh\" {\n    node  = %q\n    port  = \"%d\"\n    from  = %q\n    comment = \"SSH\"\n  }",
-		node, conn.Port, conn.Source.String())
 	if attr.Equal(path.Empty()) {
-		return diag.Diagnostics{nodeError("Firewall Would Lock Out The Provider", node, "The change was refused", todo, err)}
+		return diag.Diagnostics{nodeError("Firewall Would Lock Out The Provider", node, "The change was refused", advice(node, conn), err)}
 	}
-	return diag.Diagnostics{nodeAttributeError(attr, "Firewall Would Lock Out The Provider", node, "The change was refused", todo, err)}
+	return diag.Diagnostics{nodeAttributeError(attr, "Firewall Would Lock Out The Provider", node, "The change was refused", advice(node, conn), err)}
+}
+
+// sshRuleExample is a rule that admits conn on node, in configuration.
+func sshRuleExample(node string, conn firewall.Connection) string {
+	return fmt.Sprintf("  resource \"gpucluster_firewall_rule\" \"ssh\" {\n    node    = %q\n    port    = \"%d\"\n    from    = %q\n    comment = \"SSH\"\n  }",
+		node, conn.Port, conn.Source.String())
 }
 
 // ImportState takes NODE:ACTION:PORT/PROTO:from=SOURCE and records the rule as this resource's

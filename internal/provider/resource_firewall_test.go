@@ -74,8 +74,9 @@ func TestAccFirewall_guideRulesBlockOtherPorts(t *testing.T) {
 				Check: checkUFWStatus(l, node, "Status: active"),
 			},
 			{
-				// Dropping the SSH rule while UFW filters is refused at apply: the provider would lose the node.
+				// Dropping the SSH rule while UFW filters is refused at plan: the provider would lose the node.
 				Config:      withoutSSHRule(guideFirewall(l, node)),
+				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)Firewall Would Lock Out The Provider.*deleting allow:22/tcp:from=10\.0\.0\.10`),
 				Check:       checkUFWShows(l, node, "ufw allow from 10.0.0.10 to any port 22 proto tcp"),
 			},

@@ -130,11 +130,11 @@ resource "gpucluster_node" "test" {
 		},
 		"real key of the target pinned for another host": {
 			withHostKeys(t, l, []string{"login01"}, "login01 "+realHostKey(t, l, "gpu01")) + node,
-			`Host Key Verification Failed`,
+			`Unknown Host Key`,
 		},
 		"unknown host key": {
 			withHostKeys(t, l, []string{"login01"}) + node,
-			`Host Key Verification Failed`,
+			`(?s)Unknown Host Key.*` + regexp.QuoteMeta(gpu01.Address+","+gpu01.Name+" "+ed25519HostKey(t, l, "gpu01")),
 		},
 	}
 	for name, tc := range cases {

@@ -63,7 +63,8 @@ func (r *slurmActivationResource) Schema(ctx context.Context, _ resource.SchemaR
 			"change needs, once for every change of the apply: " + classText(slurm.Reconfigure) + " " + classText(slurm.RestartController) + " " +
 			classText(slurm.OrderedRestart) + " If slurmctld does not come back, the previous files are restored, slurmctld started with them again, and the error quotes its log; " +
 			"the fragments stay, so the activation stays pending. slurmctld is started at most twice per apply (the second time only to roll back), after `systemctl reset-failed`, " +
-			"so systemd's start limit never stops it, and slurmd at most once per node.\n\n" +
+			"so systemd's start limit never stops it, and slurmd at most once per node. Then it drains and resumes nodes as their `drain_reason` declares, with " +
+			"`scontrol update` and no restart.\n\n" +
 			"Make it depend on every `gpucluster_slurm_node` and `gpucluster_slurm_partition` (`depends_on`), and make `gpucluster_slurm_compute` depend on it, so that the nodes " +
 			"are defined before their slurmd registers. Fragments written without an activation (an interrupted apply, `-target` of a node alone, a change the activation did " +
 			"not wait for) are a pending activation: the next plan shows it in `status`, and apply does it. The plan warns before a restart of slurmctld or an ordered restart, " +
@@ -87,7 +88,7 @@ func (r *slurmActivationResource) Schema(ctx context.Context, _ resource.SchemaR
 				Computed: true,
 			},
 			"reasons": schema.ListAttribute{
-				MarkdownDescription: "What decided the last activation's class: the settings, nodes and partitions that changed, slurmctld not running, slurmd restarts still due.",
+				MarkdownDescription: "What decided the last activation's class: the settings, nodes and partitions that changed, slurmctld not running, slurmd restarts still due; and the drains and resumes it made (`drain gpu02 (GPU driver update)`, `resume gpu02`).",
 				Computed:            true,
 				ElementType:         types.StringType,
 			},
@@ -97,7 +98,8 @@ func (r *slurmActivationResource) Schema(ctx context.Context, _ resource.SchemaR
 			},
 			"status": schema.StringAttribute{
 				MarkdownDescription: "`" + inSync + "`, or the activation the last refresh found pending on the controller, with its class and reasons: fragments written but not " +
-					"activated, a file in `" + slurm.ConfDir + "` edited by hand, slurmctld not running, slurmd restarts still due after an ordered restart. A plan that changes " +
+					"activated, a file in `" + slurm.ConfDir + "` edited by hand, slurmctld not running, slurmd restarts still due after an ordered restart, a node drained or resumed " +
+					"other than its `drain_reason` says. A plan that changes " +
 					"it back to `" + inSync + "` activates.",
 				Computed: true,
 			},
@@ -142,6 +144,15 @@ func (r *slurmActivationResource) ModifyPlan(ctx context.Context, req resource.M
 	plan.Status = types.StringValue(inSync)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	r.warnPlanned(ctx, controller, changes, unknown, &resp.Diagnostics)
+}
+
+// activationReasons are an outcome's reasons, its drains and resumes included.
+func activationReasons(out slurm.Outcome) []string {
+	reasons := slices.Clone(out.Reasons)
+	for _, c := range out.NodeStates {
+		reasons = append(reasons, c.String())
+	}
+	return reasons
 }
 
 // warnPlanned says in the plan what the activation will do, where it disrupts.
@@ -192,6 +203,17 @@ func activationWarnings(controller string, out slurm.Outcome, unknown int) diag.
 		diags.AddWarning("Slurmd Will Restart",
 			fmt.Sprintf("Activating the Slurm configuration on %s restarts slurmd on %s (where it runs): %s. Running jobs survive the restart.",
 				controller, slurm.CompressHostlist(out.RestartNodes), reasons))
+	}
+	var drains []string
+	for _, c := range out.NodeStates {
+		if c.Drain {
+			drains = append(drains, c.String())
+		}
+	}
+	if len(drains) > 0 {
+		diags.AddWarning("Nodes Will Be Drained",
+			fmt.Sprintf("The activation on %s sets, with scontrol update and no restart: %s. No new job starts on a drained node; jobs running there run to their end. "+
+				"Remove drain_reason to resume the node.", controller, strings.Join(drains, ", ")))
 	}
 	return diags
 }
@@ -247,9 +269,16 @@ func (r *slurmActivationResource) activate(ctx context.Context, m *slurmActivati
 		diags.Append(pitfallWarning(controller, w))
 	}
 	diags.Append(r.cluster.restartSlurmd(ctx, h, out.RestartNodes, wait)...)
+	states, err := slurm.SetNodeStates(ctx, h)
+	if err != nil {
+		diags.Append(nodeError("Cannot Drain Or Resume Node", controller, "Setting the nodes' drain_reason with scontrol update after the activation failed",
+			"Check sudo scontrol show node on the controller, then apply again: the drain or resume stays pending, and the next plan shows it.", err))
+		return diags
+	}
+	out.NodeStates = states
 	m.ID = m.Controller
 	m.ChangeClass = types.StringValue(out.Class.String())
-	m.Reasons = stringList(out.Reasons)
+	m.Reasons = stringList(activationReasons(out))
 	m.ConfigSHA256 = types.StringValue(out.NextSHA256)
 	m.Status = types.StringValue(inSync)
 	return diags
@@ -297,8 +326,8 @@ func (r *slurmActivationResource) read(ctx context.Context, m *slurmActivationMo
 	switch {
 	case err != nil:
 		status = "activation pending, and refused as the fragments are: " + err.Error()
-	case out.Class != slurm.NoChange || len(out.RestartNodes) > 0:
-		status = fmt.Sprintf("activation pending (%s): %s", out.Class, strings.Join(out.Reasons, ", "))
+	case out.Class != slurm.NoChange || len(out.RestartNodes) > 0 || len(out.NodeStates) > 0:
+		status = fmt.Sprintf("activation pending (%s): %s", out.Class, strings.Join(activationReasons(out), ", "))
 	}
 	if status != inSync {
 		diags.AddWarning("Slurm Activation Pending On "+controller,

@@ -27,6 +27,8 @@ func slurmActivationAdvice(err error) string {
 	)
 	pending := " The fragments stay as the resources wrote them, so the activation stays pending: the next plan shows it."
 	switch {
+	case errors.Is(err, transport.ErrNotLocked):
+		return "Nothing was read or written: the apply ended while it waited for the controller's lock. " + adviceLock + pending
 	case errors.As(err, &undefined):
 		return "Nothing was activated: slurm.conf and slurmctld are as before. Every node a partition lists needs its gpucluster_slurm_node; refer to nodes as " +
 			"gpucluster_slurm_node.NAME.id, and make this resource depend on every gpucluster_slurm_node and gpucluster_slurm_partition, so they are all written first." + pending
@@ -331,4 +333,30 @@ func (c *cluster) readSlurmStatus(ctx context.Context, controller string) (slurm
 			"A fragment edited by hand that no longer parses must be fixed or removed by hand.", err))
 	}
 	return st, diags
+}
+
+// removalGrace is how long the removal of a node waits by default for its jobs to end: enough
+// for jobs that are completing (a cancelled job, say), not for jobs that run on.
+const removalGrace = 30 * time.Second
+
+// drainForRemoval drains node on the controller before it leaves the cluster and waits up to
+// wait for its jobs to end; jobs still running are an error, and the node stays drained.
+func (c *cluster) drainForRemoval(ctx context.Context, controller, node string, wait time.Duration) diag.Diagnostics {
+	h, diags := c.slurmController(ctx, controller)
+	if diags.HasError() {
+		return diags
+	}
+	err := slurm.DrainForRemoval(ctx, h, node, wait)
+	var running *slurm.JobsRunningError
+	switch {
+	case errors.As(err, &running):
+		diags.Append(nodeError("Jobs Still Run On Node", node,
+			fmt.Sprintf("The node is to leave the cluster, so it was drained on %s and no new job starts there; jobs running there did not end within %s", controller, wait),
+			"Nothing else was changed, and the node stays drained. Wait until squeue -w "+node+" lists no job, or cancel them, then apply again; "+
+				"or set timeouts { delete = \"2h\" } on gpucluster_slurm_compute to have destroy wait.", err))
+	case err != nil:
+		diags.Append(nodeError("Cannot Drain Node", node, "Draining the node on "+controller+" before its removal failed",
+			"Nothing else was changed. Check sudo scontrol show node "+node+" there, then apply again.", err))
+	}
+	return diags
 }

@@ -61,7 +61,10 @@ func (r *slurmComputeResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"registered and usable (idle, mixed, allocated or completing; asked with `scontrol show node`, so a node that is in no partition yet registers too).\n\n" +
 			"Create it after the node's `gpucluster_slurm_node` (refer to it as `node = gpucluster_slurm_node.NAME.id`), after `gpucluster_slurm_activation`, which defines the node on the controller, " +
 			"and after `gpucluster_munge_key` (pitfall P10: slurmd " +
-			"authenticates with MUNGE; the apply refuses to start slurmd where `munge -n | unmunge` fails). Destroy stops and disables slurmd; the packages and `" + slurm.SlurmdDefaultsPath + "` stay. Import with the node's name.",
+			"authenticates with MUNGE; the apply refuses to start slurmd where `munge -n | unmunge` fails). `" + slurm.ClientPackage + "` is installed too: a batch job runs `srun` on its first node to start its steps.\n\n" +
+			"Destroy first drains the node on the controller (reason `" + slurm.RemovalReason + "`, or the drain it has), so no new job starts there, and waits for the jobs running there " +
+			"for up to `timeouts.delete`: while jobs still run, destroy fails and changes nothing else. Then it stops and disables slurmd; the packages and `" +
+			slurm.SlurmdDefaultsPath + "` stay. Import with the node's name.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				MarkdownDescription: "The node name.",
@@ -103,7 +106,9 @@ func (r *slurmComputeResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Computed: true,
 			},
 		},
-		Blocks: map[string]schema.Block{"timeouts": timeoutsBlock(ctx, "How long the apply waits for the node to register.", waitDoc)},
+		Blocks: map[string]schema.Block{"timeouts": timeoutsBlockWith(ctx, "How long the apply waits for the node to register, and destroy for its jobs to end.", waitDoc,
+			fmt.Sprintf("How long destroy waits for the jobs running on the node to end, as a duration (`\"2h\"`). Defaults to `%s`, time for jobs that are ending: "+
+				"destroy drains the node and, while jobs still run there after the wait, refuses and leaves it drained with slurmd running, so no job is cut off.", removalGrace))},
 	}
 }
 
@@ -284,6 +289,15 @@ func (r *slurmComputeResource) Delete(ctx context.Context, req resource.DeleteRe
 		return
 	}
 	node := state.Node.ValueString()
+	wait, diags := state.Timeouts.Delete(ctx, removalGrace)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.drainForRemoval(ctx, state.Controller.ValueString(), node, wait)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	h, err := r.cluster.host(ctx, node)
 	if err != nil {
 		resp.Diagnostics.Append(connectError(node, err))
@@ -314,6 +328,6 @@ func (r *slurmComputeResource) ImportState(ctx context.Context, req resource.Imp
 	resp.Diagnostics.Append(resp.State.Set(ctx, &slurmComputeModel{
 		ID: types.StringValue(req.ID), Node: types.StringValue(req.ID), Controller: types.StringValue(controller),
 		ConfServerPort: types.Int64Value(int64(port)), NVMLPlugin: types.BoolValue(st.RealGPUs), Version: types.StringNull(), Status: types.StringValue(inSync),
-		Timeouts: nullTimeouts(),
+		Timeouts: nullTimeoutsWithDelete(),
 	})...)
 }

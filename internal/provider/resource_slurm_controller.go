@@ -66,6 +66,7 @@ type slurmControllerModel struct {
 	ProctrackType        types.String `tfsdk:"proctrack_type"`
 	TaskPlugin           types.String `tfsdk:"task_plugin"`
 	JobAcctGatherType    types.String `tfsdk:"job_acct_gather_type"`
+	MailProg             types.String `tfsdk:"mail_prog"`
 	Extra                types.Map    `tfsdk:"extra"`
 	Cgroup               types.Object `tfsdk:"cgroup"`
 	Version              types.String `tfsdk:"version"`
@@ -106,6 +107,8 @@ var controllerStrings = []controllerString{
 	{"select_type_parameters", "SelectTypeParameters", "`CR_Core_Memory` makes cores and memory schedulable; with a GPU partition set `def_mem_per_gpu` on it (pitfall P4).", func(s *slurm.ControllerSettings) *string { return &s.SelectTypeParameters }, func(m *slurmControllerModel) *types.String { return &m.SelectTypeParameters }},
 	{"proctrack_type", "ProctrackType", "Process tracking plugin. Inside containers whose cgroups are read-only (the lab) use `proctrack/linuxproc`.", func(s *slurm.ControllerSettings) *string { return &s.ProctrackType }, func(m *slurmControllerModel) *types.String { return &m.ProctrackType }},
 	{"task_plugin", "TaskPlugin", "Task plugins, comma-separated. Inside containers whose cgroups are read-only (the lab) use `task/none`.", func(s *slurm.ControllerSettings) *string { return &s.TaskPlugin }, func(m *slurmControllerModel) *types.String { return &m.TaskPlugin }},
+	{"mail_prog", "MailProg", "Program slurmctld runs to mail users about their jobs (`--mail-type`). The guide's listing leaves Slurm's default, `/bin/mail`, which a server without a mail client lacks, " +
+		"and slurmctld then logs `Configured MailProg is invalid` at every start. `/bin/true` sends no mail and logs nothing; set your mail client (`/usr/bin/mail`, `/usr/bin/s-nail`) to mail job events.", func(s *slurm.ControllerSettings) *string { return &s.MailProg }, func(m *slurmControllerModel) *types.String { return &m.MailProg }},
 	{"job_acct_gather_type", "JobAcctGatherType", "Job accounting gather plugin. Inside containers whose cgroups are read-only (the lab) use `jobacct_gather/none`.", func(s *slurm.ControllerSettings) *string { return &s.JobAcctGatherType }, func(m *slurmControllerModel) *types.String { return &m.JobAcctGatherType }},
 }
 
@@ -498,6 +501,11 @@ func (r *slurmControllerResource) converge(ctx context.Context, m *slurmControll
 			"Check the node's apt sources (apt-get install "+strings.Join(controllerPackages, " ")+" must work there), then apply again.", err))
 		return diags
 	}
+	if err := slurm.QuietPlugstack(ctx, h); err != nil {
+		diags.Append(nodeError("Cannot Replace plugstack.conf", node, "Replacing Debian's "+slurm.PlugstackPath+", whose include of plugstack.conf.d fails at every start of slurmctld, failed",
+			"Check "+slurm.PlugstackPath+" there, then apply again.", err))
+		return diags
+	}
 	if err := slurm.EnsureStateDir(ctx, h, s); err != nil {
 		diags.Append(nodeAttributeError(path.Root("state_save_location"), "Cannot Create State Directory", node,
 			"Creating state_save_location owned by slurm_user failed", "", err))
@@ -538,6 +546,9 @@ func (r *slurmControllerResource) Read(ctx context.Context, req resource.ReadReq
 	state.ID = state.Node
 	var problems []string
 	state.Version = types.StringNull()
+	if st.DebianPlugstack {
+		problems = append(problems, slurm.PlugstackPath+" is Debian's, whose include fails at every start of slurmctld")
+	}
 	if st.Version == nil {
 		problems = append(problems, "slurmctld is not installed")
 	} else {

@@ -44,6 +44,7 @@ type slurmNodeModel struct {
 	Gres            types.String `tfsdk:"gres"`
 	GPUFiles        types.String `tfsdk:"gpu_files"`
 	State           types.String `tfsdk:"state"`
+	DrainReason     types.String `tfsdk:"drain_reason"`
 	Extra           types.Map    `tfsdk:"extra"`
 	FactsSource     types.String `tfsdk:"facts_source"`
 }
@@ -106,6 +107,15 @@ func (r *slurmNodeResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			Default:             stringdefault.StaticString(slurm.DefaultNodeState),
 			Validators:          []validator.String{slurmSetting(slurm.NodeLine, "State", "state must be a node state")},
 		},
+		"drain_reason": schema.StringAttribute{
+			MarkdownDescription: "Drains the node for maintenance, with this reason: `gpucluster_slurm_activation` runs `scontrol update nodename=NAME state=drain reason=...` " +
+				"after it activates the files. No new job starts on the node; jobs running there run to their end (the node shows `draining`, then `drained`). " +
+				"A runtime state, not a line of slurm.conf: no daemon restarts. Remove it to resume the node (`state=undrain`, which clears the drain alone). " +
+				"Read back from `scontrol show node`, so a drain or resume made by hand, or a drain Slurm made itself (a node that reports less memory than declared), shows in the plan and apply puts back what the configuration says. " +
+				"Letters, digits, spaces and `._,:;/()+!?%&*=@-`, up to 200 characters.",
+			Optional:   true,
+			Validators: []validator.String{stringvalidator.RegexMatches(slurm.DrainReasonPattern, "must be 1 to 200 letters, digits, spaces and ._,:;/()+!?%&*=@-, starting with a letter or digit and not ending in a space")},
+		},
 		"extra": schema.MapAttribute{
 			MarkdownDescription: "Any other setting of the node line, by its Slurm name (`Features = \"a100\"`). Keys of the typed attributes are refused. " +
 				"`MemSpecLimit` and `TmpDisk` take a whole number of megabytes without a unit; other values are refused at plan." + lineClass,
@@ -136,6 +146,8 @@ func (r *slurmNodeResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 		MarkdownDescription: "One compute node's definition, a `NodeName` line in the controller's slurm.conf. Nodes with identical hardware and settings share one line with a hostlist (`gpu[01-03]`), as the guide writes it.\n\n" +
 			"Adding or removing a node changes the node set: " + classText(slurm.OrderedRestart) + " slurmd restarts only where it runs; a node not set up yet fetches the configuration when its slurmd first starts. " +
 			activationDoc + "\n\n" +
+			"Destroy drains the node first (reason `" + slurm.RemovalReason + "`, or the drain it has) and refuses while jobs still run there " +
+			"after " + removalGrace.String() + "; `gpucluster_slurm_compute`, destroyed before it, is where to wait longer for them (`timeouts.delete`).\n\n" +
 			"Do not give nodes `lifecycle { create_before_destroy = true }`: Terraform would then remove a node's fragment only after the activation, " +
 			"which leaves the removal pending until the next apply.\n\n" +
 			"Import with `NAME@CONTROLLER`, for example `gpu01@login01`.",
@@ -149,10 +161,11 @@ func (r *slurmNodeResource) Configure(_ context.Context, req resource.ConfigureR
 
 // def converts the model; known is false while some value is unknown.
 func (m slurmNodeModel) def(ctx context.Context, diags *diag.Diagnostics) (slurm.NodeDef, bool) {
-	if m.Name.IsUnknown() || m.Gres.IsUnknown() || m.GPUFiles.IsUnknown() || m.State.IsUnknown() || m.Extra.IsUnknown() {
+	if m.Name.IsUnknown() || m.Gres.IsUnknown() || m.GPUFiles.IsUnknown() || m.State.IsUnknown() || m.DrainReason.IsUnknown() || m.Extra.IsUnknown() {
 		return slurm.NodeDef{}, false
 	}
-	n := slurm.NodeDef{Name: m.Name.ValueString(), Gres: m.Gres.ValueString(), GPUFiles: m.GPUFiles.ValueString(), State: m.State.ValueString(), Extra: mapValue(ctx, m.Extra, diags)}
+	n := slurm.NodeDef{Name: m.Name.ValueString(), Gres: m.Gres.ValueString(), GPUFiles: m.GPUFiles.ValueString(), State: m.State.ValueString(),
+		DrainReason: m.DrainReason.ValueString(), Extra: mapValue(ctx, m.Extra, diags)}
 	for _, v := range m.Extra.Elements() {
 		if v.IsUnknown() {
 			return n, false
@@ -178,6 +191,7 @@ func (m *slurmNodeModel) setDef(n slurm.NodeDef) {
 	m.SocketsPerBoard, m.CoresPerSocket = int64OrNull(int64(n.SocketsPerBoard)), int64OrNull(int64(n.CoresPerSocket))
 	m.ThreadsPerCore, m.RealMemory = int64OrNull(int64(n.ThreadsPerCore)), int64OrNull(n.RealMemory)
 	m.Gres, m.GPUFiles, m.State = stringOrNull(n.Gres), stringOrNull(n.GPUFiles), types.StringValue(n.State)
+	m.DrainReason = stringOrNull(n.DrainReason)
 	m.Extra = extraValue(m.Extra, n.Extra)
 }
 
@@ -196,6 +210,8 @@ func nodeAttr(field string) path.Path {
 		return path.Root("gres")
 	case "State":
 		return path.Root("state")
+	case "DrainReason":
+		return path.Root("drain_reason")
 	}
 	for _, h := range nodeHardware {
 		if h.key == field {
@@ -363,6 +379,11 @@ func (r *slurmNodeResource) Read(ctx context.Context, req resource.ReadRequest, 
 	for _, n := range st.Fragments.Nodes {
 		if n.Name == state.Name.ValueString() {
 			state.setDef(n)
+			// The drain is what slurmctld says, so one made or lifted by hand is drift; while
+			// slurmctld does not answer, or does not know the node yet, the declared one stands.
+			if rt, ok := st.Runtime[n.Name]; ok {
+				state.DrainReason = stringOrNull(rt.DeclaredDrain())
+			}
 			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 			return
 		}
@@ -370,10 +391,15 @@ func (r *slurmNodeResource) Read(ctx context.Context, req resource.ReadRequest, 
 	resp.State.RemoveResource(ctx)
 }
 
-// Delete removes the node's fragment; the activation then restarts the remaining nodes.
+// Delete drains the node and, once no job runs there, removes its fragment; the activation
+// then restarts the remaining nodes.
 func (r *slurmNodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state slurmNodeModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.drainForRemoval(ctx, state.Controller.ValueString(), state.Name.ValueString(), removalGrace)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

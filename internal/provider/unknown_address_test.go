@@ -2,6 +2,8 @@ package provider
 
 import (
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -71,4 +73,65 @@ resource "gpucluster_user" "test" {
 			Check: checkAccountOnHosts(l, name, []string{"login01", "gpu02"}, fmt.Sprintf("%s:x:%d:100::/home/%s:/bin/bash", name, uid, name)),
 		}},
 	})
+}
+
+// With a node address known only at apply, the plan says in one warning which checks wait for
+// apply, and the apply runs them before the resource changes the node: a firewall that would
+// lock the provider out of gpu02 is refused then, and no host changes.
+func TestAccAddressKnownOnlyAtApply_checksDeferred(t *testing.T) {
+	l := lab.Require(t)
+	logFile := filepath.Join(t.TempDir(), "terraform.log")
+	t.Setenv("TF_ACC_LOG_PATH", logFile)
+	t.Setenv("TF_LOG", "WARN")
+	config := fmt.Sprintf(`
+resource "terraform_data" "gpu02" {
+  input = %q
+}
+
+provider "gpucluster" {
+  user             = %q
+  private_key_file = %q
+  known_hosts_file = %q
+  sudo_password    = %q
+  login_node       = "login01"
+  node {
+    name    = "login01"
+    address = %q
+  }
+  node {
+    name    = "gpu02"
+    address = terraform_data.gpu02.output
+  }
+}
+
+resource "gpucluster_firewall" "test" {
+  node = "gpu02"
+}
+`, l.Host("gpu02").Address, l.AdminUser, l.AdminKeyPath, l.KnownHostsPath, l.AdminPassword, l.Host("login01").Address)
+	before := snapshotFirewalls(t, l)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:             config,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				PreConfig: func() {
+					for _, text := range []string{"Node Checks Deferred To Apply", "The provider settings node[1].address are known only after apply",
+						"firewall lockout of the provider's own SSH connection"} {
+						if err := checkLogHas(logFile, text); err != nil {
+							t.Error(err)
+						}
+					}
+				},
+				Config:      config,
+				ExpectError: regexp.MustCompile(`(?s)Firewall Would Lock Out The Provider.*gpu02`),
+			},
+		},
+	})
+	if after := snapshotFirewalls(t, l); after != before {
+		t.Errorf("the refused firewall changed a host:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
 }

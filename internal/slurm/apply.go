@@ -47,6 +47,8 @@ type Outcome struct {
 	// CurrentSHA256 is the digest of the files slurmctld runs with before the activation,
 	// NextSHA256 of those it runs with after it; empty while there are none.
 	CurrentSHA256, NextSHA256 string
+	// NodeStates are the drains and resumes SetNodeStates would make after the activation.
+	NodeStates []NodeStateChange
 }
 
 // NotRunningReason is the reason an activation starts a slurmctld that does not run.
@@ -67,6 +69,10 @@ type state struct {
 	// pending are the nodes whose slurmd restart, due after an ordered
 	// restart, has not been done yet.
 	pending []string
+	// runtime is every node slurmctld knows, nil while it does not answer.
+	runtime map[string]NodeRuntime
+	// debianPlugstack: plugstack.conf is Debian's, whose include fails.
+	debianPlugstack bool
 }
 
 // WriteFragments puts or removes fragments on the controller under the host's lock and
@@ -265,6 +271,7 @@ func prepare(st state, changes []Fragment) (change, error) {
 		c.out.Class = max(c.out.Class, RestartController)
 		c.out.Reasons = append(c.out.Reasons, NotRunningReason)
 	}
+	c.out.NodeStates = nodeStateChanges(c.fragments.Nodes, st.runtime)
 	if due := definedNodes(st.pending, c.fragments.Nodes); len(due) > 0 {
 		c.out.Reasons = append(c.out.Reasons, "slurmd restart still due on "+CompressHostlist(due)+" since an earlier ordered restart")
 		c.out.RestartNodes = union(c.out.RestartNodes, due)
@@ -411,6 +418,8 @@ func readStateScript() string {
 	b.WriteString("sec candidate\ncommand -v slurmctld >/dev/null || apt-cache policy slurmctld 2>/dev/null | sed -n 's/^ *Candidate: *//p'; end 0\n")
 	b.WriteString("sec active\nsystemctl is-active --quiet slurmctld; end $?\n")
 	fmt.Fprintf(&b, "sec pending\nif [ -e %[1]s ]; then cat -- %[1]s; end $?; else end 0; fi\n", transport.Quote(pendingFile))
+	b.WriteString(nodeRuntimeScript)
+	b.WriteString(plugstackScript)
 	return transport.ReadOnly(b.String())
 }
 
@@ -451,6 +460,8 @@ func readState(ctx context.Context, ex Executor) (state, error) {
 	if st.pending, err = parsePending(sections["pending"]); err != nil {
 		return state{}, err
 	}
+	st.runtime = parseNodeRuntimes(sections["runtime"])
+	st.debianPlugstack = debianPlugstackIn(sections["plugstack"])
 	return st, nil
 }
 

@@ -38,8 +38,10 @@ case "$(basename "$0") $1" in
 "systemctl disable") [ -e "$SANDBOX/stopfails" ] && { echo "Failed to stop slurmctld.service" >&2; exit 1; }; rm -f "$SANDBOX/active" ;;
 "apt-cache policy") printf 'slurmctld:\n  Installed: (none)\n  Candidate: 24.11.5-4+deb13u1\n' ;;
 "scontrol ping") [ -e "$SANDBOX/active" ] && echo "Slurmctld(primary) at login01 is UP" || { echo "Slurmctld(primary) at login01 is DOWN"; exit 1; } ;;
-"scontrol show") grep -q '=invalid' "$SLURM_CONF" && { echo "scontrol: fatal: Invalid SlurmctldDebug invalid" >&2; exit 1; }; exit 0 ;;
+"scontrol show") [ "$2" = node ] && { cat "$SANDBOX/nodes" 2>/dev/null; exit 0; }; grep -q '=invalid' "$SLURM_CONF" && { echo "scontrol: fatal: Invalid SlurmctldDebug invalid" >&2; exit 1; }; exit 0 ;;
 "journalctl -u") echo "slurmctld: fatal: the stub refuses this config" ;;
+"scontrol update") case "$*" in *state=undrain*) sed -i "/^NodeName=${2#nodename=} /s/+DRAIN//" "$SANDBOX/nodes" 2>/dev/null ;; esac
+	[ -e "$SANDBOX/update-fails" ] && { echo "slurm_update error: Invalid node state specified" >&2; exit 1; }; exit 0 ;;
 esac
 `
 
@@ -113,7 +115,7 @@ func (s *sandbox) calls() []string {
 	_ = os.Remove(filepath.Join(s.root, "calls"))
 	var out []string
 	for _, c := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if c != "" && c != "slurmctld -V" && c != "systemctl is-active --quiet slurmctld" {
+		if c != "" && c != "slurmctld -V" && c != "systemctl is-active --quiet slurmctld" && c != "scontrol show node -o" {
 			out = append(out, c)
 		}
 	}
@@ -342,7 +344,7 @@ func TestApplyRollback(t *testing.T) {
 	// The stub's slurmctld does not start with a ClusterName containing
 	// "Broken", which its parser check accepts: the restart fails.
 	touch(t, filepath.Join(s.root, "broken"))
-	c := DefaultControllerSettings("login01")
+	c, _, _ := guideExample()
 	c.ClusterName = "Broken"
 	f, _ := ControllerFragment(c)
 	_, err := apply(ctx, s, f)

@@ -44,7 +44,9 @@ func WaitNodeReady(ctx context.Context, controller Executor, node string, timeou
 	if !NamePattern.MatchString(node) {
 		return "", fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", node)
 	}
-	script := transport.ScriptEnv + "scontrol show node -o " + transport.Quote(node)
+	// A drain the node's definition declares is the state wanted, not a failure to register.
+	script := transport.ScriptEnv + "scontrol show node -o " + transport.Quote(node) + " || exit\n" +
+		"! grep -qs '^DrainReason=' -- " + transport.Quote(FragmentDir+"/"+NodeFile(node)) + " || echo " + declaredDrainMarker + "\n"
 	var state string
 	err := poll(ctx, timeout, "wait for node "+node+" to register", func(ctx context.Context) error {
 		res, err := controller.Sudo(ctx, script, nil)
@@ -56,12 +58,23 @@ func WaitNodeReady(ctx context.Context, controller Executor, node string, timeou
 			return fmt.Errorf("scontrol show node does not show %s's state: %w", node, errNotYet)
 		}
 		state = raw
-		if !Usable(state) {
+		declared := strings.Contains(string(res.Stdout), declaredDrainMarker)
+		if !Usable(state) && (!declared || !usableDrained(state)) {
 			return fmt.Errorf("node %s is %s: %w", node, state, errNotYet)
 		}
 		return nil
 	})
 	return state, err
+}
+
+// declaredDrainMarker is WaitNodeReady's sign that the node's fragment declares a drain.
+const declaredDrainMarker = "gpucluster-declared-drain"
+
+// usableDrained is a registered node that only its drain keeps from new jobs: "idle+drain",
+// "mixed+drain".
+func usableDrained(state string) bool {
+	base, flags, ok := strings.Cut(state, "+")
+	return ok && flags == "drain" && Usable(base)
 }
 
 // scontrolNodeState reads State= from `scontrol show node -o` ("State=IDLE+DRAIN") in the

@@ -19,6 +19,9 @@ import (
 const (
 	SlurmdPackage     = "slurmd"
 	NVMLPluginPackage = "slurm-wlm-nvml-plugin"
+	// ClientPackage holds srun, which a batch job runs on its first node to start its steps
+	// (`srun hostname` inside sbatch); without it the job step fails with exit 127.
+	ClientPackage = "slurm-client"
 )
 
 // NVIDIADriverMarker exists where the NVIDIA kernel driver is loaded: the sign of real GPUs,
@@ -35,6 +38,8 @@ type ComputeState struct {
 	// must not keep.
 	LocalSlurmConf bool
 	RealGPUs       bool
+	// Client: srun is installed.
+	Client bool
 	// Controller: the node holds the controller fragment, so its ConfDir/slurm.conf is the
 	// cluster's, not a stale local copy. Decided on the host, not by comparing names: a
 	// node block "login01" and slurmctld_host "login01.example.org" are the same machine.
@@ -49,6 +54,7 @@ var computeStateScript = transport.ScriptEnv + transport.SectionFuncs +
 	"sec enabled\nsystemctl is-enabled --quiet slurmd 2>/dev/null; end $?\n" +
 	"sec localconf\ntest -e " + ConfDir + "/slurm.conf; end $?\n" +
 	"sec gpus\ntest -e " + NVIDIADriverMarker + "; end $?\n" +
+	"sec client\ncommand -v srun >/dev/null; end $?\n" +
 	"sec controller\ntest -e " + FragmentDir + "/" + ControllerFile + "; end $?\n" +
 	versionSection("version", "slurmd")
 
@@ -67,6 +73,7 @@ func ReadCompute(ctx context.Context, ex Executor) (ComputeState, error) {
 		Enabled:        sections["enabled"].Status == 0,
 		LocalSlurmConf: sections["localconf"].Status == 0,
 		RealGPUs:       sections["gpus"].Status == 0,
+		Client:         sections["client"].Status == 0,
 		Controller:     sections["controller"].Status == 0,
 	}
 	if d, ok := sections["defaults"]; !ok {
@@ -82,12 +89,13 @@ func ReadCompute(ctx context.Context, ex Executor) (ComputeState, error) {
 	return st, nil
 }
 
-// Packages are what the node needs: slurmd, and the NVML plugin where real GPUs are.
+// Packages are what the node needs: slurmd, srun for the steps of batch jobs, and the NVML
+// plugin where real GPUs are.
 func (s ComputeState) Packages() []string {
 	if s.RealGPUs {
-		return []string{SlurmdPackage, NVMLPluginPackage}
+		return []string{SlurmdPackage, ClientPackage, NVMLPluginPackage}
 	}
-	return []string{SlurmdPackage}
+	return []string{SlurmdPackage, ClientPackage}
 }
 
 // Problems says in words what differs from a configless node running slurmd with the
@@ -101,6 +109,9 @@ func (s ComputeState) Problems(want []byte) []string {
 		problems = append(problems, SlurmdDefaultsPath+" is missing")
 	case !bytes.Equal(s.Defaults, want):
 		problems = append(problems, SlurmdDefaultsPath+" differs")
+	}
+	if s.Version != nil && !s.Client {
+		problems = append(problems, ClientPackage+" is not installed (srun inside a batch job fails)")
 	}
 	if s.LocalSlurmConf && !s.Controller {
 		problems = append(problems, "a local "+ConfDir+"/slurm.conf exists")

@@ -27,7 +27,7 @@ func TestParseSlurmdDefaults(t *testing.T) {
 func TestComputeProblems(t *testing.T) {
 	want, _ := SlurmdDefaults("login01", 6817)
 	v := version.Must(version.NewVersion("24.11.5"))
-	good := ComputeState{Defaults: want, Active: true, Enabled: true, Version: v}
+	good := ComputeState{Defaults: want, Active: true, Enabled: true, Version: v, Client: true}
 	tests := []struct {
 		name string
 		st   ComputeState
@@ -35,21 +35,22 @@ func TestComputeProblems(t *testing.T) {
 	}{
 		{"in order", good, ""},
 		{"not installed", ComputeState{}, "slurmd is not installed"},
-		{"defaults missing", ComputeState{Active: true, Enabled: true, Version: v}, "/etc/default/slurmd is missing"},
-		{"defaults differ", ComputeState{Defaults: []byte("x"), Active: true, Enabled: true, Version: v}, "/etc/default/slurmd differs"},
-		{"stopped", ComputeState{Defaults: want, Enabled: true, Version: v}, "slurmd is not running"},
-		{"local conf", ComputeState{Defaults: want, Active: true, Enabled: true, Version: v, LocalSlurmConf: true}, "a local /etc/slurm/slurm.conf exists"},
-		{"controller keeps its conf", ComputeState{Defaults: want, Active: true, Enabled: true, Version: v, LocalSlurmConf: true, Controller: true}, ""},
+		{"defaults missing", ComputeState{Client: true, Active: true, Enabled: true, Version: v}, "/etc/default/slurmd is missing"},
+		{"defaults differ", ComputeState{Client: true, Defaults: []byte("x"), Active: true, Enabled: true, Version: v}, "/etc/default/slurmd differs"},
+		{"stopped", ComputeState{Client: true, Defaults: want, Enabled: true, Version: v}, "slurmd is not running"},
+		{"local conf", ComputeState{Client: true, Defaults: want, Active: true, Enabled: true, Version: v, LocalSlurmConf: true}, "a local /etc/slurm/slurm.conf exists"},
+		{"no srun", ComputeState{Defaults: want, Active: true, Enabled: true, Version: v}, "slurm-client is not installed (srun inside a batch job fails)"},
+		{"controller keeps its conf", ComputeState{Client: true, Defaults: want, Active: true, Enabled: true, Version: v, LocalSlurmConf: true, Controller: true}, ""},
 	}
 	for _, tt := range tests {
 		if got := strings.Join(tt.st.Problems(want), "; "); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
 	}
-	if p := (ComputeState{RealGPUs: true}).Packages(); len(p) != 2 || p[1] != NVMLPluginPackage {
+	if p := (ComputeState{RealGPUs: true}).Packages(); strings.Join(p, " ") != "slurmd slurm-client slurm-wlm-nvml-plugin" {
 		t.Errorf("real GPUs: %v", p)
 	}
-	if p := (ComputeState{}).Packages(); len(p) != 1 {
+	if p := (ComputeState{}).Packages(); strings.Join(p, " ") != "slurmd slurm-client" {
 		t.Errorf("no GPUs: %v", p)
 	}
 }

@@ -75,3 +75,19 @@ func TestWaitNodeReadyGivesUp(t *testing.T) {
 		t.Error("a bad node name was accepted")
 	}
 }
+
+// A drain the node's fragment declares (drain_reason) is the wanted state: the node counts as
+// registered once it is idle or mixed apart from the drain, never while it does not respond.
+func TestWaitNodeReadyDeclaredDrain(t *testing.T) {
+	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{
+		{Stdout: "NodeName=gpu03 State=IDLE+DRAIN+NOT_RESPONDING Reason=maint\n" + declaredDrainMarker + "\n"},
+		{Stdout: "NodeName=gpu03 State=MIXED+DRAIN Reason=maint\n" + declaredDrainMarker + "\n"},
+	}}
+	state, err := WaitNodeReady(context.Background(), fake, "gpu03", time.Minute)
+	if err != nil || state != "mixed+drain" {
+		t.Fatalf("got %q, %v", state, err)
+	}
+	if !strings.Contains(fake.Calls[0].Script, "grep -qs '^DrainReason=' -- /etc/slurm/gpucluster.d/node-gpu03.conf") {
+		t.Errorf("script does not look for the declared drain: %q", fake.Calls[0].Script)
+	}
+}

@@ -76,7 +76,7 @@ func (s *ControllerSettings) fields() []field {
 		{key: "ReturnToService", num: &s.ReturnToService}, {key: "GresTypes", str: &s.GresTypes},
 		{key: "SelectType", str: &s.SelectType}, {key: "SelectTypeParameters", str: &s.SelectTypeParameters},
 		{key: "ProctrackType", str: &s.ProctrackType}, {key: "TaskPlugin", str: &s.TaskPlugin},
-		{key: "JobAcctGatherType", str: &s.JobAcctGatherType},
+		{key: "JobAcctGatherType", str: &s.JobAcctGatherType}, {key: "MailProg", str: &s.MailProg},
 		{key: "cgroup.CgroupPlugin", str: &s.Cgroup.CgroupPlugin},
 		{key: "cgroup.ConstrainCores", flag: &s.Cgroup.ConstrainCores},
 		{key: "cgroup.ConstrainDevices", flag: &s.Cgroup.ConstrainDevices},
@@ -90,6 +90,7 @@ func (n *NodeDef) fields() []field {
 		{key: "SocketsPerBoard", num: &n.SocketsPerBoard}, {key: "CoresPerSocket", num: &n.CoresPerSocket},
 		{key: "ThreadsPerCore", num: &n.ThreadsPerCore}, {key: "RealMemory", num64: &n.RealMemory},
 		{key: "Gres", str: &n.Gres}, {key: "GPUFiles", str: &n.GPUFiles}, {key: "State", str: &n.State},
+		{key: "DrainReason", str: &n.DrainReason},
 	}
 }
 

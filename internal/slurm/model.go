@@ -30,6 +30,10 @@ type ControllerSettings struct {
 	ProctrackType        string
 	TaskPlugin           string
 	JobAcctGatherType    string
+	// MailProg is not in the guide's listing: Slurm's default, /bin/mail, is missing on a
+	// server without a mail client, and slurmctld then logs "Configured MailProg is invalid"
+	// at every start.
+	MailProg string
 	// Extra holds any other slurm.conf setting, by its Slurm name.
 	Extra  map[string]string
 	Cgroup CgroupSettings
@@ -60,7 +64,11 @@ type NodeDef struct {
 	// ("/dev/nvidia[0-3]"); when empty, GPUs are found with AutoDetect=nvml.
 	GPUFiles string
 	State    string
-	Extra    map[string]string
+	// DrainReason, when set, is a declared drain: the activation drains the node with this
+	// reason, a runtime state set with scontrol, never a line of slurm.conf. Empty means the
+	// node is to take jobs, and a node drained otherwise is resumed.
+	DrainReason string
+	Extra       map[string]string
 }
 
 // PartitionDef is one PartitionName line.
@@ -99,6 +107,7 @@ func DefaultControllerSettings(controller string) ControllerSettings {
 		ProctrackType:        "proctrack/cgroup",
 		TaskPlugin:           "task/cgroup,task/affinity",
 		JobAcctGatherType:    "jobacct_gather/cgroup",
+		MailProg:             DefaultMailProg,
 		Cgroup:               DefaultCgroupSettings(),
 	}
 }
@@ -108,6 +117,10 @@ func DefaultControllerSettings(controller string) ControllerSettings {
 func DefaultCgroupSettings() CgroupSettings {
 	return CgroupSettings{CgroupPlugin: "autodetect", ConstrainCores: true, ConstrainDevices: true}
 }
+
+// DefaultMailProg sends no mail and exists on every system, so slurmctld starts without an
+// error about it; a cluster that mails job events sets its mail client instead.
+const DefaultMailProg = "/bin/true"
 
 // DefaultNodeState is the State= of a node line, as the guide writes it.
 const DefaultNodeState = "UNKNOWN"
@@ -131,6 +144,7 @@ func (s ControllerSettings) groups() [][]setting {
 		{
 			{"SlurmctldParameters", strings.Join(s.SlurmctldParameters, ",")}, {"SchedulerType", s.SchedulerType},
 			{"EnforcePartLimits", s.EnforcePartLimits}, {"ReturnToService", returnToService(s.ReturnToService)},
+			{"MailProg", s.MailProg},
 		},
 		{
 			{"GresTypes", s.GresTypes}, {"SelectType", s.SelectType}, {"SelectTypeParameters", s.SelectTypeParameters},
@@ -297,6 +311,9 @@ func (n NodeDef) Validate() error {
 	where := "node " + n.Name
 	if err := checkSettings(where, "", append(n.hardware(), setting{"GPUFiles", n.GPUFiles})); err != nil {
 		return err
+	}
+	if err := CheckDrainReason(n.DrainReason); err != nil {
+		return &FieldError{Field: "DrainReason", Err: fmt.Errorf("%s: %w", where, err)}
 	}
 	return checkExtra(where, ExtraField, n.Extra, n.hardware(), "NodeName")
 }

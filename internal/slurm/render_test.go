@@ -19,7 +19,10 @@ func guideExample() (ControllerSettings, []NodeDef, []PartitionDef) {
 		Name: "gpu", Nodes: []string{"gpu01", "gpu02", "gpu03"}, Default: true, MaxTime: "3-00:00:00",
 		State: "UP", AllowGroups: []string{"users"}, DefMemPerGPU: 120000,
 	}
-	return DefaultControllerSettings("login01"), nodes, []PartitionDef{part}
+	c := DefaultControllerSettings("login01")
+	// The guide's listing has no MailProg; the provider's default adds one (TestDefaultMailProg).
+	c.MailProg = ""
+	return c, nodes, []PartitionDef{part}
 }
 
 func golden(t *testing.T, name string) string {
@@ -97,5 +100,15 @@ func TestRenderGresConf(t *testing.T) {
 				t.Errorf("got:\n%s\nwant:\n%s", got, header+tt.want)
 			}
 		})
+	}
+}
+
+// slurmctld logs "Configured MailProg is invalid" at every start where /bin/mail is missing:
+// the default names a program every system has.
+func TestDefaultMailProg(t *testing.T) {
+	_, nodes, parts := guideExample()
+	got := string(RenderSlurmConf(DefaultControllerSettings("login01"), nodes, parts))
+	if !strings.Contains(got, "\nReturnToService=2\nMailProg=/bin/true\n") {
+		t.Errorf("slurm.conf lacks MailProg=/bin/true after ReturnToService:\n%s", got)
 	}
 }

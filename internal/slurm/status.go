@@ -16,6 +16,11 @@ type Status struct {
 	Fragments Fragments
 	// Version is nil when slurmctld is not installed.
 	Version *version.Version
+	// Runtime is every node slurmctld knows, nil while it does not answer.
+	Runtime map[string]NodeRuntime
+	// DebianPlugstack: plugstack.conf is Debian's, whose include fails at every start of
+	// slurmctld; QuietPlugstack replaces it.
+	DebianPlugstack bool
 }
 
 // ReadStatus reads the controller's Status.
@@ -28,7 +33,7 @@ func ReadStatus(ctx context.Context, ex Executor) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	return Status{Fragments: fragments, Version: st.version}, nil
+	return Status{Fragments: fragments, Version: st.version, Runtime: st.runtime, DebianPlugstack: st.debianPlugstack}, nil
 }
 
 // StopController stops and disables slurmctld and removes the files assembled for it; the
@@ -123,6 +128,51 @@ func EnsureStateDir(ctx context.Context, ex Executor, s ControllerSettings) erro
 	script := transport.ScriptEnv + "[ -d " + transport.Quote(dir) + " ] || install -d -m 0755 -o " + transport.Quote(user) + " -g " + transport.Quote(user) + " -- " + transport.Quote(dir)
 	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("create StateSaveLocation %s: %w", dir, err)
+	}
+	return nil
+}
+
+// PlugstackPath is SPANK's plugin list, which slurmctld reads at every start and serves to
+// configless nodes.
+const PlugstackPath = ConfDir + "/plugstack.conf"
+
+// debianPlugstack is the plugstack.conf Debian's slurm-wlm-basic-plugins ships. Debian's Slurm
+// is built without glob support, so the include fails even with plugins in the directory,
+// and slurmctld logs `"Include" failed in file /etc/slurm/plugstack.conf line 1` at every start.
+const debianPlugstack = "include /etc/slurm/plugstack.conf.d/*.conf\n"
+
+// quietPlugstack replaces debianPlugstack: no plugins, said in a comment, which Slurm skips.
+const quietPlugstack = "# Written by gpucluster in place of Debian's \"include " + ConfDir + "/plugstack.conf.d/*.conf\", which this\n" +
+	"# Slurm cannot read (it is built without glob support): list each SPANK plugin here instead.\n"
+
+// plugstackScript reads plugstack.conf for readState.
+var plugstackScript = "sec plugstack\nif [ -e " + transport.Quote(PlugstackPath) + " ]; then base64 -w0 -- " + transport.Quote(PlugstackPath) +
+	"; end $?; else end " + fmt.Sprint(missingFile) + "; fi\n"
+
+// debianPlugstackIn reports whether the plugstack section holds Debian's failing include.
+func debianPlugstackIn(sec transport.Section) bool {
+	if sec.Status != 0 {
+		return false
+	}
+	b, err := decodeSection(PlugstackPath, sec)
+	return err == nil && string(b) == debianPlugstack
+}
+
+// QuietPlugstack replaces Debian's plugstack.conf, and only that exact file, with one that
+// lists no plugin: one an administrator edited is theirs. The write is conditional on the
+// content read, so an edit made meanwhile is never overwritten.
+func QuietPlugstack(ctx context.Context, h ControllerHost) error {
+	st, err := readState(ctx, h)
+	if err != nil {
+		return err
+	}
+	if !st.debianPlugstack {
+		return nil
+	}
+	f := configFile(PlugstackPath, []byte(quietPlugstack))
+	f.ExpectSHA256 = expectedSHA256([]byte(debianPlugstack), true)
+	if _, err := h.WriteFile(ctx, f); err != nil {
+		return fmt.Errorf("replace Debian's %s: %w", PlugstackPath, err)
 	}
 	return nil
 }

@@ -41,6 +41,10 @@ type Config struct {
 	HostKeys       []string
 	// InsecureIgnoreHostKey skips host key checking. The caller warns.
 	InsecureIgnoreHostKey bool
+	// AcceptNewHostKeys trusts a host that neither KnownHostsFile nor HostKeys lists on first
+	// contact and records its key in KnownHostsFile, as OpenSSH's StrictHostKeyChecking=accept-new
+	// does; a key that differs from a known one is still refused.
+	AcceptNewHostKeys bool
 
 	ConnectTimeout    time.Duration
 	KeepaliveInterval time.Duration
@@ -95,6 +99,9 @@ func (c Config) validate() error {
 	if !c.InsecureIgnoreHostKey && c.KnownHostsFile == "" && len(c.HostKeys) == 0 {
 		errs = append(errs, errors.New("no known_hosts file and no pinned host keys: host keys cannot be checked"))
 	}
+	if c.AcceptNewHostKeys && c.KnownHostsFile == "" {
+		errs = append(errs, errors.New("accepting new host keys needs a known_hosts file to record them in"))
+	}
 	if len(c.PrivateKey) == 0 && !c.UseAgent {
 		errs = append(errs, errors.New("neither a private key nor ssh-agent is configured"))
 	}
@@ -131,7 +138,7 @@ func (c Config) key() string {
 
 func (c Config) trustDigest() string {
 	h := sha256.New()
-	for _, part := range append([]string{c.KnownHostsFile, strconv.FormatBool(c.InsecureIgnoreHostKey),
+	for _, part := range append([]string{c.KnownHostsFile, strconv.FormatBool(c.InsecureIgnoreHostKey), strconv.FormatBool(c.AcceptNewHostKeys),
 		strconv.FormatBool(c.UseAgent), string(c.PrivateKey), string(c.PrivateKeyPassphrase)}, c.HostKeys...) {
 		// Length prefixes keep ("ab","c") and ("a","bc") apart.
 		h.Write([]byte(strconv.Itoa(len(part)) + ":" + part))

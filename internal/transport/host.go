@@ -38,6 +38,10 @@ func (h *Host) Run(ctx context.Context, script string, stdin []byte) (Result, er
 	return h.outcome(Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}, runErr)
 }
 
+// ErrNotLocked reports a wait for a machine's lock that ended before the lock was taken, so
+// nothing was read or written under it.
+var ErrNotLocked = errors.New("the lock was not taken")
+
 // Lock takes this machine's lock, shared by every Host of the pool on it,
 // so a read-modify-write of a file is not interleaved with another.
 func (h *Host) Lock(ctx context.Context) (unlock func(), err error) {
@@ -47,7 +51,7 @@ func (h *Host) Lock(ctx context.Context) (unlock func(), err error) {
 		var once sync.Once
 		return func() { once.Do(func() { <-l }) }, nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("wait for the lock of %s: %w", h.cfg.Name, ctx.Err())
+		return nil, fmt.Errorf("wait for the lock of %s: %w: %w", h.cfg.Name, ErrNotLocked, ctx.Err())
 	}
 }
 

@@ -25,6 +25,9 @@ type HostKeyError struct {
 	Algorithm   string
 	Fingerprint string
 	Offered     string
+	// Line is the offered key as a known_hosts line naming the node under the names the
+	// provider checks: the form both a known_hosts file and host_keys take.
+	Line string
 	// Known lists the trusted keys for this host as "TYPE SHA256:...".
 	// Empty means the host is unknown.
 	Known          []string
@@ -43,8 +46,8 @@ func (e *HostKeyError) Error() string {
 			"before replacing the old one in known_hosts or host_keys", e.Host, e.Address, offered, strings.Join(e.Known, ", "))
 	default:
 		return fmt.Sprintf("host key of %s (%s) is not known: the server offered %s. After verifying the fingerprint "+
-			"out of band, add it to %s as %q or pin it in host_keys as %q",
-			e.Host, e.Address, offered, e.knownHostsName(), knownhosts.Normalize(e.Address)+" "+e.Offered, e.Offered)
+			"out of band, add this line to %s or to the provider's host_keys: %s",
+			e.Host, e.Address, offered, e.knownHostsName(), e.Line)
 	}
 }
 
@@ -66,7 +69,7 @@ type hostKeyChecker struct {
 func newHostKeyChecker(cfg Config) (*hostKeyChecker, error) {
 	h := &hostKeyChecker{cfg: cfg}
 	if cfg.KnownHostsFile != "" {
-		cb, err := knownhosts.New(cfg.KnownHostsFile)
+		cb, err := readKnownHosts(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("read known_hosts for %s: %w", cfg.Name, err)
 		}
@@ -109,6 +112,7 @@ func (h *hostKeyChecker) check(_ string, remote net.Addr, key ssh.PublicKey) err
 		Algorithm:      key.Type(),
 		Fingerprint:    ssh.FingerprintSHA256(key),
 		Offered:        strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key))),
+		Line:           knownhosts.Line(h.names(), key),
 		KnownHostsFile: h.cfg.KnownHostsFile,
 	}
 	known := slices.Clone(h.pinned)
@@ -132,6 +136,9 @@ func (h *hostKeyChecker) check(_ string, remote net.Addr, key ssh.PublicKey) err
 				return fmt.Errorf("check host key of %s: %w", h.cfg.describe(), err)
 			}
 		}
+	}
+	if len(known) == 0 && h.cfg.AcceptNewHostKeys {
+		return h.acceptNew(remote, key, hkErr)
 	}
 	for _, k := range known {
 		hkErr.Known = append(hkErr.Known, k.Type()+" "+ssh.FingerprintSHA256(k))
@@ -160,13 +167,27 @@ func (h *hostKeyChecker) knownKeys() []ssh.PublicKey {
 
 // algorithms lists the host key algorithms to offer, so the server presents
 // a key we can check instead of its preferred type we know nothing about.
-// Empty when no key is known: the handshake then fails with HostKeyError.
+// When no key is known, OpenSSH's order: the key the unknown-host error shows,
+// or accept-new records, is the ed25519 key wherever the node has one.
 func (h *hostKeyChecker) algorithms() []string {
 	var algos []string
 	for _, key := range h.knownKeys() {
 		algos = append(algos, algorithmsForKeyType(key.Type())...)
 	}
+	if len(algos) == 0 {
+		return []string{ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256}
+	}
 	return uniqueSorted(algos)
+}
+
+// FingerprintCommand is the command that shows, on the node itself, the fingerprint of the
+// key the server offered.
+func (e *HostKeyError) FingerprintCommand() string {
+	kind := strings.TrimPrefix(e.Algorithm, "ssh-")
+	if strings.HasPrefix(kind, "ecdsa") {
+		kind = "ecdsa"
+	}
+	return "ssh-keygen -lf /etc/ssh/ssh_host_" + kind + "_key.pub"
 }
 
 func algorithmsForKeyType(keyType string) []string {

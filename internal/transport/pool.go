@@ -208,7 +208,7 @@ func digest(secret []byte) string {
 }
 
 // get returns the pooled connection for cfg, dialing when there is none or
-// the previous one broke. A host key error stays: it is never retried.
+// the previous one broke. A failed dial stays for the run (*DialError).
 func (p *Pool) get(ctx context.Context, cfg Config) (*conn, error) {
 	key := cfg.key()
 	p.mu.Lock()
@@ -369,6 +369,7 @@ func (c *conn) dial(logCtx context.Context, p *Pool) {
 	defer close(c.ready)
 	start := time.Now()
 	c.client, c.err = p.dial(p.ctx, c.cfg)
+	c.err = asDialError(c.cfg.Name, c.err)
 	fields := map[string]any{"node": c.cfg.Name, "address": c.cfg.hostPort(), "user": c.cfg.User, "duration_ms": time.Since(start).Milliseconds()}
 	if c.err != nil {
 		fields["error"] = c.err.Error()
@@ -380,20 +381,17 @@ func (c *conn) dial(logCtx context.Context, p *Pool) {
 	go c.keepalive(logCtx, p)
 }
 
-// needsRedial tells get to replace this connection: it broke or its dial
-// failed. A dial in progress is waited for, and a host key failure is kept
-// so the error is repeated, never retried.
+// needsRedial tells get to replace this connection: it broke. A dial in
+// progress is waited for, and a failed dial is kept for the run: a node that
+// cannot be reached costs one connect timeout and one error, not one per
+// resource, and a host key failure is never retried.
 func (c *conn) needsRedial() bool {
 	select {
 	case <-c.ready:
 	default:
 		return false
 	}
-	var hostKeyErr *HostKeyError
-	if c.err != nil {
-		return !errors.As(c.err, &hostKeyErr)
-	}
-	return c.isBroken()
+	return c.err == nil && c.isBroken()
 }
 
 func (c *conn) isBroken() bool {

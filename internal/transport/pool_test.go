@@ -282,8 +282,8 @@ func TestLockIsPerMachine(t *testing.T) {
 	}
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if _, err := b.Lock(short); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("second lock while held: %v, want a deadline error", err)
+	if _, err := b.Lock(short); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrNotLocked) {
+		t.Fatalf("second lock while held: %v, want a deadline error that says the lock was not taken", err)
 	}
 	unlock()
 	unlock() // a second call must not release someone else's lock

@@ -166,16 +166,13 @@ func TestCreateHomeLocalShell(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("chown to another uid needs root")
 	}
-	// Not t.TempDir(): homes under /tmp are refused, so the stand-in lives in the package directory.
-	base, err := os.MkdirTemp(".", "shared-home-")
+	// Not t.TempDir() nor the package directory: homes under /tmp are refused, and a checkout
+	// may itself live under /tmp. /var/lib is where homes of service accounts are allowed.
+	base, err := os.MkdirTemp("/var/lib", "gpucluster-test-shared-home-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(base) })
-	base, err = filepath.Abs(base)
-	if err != nil {
-		t.Fatal(err)
-	}
 	home := filepath.Join(base, "home", "alice")
 	spec := UserSpec{Name: "alice", UID: 1001, PrimaryGroup: "root", Home: home}
 

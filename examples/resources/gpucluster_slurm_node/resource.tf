@@ -29,3 +29,11 @@ resource "gpucluster_slurm_node" "gpu02" {
   # down is fine; above what the node reports is a plan error (pitfall P3).
   real_memory = 500000
 }
+
+# Maintenance: gpu03 is drained, so no new job starts there and the jobs running
+# there finish; removing drain_reason resumes it. No daemon restarts.
+resource "gpucluster_slurm_node" "gpu03" {
+  controller   = gpucluster_slurm_controller.cluster.id
+  name         = "gpu03"
+  drain_reason = "GPU driver update"
+}

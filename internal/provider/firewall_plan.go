@@ -1,0 +1,199 @@
+package provider
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// firewallPlans are the firewall changes planned in this run, by node, so that each
+// resource's check sees what the others change: a rule declared twice, the rules removed
+// together, and whether UFW filters at all once the firewall resource's plan is applied.
+// Every plan and apply configures the provider anew, so each run starts empty.
+type firewallPlans struct {
+	mu sync.Mutex
+	// owners holds, by rule ID, the plan tokens of the resources that declare the rule.
+	owners map[string]map[string]bool
+	// priors holds, by plan token, the prior state of the resource whose plan issued it.
+	priors   map[string]firewallRuleModel
+	removed  map[string]map[string]bool
+	released map[string]map[string]bool
+	switches map[string]firewallSwitch
+}
+
+// firewallSwitch is UFW's switch and incoming policy on a node as a gpucluster_firewall plans them.
+type firewallSwitch struct {
+	enabled  bool
+	incoming string
+}
+
+// declare records a planned rule under the plan token of the resource that plans it, and
+// reports whether another resource in this run plans it too.
+func (f *firewallPlans) declare(node string, rule firewall.Rule, token string) (duplicate bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.owners == nil {
+		f.owners = map[string]map[string]bool{}
+	}
+	id := firewall.ID(node, rule)
+	if f.owners[id] == nil {
+		f.owners[id] = map[string]bool{}
+	}
+	f.owners[id][token] = true
+	return len(f.owners[id]) > 1
+}
+
+// issue returns a new plan token for a resource planned with its prior state.
+func (f *firewallPlans) issue(prior firewallRuleModel) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.priors == nil {
+		f.priors = map[string]firewallRuleModel{}
+	}
+	token := rand.Text()
+	f.priors[token] = prior
+	return token
+}
+
+// priorOf returns the prior state behind a token this run issued.
+func (f *firewallPlans) priorOf(token string) (firewallRuleModel, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	prior, ok := f.priors[token]
+	return prior, ok
+}
+
+// release records a rule key whose resource this run deletes or replaces: the ledger entry
+// that makes the rule another resource's goes with it.
+func (f *firewallPlans) release(node, key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	addKey(&f.released, node, key)
+}
+
+// isReleased reports whether this run releases the rule key on node.
+func (f *firewallPlans) isReleased(node, key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.released[node][key]
+}
+
+func addKey(m *map[string]map[string]bool, node, key string) {
+	if *m == nil {
+		*m = map[string]map[string]bool{}
+	}
+	if (*m)[node] == nil {
+		(*m)[node] = map[string]bool{}
+	}
+	(*m)[node][key] = true
+}
+
+// remove records a rule that this run deletes from a node and returns every rule key removed
+// from that node so far. Of two removals that each leave SSH open but together do not, the
+// later one sees both.
+func (f *firewallPlans) remove(node, key string) map[string]bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	addKey(&f.removed, node, key)
+	return maps.Clone(f.removed[node])
+}
+
+// removedFrom returns the rule keys this run removes from a node.
+func (f *firewallPlans) removedFrom(node string) map[string]bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.removed[node])
+}
+
+// setSwitch records UFW's switch and incoming policy on a node after this run.
+func (f *firewallPlans) setSwitch(node string, sw firewallSwitch) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.switches == nil {
+		f.switches = map[string]firewallSwitch{}
+	}
+	f.switches[node] = sw
+}
+
+// plannedSwitch returns UFW's switch and incoming policy on a node after this run: what the
+// node's gpucluster_firewall plans, else what the node has.
+func (f *firewallPlans) plannedSwitch(node string, st firewall.State) firewallSwitch {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if sw, planned := f.switches[node]; planned {
+		return sw
+	}
+	return firewallSwitch{enabled: st.Enabled, incoming: st.Incoming}
+}
+
+// withoutKeys returns rules without those whose keys are in removed.
+func withoutKeys(rules []firewall.Rule, removed map[string]bool) []firewall.Rule {
+	return slices.DeleteFunc(slices.Clone(rules), func(r firewall.Rule) bool { return removed[r.Key()] })
+}
+
+// rulePlanKind tells a replacement from an update by the attributes that force one.
+func rulePlanKind(plan, state firewallRuleModel, creating bool) planKind {
+	switch {
+	case creating:
+		return planCreate
+	case !plan.Node.Equal(state.Node) || !plan.Action.Equal(state.Action) || !plan.Port.Equal(state.Port) ||
+		!plan.Proto.Equal(state.Proto) || !plan.From.Equal(state.From):
+		return planReplace
+	default:
+		return planUpdate
+	}
+}
+
+// checkRuleRemoval refuses at plan the removal of a rule that, with the other removals this
+// run plans on the node, would leave no rule admitting the provider's own SSH connection.
+// The rules this run adds do not count: Terraform deletes a replaced rule before it creates
+// the successor, and orders unrelated resources freely, so only rules already on the node
+// are sure to be there when the rule goes.
+func (c *cluster) checkRuleRemoval(ctx context.Context, node string, rule firewall.Rule, change string) diag.Diagnostics {
+	canonical := c.canonicalNode(node)
+	removed := c.firewallPlans.remove(canonical, rule.Key())
+	h, st, diags := c.firewallState(ctx, node)
+	if diags.HasError() {
+		return diags
+	}
+	sw := c.firewallPlans.plannedSwitch(canonical, st)
+	return refuseLockout(ctx, h, node, withoutKeys(st.Rules, removed), sw.enabled, sw.incoming, change, path.Empty(), keepRuleAdvice)
+}
+
+// checkDenyRule refuses at plan a deny rule that would match the provider's own SSH connection
+// before any allow rule does. UFW appends a new rule after the others, so it only matters when
+// no earlier rule matches the connection.
+func (c *cluster) checkDenyRule(ctx context.Context, node string, rule firewall.Rule, h *transport.Host, st firewall.State) diag.Diagnostics {
+	canonical := c.canonicalNode(node)
+	sw := c.firewallPlans.plannedSwitch(canonical, st)
+	rules := append(withoutKeys(st.Rules, c.firewallPlans.removedFrom(canonical)), rule)
+	return refuseLockout(ctx, h, node, rules, sw.enabled, sw.incoming, "adding "+rule.Key(), path.Root("action"), denyRuleAdvice)
+}
+
+// denyRuleAdvice is what to do when a deny rule would lock the provider out.
+func denyRuleAdvice(node string, conn firewall.Connection) string {
+	return fmt.Sprintf("Nothing was changed on the node. Narrow the rule's from so that it leaves out %s, or put an allow rule for it first. "+
+		"Terraform adds the rules in any order, so only a rule already on the node counts; for example, apply this one first:\n\n%s",
+		conn.Source, sshRuleExample(node, conn))
+}
+
+// keepRuleAdvice is what to do when removing a rule would lock the provider out.
+func keepRuleAdvice(node string, conn firewall.Connection) string {
+	return "Nothing was changed on the node. Keep this rule until another one admits the connection: declare that rule, apply, and only then remove this one " +
+		"(Terraform deletes a replaced rule before it adds the new one, so the rule that admits SSH cannot be replaced in one apply). For example:\n\n" +
+		sshRuleExample(node, conn)
+}
+
+// declareRuleAdvice is what to do when enabling UFW would lock the provider out.
+func declareRuleAdvice(node string, conn firewall.Connection) string {
+	return "Nothing was changed. Declare the rule first and refer to it from gpucluster_firewall.ssh_rule (or depends_on):\n\n" + sshRuleExample(node, conn)
+}
