@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -39,26 +40,27 @@ func NewSlurmAccountingResource() resource.Resource { return &slurmAccountingRes
 type slurmAccountingResource struct{ cluster *cluster }
 
 type slurmAccountingModel struct {
-	ID              types.String `tfsdk:"id"`
-	Controller      types.String `tfsdk:"controller"`
-	Node            types.String `tfsdk:"node"`
-	DbdHost         types.String `tfsdk:"dbd_host"`
-	DbdPort         types.Int64  `tfsdk:"dbd_port"`
-	Database        types.String `tfsdk:"database"`
-	DatabaseUser    types.String `tfsdk:"database_user"`
-	Password        types.String `tfsdk:"database_password_wo"`
-	PasswordVersion types.Int64  `tfsdk:"database_password_wo_version"`
-	TRES            types.Set    `tfsdk:"tres"`
-	Enforce         types.Set    `tfsdk:"enforce"`
-	Status          types.String `tfsdk:"status"`
+	ID              types.String   `tfsdk:"id"`
+	Controller      types.String   `tfsdk:"controller"`
+	Node            types.String   `tfsdk:"node"`
+	DbdHost         types.String   `tfsdk:"dbd_host"`
+	DbdPort         types.Int64    `tfsdk:"dbd_port"`
+	Database        types.String   `tfsdk:"database"`
+	DatabaseUser    types.String   `tfsdk:"database_user"`
+	Password        types.String   `tfsdk:"database_password_wo"`
+	PasswordVersion types.Int64    `tfsdk:"database_password_wo_version"`
+	TRES            types.Set      `tfsdk:"tres"`
+	Enforce         types.Set      `tfsdk:"enforce"`
+	Status          types.String   `tfsdk:"status"`
+	Timeouts        timeouts.Value `tfsdk:"timeouts"`
 }
 
 const (
 	slurmAccountingResourceName = "gpucluster_slurm_accounting"
 	defaultAccountingDatabase   = "slurm_acct_db"
 	defaultAccountingDBUser     = "slurm"
-	// slurmdbdWait bounds the wait for slurmdbd to answer sacctmgr after a (re)start; its
-	// first start creates the database's tables.
+	// slurmdbdWait is the default bound of the wait for slurmdbd to answer sacctmgr after a
+	// (re)start; its first start creates the database's tables.
 	slurmdbdWait = 2 * time.Minute
 )
 
@@ -69,7 +71,7 @@ func (r *slurmAccountingResource) Metadata(_ context.Context, req resource.Metad
 	resp.TypeName = req.ProviderTypeName + "_slurm_accounting"
 }
 
-func (r *slurmAccountingResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (r *slurmAccountingResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	sqlName := stringvalidator.RegexMatches(slurm.SQLNamePattern, "must be letters, digits and '_', at most 32, not starting with a digit")
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Slurm accounting: MariaDB and slurmdbd on a node (the controller unless `node` says otherwise), and the slurm.conf lines " +
@@ -79,9 +81,10 @@ func (r *slurmAccountingResource) Schema(_ context.Context, _ resource.SchemaReq
 			"since MariaDB 11.6.2 and later, Debian 13's 11.8 among them, otherwise fail slurmdbd's association updates with error 1020; `innodb_lock_wait_timeout = 900`, as Slurm asks; " +
 			"slurmdbd's warning about `innodb_buffer_pool_size` is left to the admin, who knows the node's memory), creates the database and its user (with `mysql` as root over " +
 			"the unix socket), writes `" + slurm.SlurmdbdConfPath + "` (owner SlurmUser, mode 0600, only when it changes), starts slurmdbd (restarted when the file " +
-			"changed) and waits until `sacctmgr` gets an answer from it. It registers the cluster (the controller's `ClusterName`) in slurmdbd; when slurmdbd did " +
-			"not know it, it removes `clustername` from the controller's `StateSaveLocation`, so that a slurmctld that ran before takes slurmdbd's ClusterID at its next " +
-			"start instead of stopping with `CLUSTER ID MISMATCH` (Slurm's own advice; jobs and the rest of the state are kept). Only then does it write its " +
+			"changed) and waits until `sacctmgr` gets an answer from it. It registers the cluster (the controller's `ClusterName`) in slurmdbd; when the ClusterID " +
+			"slurmctld saved in `StateSaveLocation/clustername` is not the one slurmdbd has (a slurmctld that ran before accounting, or with another database), it removes " +
+			"that file, so that slurmctld's next start takes slurmdbd's ID instead of stopping with `CLUSTER ID MISMATCH` (Slurm's own advice; jobs and the rest of the " +
+			"state are kept). Only then does it write its " +
 			"fragment `" + slurm.FragmentDir + "/" + slurm.AccountingFile + "` on the controller with `AccountingStorageType=accounting_storage/slurmdbd`, " +
 			"`AccountingStorageHost`, `AccountingStoragePort` and, when set, `AccountingStorageTRES` and `AccountingStorageEnforce`. " + activationDoc + " Adding accounting to a running " +
 			"controller is a **" + slurm.SettingClass("AccountingStorageType").String() + "**.\n\n" +
@@ -168,6 +171,10 @@ func (r *slurmAccountingResource) Schema(_ context.Context, _ resource.SchemaReq
 				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the node (slurmdbd stopped, slurmdbd.conf changed by hand). A plan that changes it back to `" + inSync + "` repairs it.",
 				Computed:            true,
 			},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeoutsBlock(ctx, "Bounds of the wait for slurmdbd.",
+				"How long to wait, after slurmdbd was started or restarted, for `sacctmgr` to get an answer from it (its first start creates the database's tables), as a Go duration such as `5m`. Defaults to `2m`."),
 		},
 	}
 }
@@ -284,15 +291,17 @@ func accountingAttr(field string) path.Path {
 }
 
 func (r *slurmAccountingResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, req.Plan, req.Config, &resp.State, &resp.Diagnostics)
+	r.apply(ctx, req.Plan, req.Config, &resp.State, &resp.Diagnostics, timeouts.Value.Create)
 }
 
 func (r *slurmAccountingResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, req.Plan, req.Config, &resp.State, &resp.Diagnostics)
+	r.apply(ctx, req.Plan, req.Config, &resp.State, &resp.Diagnostics, timeouts.Value.Update)
 }
 
-// apply takes the password from the configuration, the only place a write-only value is.
-func (r *slurmAccountingResource) apply(ctx context.Context, plan tfsdk.Plan, config tfsdk.Config, state *tfsdk.State, diags *diag.Diagnostics) {
+// apply takes the password from the configuration, the only place a write-only value is, and
+// bounds the wait for slurmdbd by the timeout that limit reads (create's or update's).
+func (r *slurmAccountingResource) apply(ctx context.Context, plan tfsdk.Plan, config tfsdk.Config, state *tfsdk.State, diags *diag.Diagnostics,
+	limit func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics)) {
 	var m slurmAccountingModel
 	diags.Append(plan.Get(ctx, &m)...)
 	var password types.String
@@ -300,8 +309,13 @@ func (r *slurmAccountingResource) apply(ctx context.Context, plan tfsdk.Plan, co
 	if diags.HasError() {
 		return
 	}
+	wait, limitDiags := limit(m.Timeouts, ctx, slurmdbdWait)
+	diags.Append(limitDiags...)
+	if diags.HasError() {
+		return
+	}
 	pw := []byte(password.ValueString())
-	diags.Append(r.converge(ctx, &m, pw)...)
+	diags.Append(r.converge(ctx, &m, pw, wait)...)
 	for i := range pw {
 		pw[i] = 0
 	}
@@ -314,7 +328,7 @@ func (r *slurmAccountingResource) apply(ctx context.Context, plan tfsdk.Plan, co
 
 // converge sets up MariaDB and slurmdbd on the node, registers the cluster, and only then
 // writes the fragment that the activation puts into slurm.conf.
-func (r *slurmAccountingResource) converge(ctx context.Context, m *slurmAccountingModel, password []byte) diag.Diagnostics {
+func (r *slurmAccountingResource) converge(ctx context.Context, m *slurmAccountingModel, password []byte, wait time.Duration) diag.Diagnostics {
 	controller, node := m.Controller.ValueString(), m.node().ValueString()
 	m.Node = types.StringValue(node)
 	st, diags := r.cluster.readSlurmStatus(ctx, controller)
@@ -347,22 +361,24 @@ func (r *slurmAccountingResource) converge(ctx context.Context, m *slurmAccounti
 	}
 	m.DbdHost = types.StringValue(host)
 	d := m.slurmdbd(st.Fragments.Controller.SlurmUser)
-	if err := slurm.EnsureSlurmdbd(ctx, h, d, password, slurmdbdWait); err != nil {
+	if err := slurm.EnsureSlurmdbd(ctx, h, d, password, wait); err != nil {
 		diags.Append(nodeError("Cannot Start Slurmdbd", node, "Setting up MariaDB, "+slurm.SlurmdbdConfPath+" and slurmdbd failed",
 			"Check journalctl -u mariadb -u slurmdbd there, then apply again: each step runs only when it has something to change. The fragment on the controller was not written, so slurmctld runs as before.", err))
 		return diags
 	}
 	client := slurm.AccountingClient{Cluster: st.Fragments.Controller.ClusterName, Host: host, Port: int(m.DbdPort.ValueInt64())}
-	added, err := slurm.EnsureCluster(ctx, h, client)
-	if err != nil {
+	if err := slurm.EnsureCluster(ctx, h, client); err != nil {
 		diags.Append(nodeError("Cannot Register Cluster", node, "Adding the cluster "+client.Cluster+" to slurmdbd with sacctmgr failed", "Apply again once sacctmgr show cluster works there.", err))
 		return diags
 	}
-	if added {
-		diags.Append(r.forgetClusterID(ctx, controller, st.Fragments.Controller.StateSaveLocation)...)
-		if diags.HasError() {
-			return diags
-		}
+	id, err := slurm.DatabaseClusterID(ctx, h, d.Database, client.Cluster)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read ClusterID", node, "Reading the ID slurmdbd gave the cluster from MariaDB failed", "Apply again once mysql works there as root.", err))
+		return diags
+	}
+	diags.Append(r.syncClusterID(ctx, controller, st.Fragments.Controller.StateSaveLocation, id)...)
+	if diags.HasError() {
+		return diags
 	}
 	a, known := m.settings(ctx, &diags)
 	if diags.HasError() {
@@ -383,15 +399,15 @@ func (r *slurmAccountingResource) converge(ctx context.Context, m *slurmAccounti
 	return diags
 }
 
-// forgetClusterID lets the controller's next slurmctld take the ClusterID slurmdbd gave the
-// newly registered cluster.
-func (r *slurmAccountingResource) forgetClusterID(ctx context.Context, controller, stateSaveLocation string) diag.Diagnostics {
+// syncClusterID lets the controller's next slurmctld take the ClusterID slurmdbd has for the
+// cluster.
+func (r *slurmAccountingResource) syncClusterID(ctx context.Context, controller, stateSaveLocation, id string) diag.Diagnostics {
 	h, diags := r.cluster.slurmController(ctx, controller)
 	if diags.HasError() {
 		return diags
 	}
-	if err := slurm.ForgetClusterID(ctx, h, stateSaveLocation); err != nil {
-		diags.Append(nodeError("Cannot Reset ClusterID", controller, "slurmdbd registered the cluster anew, but removing the ClusterID slurmctld saved before failed",
+	if err := slurm.SyncClusterID(ctx, h, stateSaveLocation, id); err != nil {
+		diags.Append(nodeError("Cannot Reset ClusterID", controller, "slurmctld saved another ClusterID than slurmdbd's "+id+", and removing it failed",
 			"Remove clustername in StateSaveLocation by hand before slurmctld restarts, or it stops with CLUSTER ID MISMATCH. The fragment was not written.", err))
 	}
 	return diags
@@ -501,7 +517,7 @@ func (r *slurmAccountingResource) ImportState(ctx context.Context, req resource.
 		Database: types.StringValue(conf["storageloc"]), DatabaseUser: types.StringValue(conf["storageuser"]),
 		Password: types.StringNull(), PasswordVersion: types.Int64Null(), Status: types.StringValue(inSync),
 		TRES: types.SetNull(types.StringType), Enforce: types.SetNull(types.StringType),
-		DbdHost: types.StringValue(conf["dbdhost"]), DbdPort: types.Int64Value(slurm.DefaultDbdPort),
+		DbdHost: types.StringValue(conf["dbdhost"]), DbdPort: types.Int64Value(slurm.DefaultDbdPort), Timeouts: nullTimeouts(),
 	}
 	if p, err := strconv.Atoi(conf["dbdport"]); err == nil {
 		m.DbdPort = types.Int64Value(int64(p))

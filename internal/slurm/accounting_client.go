@@ -105,41 +105,60 @@ func parseParsable(out string) [][]string {
 }
 
 // EnsureCluster registers the client's cluster in slurmdbd unless it is there, so
-// associations can be added before slurmctld first runs with accounting; added reports
-// whether it was not. slurmdbd then gives the cluster an ID of its own, which a slurmctld
-// that ran before keeps another of in its state: ForgetClusterID must follow.
-func EnsureCluster(ctx context.Context, ex Executor, c AccountingClient) (added bool, err error) {
+// associations can be added before slurmctld first runs with accounting. slurmdbd gives the
+// cluster an ID of its own, which SyncClusterID then hands to slurmctld.
+func EnsureCluster(ctx context.Context, ex Executor, c AccountingClient) error {
 	rows, err := c.run(ctx, ex, "sacctmgr", "-nP", "show", "cluster", "format=Cluster")
 	if err != nil {
-		return false, err
+		return err
 	}
 	for _, r := range rows {
 		if r[0] == c.Cluster {
-			return false, nil
+			return nil
 		}
 	}
-	return true, c.change(ctx, ex, "add", "cluster", c.Cluster)
+	return c.change(ctx, ex, "add", "cluster", c.Cluster)
 }
 
 // clusterIDFile is where slurmctld keeps its ClusterName and ClusterID, in StateSaveLocation.
 const clusterIDFile = "clustername"
 
-// ForgetClusterID removes the ClusterID a slurmctld saved in its StateSaveLocation, so that
-// its next start takes the one slurmdbd gave the cluster. Without this, a slurmctld that ran
-// before accounting was set up (it makes up an ID of its own) stops at its next start with
-// "CLUSTER ID MISMATCH"; Slurm's own message says to remove the file. Jobs and the rest of
-// the state are kept.
-func ForgetClusterID(ctx context.Context, ex Executor, stateSaveLocation string) error {
+// DatabaseClusterID reads the ID slurmdbd gave cluster, from the database on the accounting
+// node (mysql as root over the unix socket).
+func DatabaseClusterID(ctx context.Context, ex Executor, database, cluster string) (string, error) {
+	if !SQLNamePattern.MatchString(database) || !NamePattern.MatchString(cluster) {
+		return "", fmt.Errorf("database %q or cluster %q is not a name", database, cluster)
+	}
+	query := "SELECT id FROM `" + database + "`.cluster_table WHERE name = '" + cluster + "' AND deleted = 0"
+	res, err := ex.Sudo(ctx, transport.ScriptEnv+transport.Command("mysql", "-N", "-e", query), nil)
+	if err != nil {
+		return "", fmt.Errorf("read the ID of cluster %s from %s: %w", cluster, database, err)
+	}
+	return strings.TrimSpace(string(res.Stdout)), nil
+}
+
+// SyncClusterID removes the ClusterID slurmctld saved in its StateSaveLocation when it is not
+// id, the one slurmdbd has for the cluster, so that slurmctld's next start takes slurmdbd's.
+// Otherwise a slurmctld that ran before accounting was set up (it makes up an ID of its own),
+// or with another database, stops at its next start with "CLUSTER ID MISMATCH"; Slurm's own
+// message says to remove the file. Jobs and the rest of the state are kept.
+func SyncClusterID(ctx context.Context, ex Executor, stateSaveLocation, id string) error {
 	if err := checkValue("StateSaveLocation", stateSaveLocation); err != nil || !strings.HasPrefix(stateSaveLocation, "/") {
 		return fmt.Errorf("StateSaveLocation %q: want an absolute path", stateSaveLocation)
 	}
+	if _, err := strconv.ParseUint(id, 10, 32); err != nil {
+		return fmt.Errorf("ClusterID %q from slurmdbd: not a number", id)
+	}
 	path := transport.Quote(strings.TrimRight(stateSaveLocation, "/") + "/" + clusterIDFile)
-	res, err := ex.Sudo(ctx, transport.ScriptEnv+"[ -e "+path+" ] || exit 0\nrm -f -- "+path+" && echo removed\n", nil)
+	script := transport.ScriptEnv + "[ -e " + path + " ] || exit 0\n" +
+		"[ \"$(cut -d'|' -f2 -- " + path + ")\" = " + id + " ] && exit 0\n" +
+		"rm -f -- " + path + " && echo removed\n"
+	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", path, err)
 	}
 	if strings.TrimSpace(string(res.Stdout)) == "removed" {
-		transport.Changed(ctx, ex, "removed the ClusterID slurmctld saved before accounting ("+path+")")
+		transport.Changed(ctx, ex, "removed the ClusterID slurmctld saved ("+path+"), which is not slurmdbd's "+id)
 	}
 	return nil
 }

@@ -118,13 +118,19 @@ func TestAccountingClientValidates(t *testing.T) {
 	}
 }
 
-func TestForgetClusterIDRefusesBadPaths(t *testing.T) {
+func TestSyncClusterIDRefusesBadInput(t *testing.T) {
 	for _, bad := range []string{"", "spool/slurmctld", "/var/spool/slurm ctld", "/x#y"} {
-		if err := ForgetClusterID(context.Background(), &recorder{}, bad); err == nil {
+		if err := SyncClusterID(context.Background(), &recorder{}, bad, "12"); err == nil {
 			t.Errorf("StateSaveLocation %q accepted", bad)
 		}
 	}
-	if err := ForgetClusterID(context.Background(), &recorder{}, "/var/spool/slurmctld/"); err != nil {
+	if err := SyncClusterID(context.Background(), &recorder{}, "/var/spool/slurmctld", "12; rm -rf /"); err == nil {
+		t.Error("a ClusterID that is not a number was accepted")
+	}
+	if err := SyncClusterID(context.Background(), &recorder{}, "/var/spool/slurmctld/", "2708"); err != nil {
 		t.Errorf("the default StateSaveLocation: %v", err)
+	}
+	if _, err := DatabaseClusterID(context.Background(), &recorder{}, "slurm_acct_db", "x' OR '1'='1"); err == nil {
+		t.Error("a cluster name with SQL in it was accepted")
 	}
 }
