@@ -1,7 +1,7 @@
 // Command gpucluster-lab builds, starts and stops the local test lab.
 //
 //	gpucluster-lab deps [--install]     list (or install) missing machine packages
-//	gpucluster-lab image                build the cached Debian image (once per recipe)
+//	gpucluster-lab image                build the cached Debian image (once per recipe and release)
 //	gpucluster-lab up [--gpus N]        start login01 + gpu01..gpuNN (default 2)
 //	gpucluster-lab add gpuNN            add one GPU server to the running lab
 //	gpucluster-lab remove gpuNN         stop one GPU server and remove everything it left
@@ -20,6 +20,8 @@
 // GPUCLUSTER_LAB_INSTANCE=NAME selects a second lab that runs beside the
 // default one (netns gpucluster-lab-NAME, descriptor
 // /run/gpucluster-lab-NAME/lab.json); GPUCLUSTER_LAB overrides the descriptor path.
+// GPUCLUSTER_LAB_RELEASE=forky builds and starts hosts of Debian forky (its
+// newer Slurm) instead of trixie; a lab keeps the release it was started with.
 package main
 
 import (
@@ -56,6 +58,7 @@ const usage = `usage:
 
 environment:
   GPUCLUSTER_LAB_INSTANCE=NAME  run a separate lab beside the default one
+  GPUCLUSTER_LAB_RELEASE=NAME   Debian release of the image and hosts: trixie (default) or forky
   GPUCLUSTER_LAB=PATH           descriptor path (default /run/gpucluster-lab[-NAME]/lab.json)
 `
 
@@ -163,7 +166,11 @@ func image(ctx context.Context) error {
 	if err := lab.InstallDependencies(ctx, os.Stdout); err != nil {
 		return err
 	}
-	_, err := lab.BuildImage(ctx, os.Stdout)
+	release, err := lab.ReleaseFromEnv()
+	if err != nil {
+		return err
+	}
+	_, err = lab.BuildImage(ctx, release, os.Stdout)
 	return err
 }
 
@@ -177,7 +184,11 @@ func up(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	l, err := lab.Up(ctx, inst, path, *gpus, os.Stdout)
+	release, err := lab.ReleaseFromEnv()
+	if err != nil {
+		return err
+	}
+	l, err := lab.Up(ctx, inst, release, path, *gpus, os.Stdout)
 	if err != nil {
 		return err
 	}

@@ -114,6 +114,9 @@ resource "gpucluster_slurm_controller" "cluster" {
   proctrack_type       = "proctrack/linuxproc"
   task_plugin          = "task/none"
   job_acct_gather_type = "jobacct_gather/none"
+  # Slurm 26.05's slurmd (the forky lab's) refuses to start beside the mix of cgroup v1 and
+  # v2 the lab's hosts see; with the plugins above nothing needs cgroups anyway.
+  cgroup = { plugin = "disabled" }
 
   # munged runs with the cluster's key before slurmctld starts (pitfall P10).
   depends_on = [gpucluster_munge_key.cluster]

@@ -63,7 +63,6 @@ var repoPackages = []string{"munge", "slurmd", "slurmctld", "slurm-client", "slu
 const RepoDir = "/srv/lab-apt"
 
 const (
-	imageSuite  = "trixie"
 	imageMirror = "http://deb.debian.org/debian"
 	adminUser   = "admin"
 	adminUID    = 1000
@@ -73,6 +72,8 @@ const (
 type Image struct {
 	Name string
 	Dir  string
+	// Release is the Debian release the image is built from (see EnvRelease).
+	Release string
 }
 
 func (i Image) RootFS() string       { return filepath.Join(i.Dir, "rootfs") }
@@ -86,18 +87,23 @@ func (i Image) adminPassword() (string, error) {
 	return strings.TrimSpace(string(pw)), nil
 }
 
-// CurrentImage names the image the current recipe produces; the name carries
-// a hash of the recipe so a changed recipe never reuses a stale image.
-func CurrentImage() Image {
+// CurrentImage names the image the current recipe produces from release; the
+// name carries a hash of the recipe so a changed recipe never reuses a stale image.
+func CurrentImage(release string) Image {
 	h := sha256.New()
-	for _, part := range []string{recipeVersion, imageSuite, imageMirror, strings.Join(imagePackages, ","),
+	for _, part := range []string{recipeVersion, release, imageMirror, strings.Join(imagePackages, ","),
 		strings.Join(repoPackages, ","), RepoDir, fetchRepoScript, customizeScript, StandInVersion} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
+	// Only when set, so that the images of releases without one keep their names.
+	if conf := releaseAptConf[release]; conf != "" {
+		h.Write([]byte(conf))
+		h.Write([]byte{0})
+	}
 	hashStandIn(h)
-	name := imageSuite + "-" + hex.EncodeToString(h.Sum(nil))[:12]
-	return Image{Name: name, Dir: filepath.Join(CacheRoot, name)}
+	name := release + "-" + hex.EncodeToString(h.Sum(nil))[:12]
+	return Image{Name: name, Dir: filepath.Join(CacheRoot, name), Release: release}
 }
 
 // Built reports whether the image exists; builds are renamed into place only when complete.
@@ -106,9 +112,9 @@ func (i Image) Built() bool {
 	return err == nil
 }
 
-// BuildImage builds the current image unless it is cached. Progress goes to log.
-func BuildImage(ctx context.Context, log io.Writer) (Image, error) {
-	img := CurrentImage()
+// BuildImage builds the current image of release unless it is cached. Progress goes to log.
+func BuildImage(ctx context.Context, release string, log io.Writer) (Image, error) {
+	img := CurrentImage(release)
 	if img.Built() {
 		logf(log, "image %s is cached in %s\n", img.Name, img.Dir)
 		return img, nil
@@ -120,7 +126,7 @@ func BuildImage(ctx context.Context, log io.Writer) (Image, error) {
 	if err != nil {
 		return img, fmt.Errorf("create image build directory: %w", err)
 	}
-	if err := buildInto(ctx, Image{Name: img.Name, Dir: tmp}, log); err != nil {
+	if err := buildInto(ctx, Image{Name: img.Name, Dir: tmp, Release: release}, log); err != nil {
 		return img, errors.Join(err, removeUnmounted(tmp))
 	}
 	if err := os.Rename(tmp, img.Dir); err != nil {
@@ -131,9 +137,15 @@ func BuildImage(ctx context.Context, log io.Writer) (Image, error) {
 }
 
 func buildInto(ctx context.Context, img Image, log io.Writer) error {
-	logf(log, "debootstrap %s into %s (about a minute)\n", imageSuite, img.RootFS())
-	if err := run(ctx, log, nil, "debootstrap", "--variant=minbase",
-		"--include="+strings.Join(imagePackages, ","), imageSuite, img.RootFS(), imageMirror); err != nil {
+	logf(log, "debootstrap %s into %s (about a minute)\n", img.Release, img.RootFS())
+	args := []string{"--variant=minbase", "--include=" + strings.Join(imagePackages, ","), img.Release, img.RootFS(), imageMirror}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(debootstrapScript), img.Release)); err != nil {
+		args = append(args, debootstrapScript)
+	}
+	if err := run(ctx, log, nil, "debootstrap", args...); err != nil {
+		return err
+	}
+	if err := writeAptConf(img); err != nil {
 		return err
 	}
 	if err := buildRepo(ctx, img, log); err != nil {
@@ -225,6 +237,24 @@ func buildStandIn(ctx context.Context, repo string, log io.Writer) error {
 	}
 	if err := run(ctx, log, nil, "sh", filepath.Join(src, "build-debs.sh"), src, repo, StandInVersion); err != nil {
 		return fmt.Errorf("build BeeGFS stand-in packages: %w", err)
+	}
+	return nil
+}
+
+// writeAptConf gives the image the apt configuration its release needs (see releaseAptConf).
+func writeAptConf(img Image) error {
+	conf := releaseAptConf[img.Release]
+	if conf == "" {
+		return nil
+	}
+	root, err := os.OpenRoot(img.RootFS())
+	if err != nil {
+		return fmt.Errorf("open image root: %w", err)
+	}
+	defer func() { _ = root.Close() }() // a directory handle: nothing to flush
+	// apt reads its configuration as its unprivileged _apt user too.
+	if err := root.WriteFile(aptConfPath, []byte(conf), 0o644); err != nil { //nolint:gosec // G306: see above.
+		return fmt.Errorf("write apt configuration: %w", err)
 	}
 	return nil
 }

@@ -38,6 +38,9 @@ type Lab struct {
 	Subnet         string
 	ClientAddress  string
 	Image          string
+	// Release is the Debian release of Image (see EnvRelease); descriptors
+	// written before releases could be chosen have none and mean trixie.
+	Release string `json:",omitempty"`
 	// Instance is "" for the default lab (see EnvInstance).
 	Instance string `json:",omitempty"`
 	// Namespace is the machine directory (a tmpfs) bound into every host at
@@ -54,6 +57,14 @@ type Lab struct {
 }
 
 func (l *Lab) instance() Instance { return Instance{name: l.Instance} }
+
+// ReleaseName is the Debian release the lab's hosts run.
+func (l *Lab) ReleaseName() string {
+	if l.Release == "" {
+		return DefaultRelease
+	}
+	return l.Release
+}
 
 // Host is one lab container.
 type Host struct {

@@ -28,10 +28,10 @@ const (
 	pollInterval   = 200 * time.Millisecond
 )
 
-// Up starts lab instance inst with login01 and gpuServers GPU servers and
-// writes the descriptor to path, known_hosts next to it. It refuses to start
-// the same instance twice: run Down first.
-func Up(ctx context.Context, inst Instance, path string, gpuServers int, log io.Writer) (*Lab, error) {
+// Up starts lab instance inst, from the image of release, with login01 and
+// gpuServers GPU servers and writes the descriptor to path, known_hosts next
+// to it. It refuses to start the same instance twice: run Down first.
+func Up(ctx context.Context, inst Instance, release, path string, gpuServers int, log io.Writer) (*Lab, error) {
 	planned, err := Plan(gpuServers)
 	if err != nil {
 		return nil, err
@@ -45,9 +45,9 @@ func Up(ctx context.Context, inst Instance, path string, gpuServers int, log io.
 	if netnsExists(inst.Netns()) {
 		return nil, fmt.Errorf("network namespace %s exists without a descriptor (leftover of a failed run): run `gpucluster-lab down`", inst.Netns())
 	}
-	img := CurrentImage()
+	img := CurrentImage(release)
 	if !img.Built() {
-		return nil, fmt.Errorf("lab image %s is not built: run `gpucluster-lab image`", img.Name)
+		return nil, fmt.Errorf("lab image %s is not built: run `%s=%s gpucluster-lab image`", img.Name, EnvRelease, release)
 	}
 	password, err := img.adminPassword()
 	if err != nil {
@@ -63,6 +63,7 @@ func Up(ctx context.Context, inst Instance, path string, gpuServers int, log io.
 		Subnet:         Subnet,
 		ClientAddress:  ClientAddress,
 		Image:          img.Name,
+		Release:        release,
 		Instance:       inst.Name(),
 		descriptor:     path,
 	}
@@ -107,7 +108,7 @@ func (l *Lab) Add(ctx context.Context, name string, log io.Writer) (Host, error)
 		}
 		return l.Host(name), nil
 	}
-	img := CurrentImage()
+	img := CurrentImage(l.ReleaseName())
 	if img.Name != l.Image {
 		return Host{}, fmt.Errorf("running lab uses image %s but the recipe now builds %s: restart the lab", l.Image, img.Name)
 	}
@@ -315,6 +316,9 @@ while :; do "$@"; rc=$?; [ $rc -eq 133 ] || exit $rc; done`, "lab-launch"}
 		args = append(args, "--bind="+l.Namespace+":"+StandInNamespace)
 	}
 	cmd := exec.Command("/bin/sh", args...)
+	if env := releaseNspawnEnv[l.ReleaseName()]; env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -109,7 +109,15 @@ rm -f /usr/sbin/policy-rc.d; exit $rc`
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.FactsSource != SourceSlurmd || !strings.HasPrefix(f.SlurmdVersion, "24.11.") || f.CPUs < 1 || f.RealMemoryMiB < 1 || f.Boards != 1 {
+	// The version as the host's own slurmd prints it: 24.11 or 26.05, by the lab's release.
+	out, stderr, err := l.Exec(ctx, node, "slurmd -V")
+	if err != nil {
+		t.Fatalf("slurmd -V: %v: %s", err, stderr)
+	}
+	if want := strings.Fields(out); len(want) != 2 || f.SlurmdVersion != want[1] {
+		t.Errorf("slurmd version %q, the host's slurmd -V says %q", f.SlurmdVersion, out)
+	}
+	if f.FactsSource != SourceSlurmd || f.CPUs < 1 || f.RealMemoryMiB < 1 || f.Boards != 1 {
 		t.Errorf("hardware facts: %+v", f)
 	}
 	if len(f.Warnings) != 0 {

@@ -206,7 +206,7 @@ func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeMode
 	}
 	m.ID = m.Node
 	m.NVMLPlugin = types.BoolValue(st.RealGPUs)
-	m.Version = types.StringValue(v.String())
+	m.Version = types.StringValue(v.Original())
 	m.Status = types.StringValue(inSync)
 	return diags
 }
@@ -261,7 +261,7 @@ func (r *slurmComputeResource) Read(ctx context.Context, req resource.ReadReques
 	state.NVMLPlugin = types.BoolValue(st.RealGPUs)
 	state.Version = types.StringNull()
 	if st.Version != nil {
-		state.Version = types.StringValue(st.Version.String())
+		state.Version = types.StringValue(st.Version.Original())
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }

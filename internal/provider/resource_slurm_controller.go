@@ -522,7 +522,7 @@ func (r *slurmControllerResource) converge(ctx context.Context, m *slurmControll
 	}
 	m.ID = m.Node
 	m.SlurmctldHost = types.StringValue(s.SlurmctldHost)
-	m.Version = types.StringValue(v.String())
+	m.Version = types.StringValue(v.Original())
 	m.Status = types.StringValue(inSync)
 	return diags
 }
@@ -552,7 +552,7 @@ func (r *slurmControllerResource) Read(ctx context.Context, req resource.ReadReq
 	if st.Version == nil {
 		problems = append(problems, "slurmctld is not installed")
 	} else {
-		state.Version = types.StringValue(st.Version.String())
+		state.Version = types.StringValue(st.Version.Original())
 	}
 	status := describeDrift(problems)
 	if status != inSync {

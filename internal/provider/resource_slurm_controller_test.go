@@ -23,10 +23,17 @@ const slurmControllerAddr = "gpucluster_slurm_controller.test"
 
 // labControllerSettings are the lab's overrides: the containers' cgroups are read-only, so
 // Slurm's cgroup plugins cannot work there. They are settings of the lab, never defaults.
-const labControllerSettings = `  proctrack_type       = "proctrack/linuxproc"
+// extra that sets cgroup itself takes labCgroup's place.
+func labControllerSettings(l *lab.Lab, extra string) string {
+	settings := `  proctrack_type       = "proctrack/linuxproc"
   task_plugin          = "task/none"
   job_acct_gather_type = "jobacct_gather/none"
 `
+	if !strings.Contains(extra, "cgroup = ") {
+		settings += labCgroup(l, "")
+	}
+	return settings
+}
 
 // slurmMungeConfig is the MUNGE key every Slurm test starts from (pitfall P10).
 func slurmMungeConfig(l *lab.Lab) string {
@@ -42,7 +49,7 @@ func slurmControllerConfig(l *lab.Lab, extra string) string {
 	return slurmMungeConfig(l) + `
 resource "gpucluster_slurm_controller" "test" {
   node = "login01"
-` + labControllerSettings + extra + `
+` + labControllerSettings(l, extra) + extra + `
   depends_on = [gpucluster_munge_key.test]
 }
 `
@@ -68,6 +75,7 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 	l := lab.Require(t)
 	sameID := statecheck.CompareValue(compare.ValuesSame())
 	var activeSince string
+	gen := labSlurm(l)
 	config := func(extra string) string { return slurmControllerConfig(l, extra) + slurmActivationConfig() }
 	const port = `  scheduler_type = "sched/builtin"` + "\n  slurmctld_port = 6820\n"
 
@@ -80,7 +88,7 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("id"), knownvalue.StringExact("login01")),
 					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("slurmctld_host"), knownvalue.StringExact("login01")),
-					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("version"), knownvalue.StringRegexp(regexp.MustCompile(`^\d+\.\d+\.\d+$`))),
+					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("version"), knownvalue.StringRegexp(regexp.MustCompile(`^`+regexp.QuoteMeta(gen.series)+`\.\d+$`))),
 					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("status"), knownvalue.StringExact(inSync)),
 					statecheck.ExpectKnownValue(slurmControllerAddr, tfjsonpath.New("cgroup").AtMapKey("constrain_devices"), knownvalue.Bool(true)),
 					statecheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.RestartController.String())),
@@ -94,7 +102,7 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 						"SrunPortRange=60001-61000", "SlurmctldParameters=enable_configless,reconfig_on_restart", "SchedulerType=sched/backfill",
 						"EnforcePartLimits=ANY", "ReturnToService=2", "GresTypes=gpu", "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core_Memory",
 						"ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "JobAcctGatherType=jobacct_gather/none"),
-					checkFileLines(l, slurm.ConfDir+"/cgroup.conf", "CgroupPlugin=autodetect", "ConstrainCores=yes", "ConstrainDevices=yes", "ConstrainRAMSpace=no"),
+					checkFileLines(l, slurm.ConfDir+"/cgroup.conf", "CgroupPlugin="+gen.cgroupPlugin, "ConstrainCores=yes", "ConstrainDevices=yes", "ConstrainRAMSpace=no"),
 					checkPing(l),
 				),
 			},
@@ -123,10 +131,10 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 					`slurmdbd\s+is\s+required\s+to\s+run\s+with\s+TRES\s+gres/gpu`),
 			},
 			{
-				// A setting the installed Slurm does not know is refused at plan time.
-				Config:      config(`  extra = { TLSType = "tls/s2n" }` + "\n"),
+				// A setting the installed Slurm does not know is refused at plan time, naming its version.
+				Config:      config(fmt.Sprintf("  extra = { %s = %q }\n", gen.unknownKey, gen.unknownValue)),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Slurm Configuration Refused.*TLSType\s+was\s+added\s+in\s+Slurm\s+25\.05;\s+the\s+installed\s+Slurm\s+is\s+24\.11`),
+				ExpectError: regexp.MustCompile(`(?s)Slurm Configuration Refused.*` + gen.refusal),
 			},
 			{
 				// slurmctld stopped by hand: the refresh shows an activation pending, apply starts it again.
@@ -235,7 +243,7 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 			},
 			{
 				// extra = {} reads back as {}: no change at every plan.
-				Config: config(port + "  extra = {}\n  cgroup = { extra = {} }\n"),
+				Config: config(port + "  extra = {}\n" + labCgroup(l, "extra = {}")),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
@@ -263,7 +271,7 @@ func TestAccSlurmController_mungeRequired(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:      providerConfig(l, "") + "resource \"gpucluster_slurm_controller\" \"test\" {\n  node = \"login01\"\n" + labControllerSettings + "}\n",
+			Config:      providerConfig(l, "") + "resource \"gpucluster_slurm_controller\" \"test\" {\n  node = \"login01\"\n" + labControllerSettings(l, "") + "}\n",
 			ExpectError: regexp.MustCompile(`(?s)MUNGE Does Not Run.*pitfall P10.*depends_on = \[gpucluster_munge_key\.NAME\].*munge -n \| unmunge failed`),
 		}},
 	})

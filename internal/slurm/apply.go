@@ -339,7 +339,7 @@ func checkBeforeWrite(st state, f Fragments) ([]string, error) {
 	}
 	vw, err := CheckVersion(v, f)
 	if err != nil && st.version == nil {
-		err = fmt.Errorf("slurmctld is not installed yet; apt would install Slurm %s: %w", v, err)
+		err = fmt.Errorf("slurmctld is not installed yet; apt would install Slurm %s: %w", v.Original(), err)
 	}
 	return append(warnings, vw...), err
 }

@@ -300,7 +300,7 @@ func TestApplyRefusals(t *testing.T) {
 		want  string
 	}{
 		{"P2", map[string]string{"AccountingStorageTRES": "gres/gpu"}, "slurmdbd is required"},
-		{"unknown to 24.11", map[string]string{"TLSType": "tls/s2n"}, "added in Slurm 25.05"},
+		{"unknown to 24.11", map[string]string{"MetricsType": "metrics/openmetrics"}, "added in Slurm 25.11"},
 		{"parser", map[string]string{"SlurmctldDebug": "invalid"}, "does not pass Slurm's parser, nothing was changed: local: command exited with status 1: scontrol: fatal: Invalid SlurmctldDebug"},
 	}
 	for _, tt := range tests {
@@ -525,13 +525,13 @@ func TestPreviewGatesOnCandidateVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := DefaultControllerSettings("login01")
-	c.Extra = map[string]string{"TLSType": "tls/s2n"}
+	c.Extra = map[string]string{"MetricsType": "metrics/openmetrics"}
 	f, err := ControllerFragment(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = Preview(context.Background(), s, f)
-	if err == nil || !strings.Contains(err.Error(), "apt would install Slurm 24.11.5") || !strings.Contains(err.Error(), "added in Slurm 25.05") {
+	if err == nil || !strings.Contains(err.Error(), "apt would install Slurm 24.11.5") || !strings.Contains(err.Error(), "added in Slurm 25.11") {
 		t.Errorf("err = %v", err)
 	}
 	c.Extra = nil

@@ -10,7 +10,7 @@ import (
 // The guide's own words, quoted by the checks so the admin reads the
 // reason and the remedy where the plan fails.
 const (
-	guideP2 = `The guide ("Do Not Enable GPU Accounting Yet"): on Slurm 25.11 (and 24.11, tested) slurmctld refuses to start with ` +
+	guideP2 = `The guide ("Do Not Enable GPU Accounting Yet"): on Slurm 25.11 (and 24.11 and 26.05, tested) slurmctld refuses to start with ` +
 		`"slurmdbd is required to run with TRES gres/gpu". GPU scheduling does not need accounting at all. ` +
 		`When you do want job history, fair-share or per-user GPU hours, deploy MariaDB and slurmdbd first, ` +
 		`then set AccountingStorageType=accounting_storage/slurmdbd, and only then add the TRES list.`

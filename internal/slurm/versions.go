@@ -24,14 +24,18 @@ const (
 )
 
 // keyChange records the release that added or removed a setting. Sources:
-// Slurm's RELEASE_NOTES/NEWS and the slurm.conf man page of each release;
-// the 25.x removals are those of Slurm's configuration structure as the
-// pyslurm release notes for 25.05 and 25.11 report them.
+// Slurm's RELEASE_NOTES/NEWS and the slurm.conf man page of each release,
+// checked against the parser of Slurm 24.11 (Debian 13) and 26.05 (Debian
+// forky) by TestLabSettingsTableMatchesParser. Where the parser reads a name
+// outside the releases that document it (parserReads), the provider still
+// refuses it, so that the plan names the change instead of slurmctld
+// starting with a setting that does nothing or is not yet supported.
 type keyChange struct {
 	scope          Scope
 	key            string
 	added, removed string
 	note           string
+	parserReads    bool
 }
 
 var keysChanged = []keyChange{
@@ -40,20 +44,22 @@ var keysChanged = []keyChange{
 	{scope: ScopeSlurmConf, key: "DefMemPerGPU", added: "19.05"},
 	{scope: ScopePartition, key: "DefCpuPerGPU", added: "19.05"},
 	{scope: ScopePartition, key: "DefMemPerGPU", added: "19.05"},
-	{scope: ScopeSlurmConf, key: "FastSchedule", removed: "20.02"},
-	{scope: ScopeSlurmConf, key: "CryptoType", removed: "23.11", note: "it was renamed CredType"},
+	{scope: ScopeSlurmConf, key: "FastSchedule", removed: "20.02", parserReads: true},
+	{scope: ScopeSlurmConf, key: "CryptoType", removed: "23.11", note: "it was renamed CredType", parserReads: true},
 	{scope: ScopeSlurmConf, key: "CredType", added: "23.11", note: "older releases call it CryptoType=crypto/munge"},
 	{scope: ScopeSlurmConf, key: "HashPlugin", added: "23.11"},
-	{scope: ScopeSlurmConf, key: "TLSType", added: "25.05"},
-	{scope: ScopeSlurmConf, key: "TLSParameters", added: "25.05"},
-	{scope: ScopeSlurmConf, key: "CertmgrType", added: "25.05"},
-	{scope: ScopeSlurmConf, key: "CertmgrParameters", added: "25.05"},
+	// 24.11 ships the parser entries and only the tls/none and certmgr/script
+	// plugins; the settings are documented, and tls/s2n shipped, from 25.05.
+	{scope: ScopeSlurmConf, key: "TLSType", added: "25.05", parserReads: true},
+	{scope: ScopeSlurmConf, key: "TLSParameters", added: "25.05", parserReads: true},
+	{scope: ScopeSlurmConf, key: "CertmgrType", added: "25.05", parserReads: true},
+	{scope: ScopeSlurmConf, key: "CertmgrParameters", added: "25.05", parserReads: true},
 	{scope: ScopeSlurmConf, key: "PrologTimeout", added: "25.05", note: "it split PrologEpilogTimeout"},
 	{scope: ScopeSlurmConf, key: "EpilogTimeout", added: "25.05", note: "it split PrologEpilogTimeout"},
-	{scope: ScopeSlurmConf, key: "GetEnvTimeout", removed: "25.05"},
+	{scope: ScopeSlurmConf, key: "GetEnvTimeout", removed: "25.05", parserReads: true},
 	{scope: ScopeSlurmConf, key: "MetricsType", added: "25.11"},
 	{scope: ScopeSlurmConf, key: "NamespaceType", added: "25.11", note: "it succeeds JobContainerType"},
-	{scope: ScopeSlurmConf, key: "AccountingStorageUser", removed: "25.11"},
+	{scope: ScopeSlurmConf, key: "AccountingStorageUser", removed: "25.11", parserReads: true},
 }
 
 // fullList is the release whose complete list of settings keys2411 holds:
@@ -142,9 +148,9 @@ func CheckKeys(v *version.Version, scope Scope, keys []string) (warnings []strin
 			continue
 		}
 		if sameRelease(v, fullList) {
-			errs = append(errs, fmt.Errorf("%s setting %s is unknown to Slurm %s", scope, key, v))
+			errs = append(errs, fmt.Errorf("%s setting %s is unknown to Slurm %s", scope, key, v.Original()))
 		} else {
-			warnings = append(warnings, fmt.Sprintf("%s setting %s is not in the provider's list of Slurm settings; slurmctld %s will be the judge", scope, key, v))
+			warnings = append(warnings, fmt.Sprintf("%s setting %s is not in the provider's list of Slurm settings; slurmctld %s will be the judge", scope, key, v.Original()))
 		}
 	}
 	return warnings, errors.Join(errs...)
@@ -164,11 +170,15 @@ func (c keyChange) check(v *version.Version) error {
 	if c.note != "" {
 		note = " (" + c.note + ")"
 	}
+	parser := ""
+	if c.parserReads {
+		parser = ", whose parser accepts the name all the same; the provider refuses it so that the plan says so"
+	}
 	if c.added != "" && v.LessThan(version.Must(version.NewVersion(c.added))) {
-		return fmt.Errorf("%s setting %s was added in Slurm %s%s; the installed Slurm is %s", c.scope, c.key, c.added, note, v)
+		return fmt.Errorf("%s setting %s was added in Slurm %s%s; the installed Slurm is %s%s", c.scope, c.key, c.added, note, v.Original(), parser)
 	}
 	if c.removed != "" && !v.LessThan(version.Must(version.NewVersion(c.removed))) {
-		return fmt.Errorf("%s setting %s was removed in Slurm %s%s; the installed Slurm is %s", c.scope, c.key, c.removed, note, v)
+		return fmt.Errorf("%s setting %s was removed in Slurm %s%s; the installed Slurm is %s%s", c.scope, c.key, c.removed, note, v.Original(), parser)
 	}
 	return nil
 }

@@ -42,6 +42,12 @@ func TestCheckKeys(t *testing.T) {
 		{"24.11.5", ScopeSlurmConf, "slurmctlddebug", "", false},
 		{"24.11.5", ScopeSlurmConf, "SlurmctlDebug", "unknown to Slurm 24.11.5", false},
 		{"25.11.0", ScopeSlurmConf, "SomethingNew", "", true},
+		// Forky's Slurm: the version is named as slurmctld -V prints it, and a
+		// name its parser still reads is refused with that said.
+		{"26.05.5", ScopeSlurmConf, "GetEnvTimeout", "removed in Slurm 25.05; the installed Slurm is 26.05.5, whose parser accepts the name all the same", false},
+		{"26.05.5", ScopeSlurmConf, "MetricsType", "", false},
+		{"24.11.5", ScopeSlurmConf, "TLSType", "added in Slurm 25.05; the installed Slurm is 24.11.5, whose parser accepts the name all the same", false},
+		{"24.11.5", ScopeSlurmConf, "NamespaceType", "added in Slurm 25.11 (it succeeds JobContainerType); the installed Slurm is 24.11.5", false},
 		{"24.11.5", ScopePartition, "DefMemPerGPU", "", false},
 		{"24.11.5", ScopeNode, "RealMemory", "", false},
 		{"24.11.5", ScopeNode, "MaxTime", "unknown to Slurm", false},
