@@ -130,7 +130,7 @@ resource "gpucluster_slurm_partition" "gpu" {
 resource "gpucluster_slurm_activation" "cluster" {
   controller = gpucluster_slurm_controller.cluster.id
 
-  depends_on = [gpucluster_slurm_node.gpu, gpucluster_slurm_partition.gpu]
+  depends_on = [gpucluster_slurm_node.gpu, gpucluster_slurm_partition.gpu, gpucluster_slurm_accounting.cluster]
 }
 
 # slurmd (and the NVML plugin) on each GPU server, configured only by --conf-server login01:6817.

@@ -152,7 +152,7 @@ resource "gpucluster_slurm_partition" "gpu" {
 resource "gpucluster_slurm_activation" "cluster" {
   controller = gpucluster_slurm_controller.cluster.id
 
-  depends_on = [gpucluster_slurm_node.gpu, gpucluster_slurm_partition.gpu]
+  depends_on = [gpucluster_slurm_node.gpu, gpucluster_slurm_partition.gpu, gpucluster_slurm_accounting.cluster]
 }
 
 resource "gpucluster_slurm_compute" "gpu" {

@@ -57,7 +57,7 @@ var imagePackages = []string{
 // Slurm, and the provider installs them from the image's local apt
 // repository at RepoDir. slurm-wlm-nvml-plugin is not among them: trixie
 // ships it only in contrib, and lab hosts have no real GPUs for it anyway.
-var repoPackages = []string{"munge", "slurmd", "slurmctld", "slurm-client"}
+var repoPackages = []string{"munge", "slurmd", "slurmctld", "slurm-client", "slurmdbd", "mariadb-server"}
 
 // RepoDir is the local apt repository inside every lab host (a `file:` source).
 const RepoDir = "/srv/lab-apt"

@@ -261,6 +261,10 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		guardOffline(NewSlurmNodeResource, "controller"),
 		guardOffline(NewSlurmPartitionResource, "controller"),
 		guardOffline(NewSlurmComputeResource, "node", "controller"),
+		guardOffline(NewSlurmAccountingResource, "controller", "node"),
+		guardOffline(NewSlurmAccountResource, "controller"),
+		guardOffline(NewSlurmUserResource, "controller"),
+		guardOffline(NewSlurmQOSResource, "controller"),
 		guardOffline(NewFirewallRuleResource, "node"),
 		guardOffline(NewFirewallResource, "node"),
 		guardOffline(NewBeegfsClientResource, "node"),
@@ -274,6 +278,7 @@ func (p *gpuclusterProvider) DataSources(_ context.Context) []func() datasource.
 	return []func() datasource.DataSource{
 		NewNodeFactsDataSource,
 		NewClusterCheckDataSource,
+		NewSlurmGPUHoursDataSource,
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -164,9 +165,15 @@ func (r *slurmActivationResource) warnPlanned(ctx context.Context, controller st
 		diags.Append(connectError(controller, err))
 		return
 	}
-	// A refusal is left to the resource whose change it is, in its own plan, on its own attribute.
-	if out, err := slurm.Preview(ctx, h, changes...); err == nil {
+	// A refusal is left to the resource whose change it is, in its own plan, on its own attribute;
+	// but P2 can come from two resources, a TRES list kept while the accounting goes, so only
+	// all the changes together show it.
+	out, err := slurm.Preview(ctx, h, changes...)
+	switch {
+	case err == nil:
 		diags.Append(activationWarnings(controller, out, unknown)...)
+	case slurm.IsAccountingRequired(err) && unknown == 0:
+		diags.Append(previewDiags(path.Root("controller"), controller, "all the Slurm changes of this plan", out, err)...)
 	}
 }
 

@@ -232,6 +232,11 @@ func previewDiags(attr path.Path, controller, what string, out slurm.Outcome, er
 			"The plan stops here and no host is changed. If the node is defined in this configuration, refer to it as gpucluster_slurm_node.NAME.id instead of its name: "+
 				"the check then waits until the node exists.", err))
 		return diags
+	case slurm.IsAccountingRequired(err):
+		diags.Append(nodeAttributeError(attr, "GPU Accounting Needs Slurmdbd", controller,
+			"Checking "+what+" against the controller's fragments found GPU or license TRES without slurmdbd accounting (pitfall P2)",
+			"The plan stops here and no host is changed. Add a gpucluster_slurm_accounting for this controller and set the TRES list as its tres.", err))
+		return diags
 	case err != nil:
 		diags.Append(nodeAttributeError(attr, "Slurm Configuration Refused", controller,
 			"Checking "+what+" against the controller's fragments and its Slurm version found a configuration Slurm would refuse or could not use",

@@ -162,7 +162,8 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 		},
 		"extra": schema.MapAttribute{
 			MarkdownDescription: "Any other slurm.conf setting, by its Slurm name (`SlurmctldDebug = \"info\"`). A key that a typed attribute owns is refused, in any case, as are `NodeName`, `PartitionName` and `Include`. " +
-				"`AccountingStorageTRES` with a `gres/` or `license/` entry needs `AccountingStorageType = \"accounting_storage/slurmdbd\"` (pitfall P2): without it the plan fails. " +
+				"`AccountingStorageTRES` with a `gres/` or `license/` entry needs slurmdbd accounting (pitfall P2): set the TRES list as `gpucluster_slurm_accounting`'s `tres`, " +
+				"which also sets the other `AccountingStorage*` keys (they are refused here then). Here, it passes the plan only once that resource's fragment is on the controller, or with `AccountingStorageType = \"accounting_storage/slurmdbd\"` beside it. " +
 				"Settings the installed Slurm (or, before it is installed, the version apt would install) does not know are refused at plan time. Change class: **" + slurm.Reconfigure.String() +
 				"**, except for these settings: **" + slurm.RestartController.String() + "**: " + markdownList(slurm.SettingsOfClass(slurm.RestartController)) +
 				"; **" + slurm.OrderedRestart.String() + "**: " + markdownList(slurm.SettingsOfClass(slurm.OrderedRestart)) + ". " +
@@ -334,7 +335,8 @@ func (m *slurmControllerModel) setSettings(s slurm.ControllerSettings) {
 }
 
 // ValidateConfig refuses at plan time, with no host asked, what slurm.conf's syntax cannot
-// hold and the guide's pitfall P2.
+// hold. Pitfall P2 needs the controller's fragments, whether accounting is set up there, so
+// it is ModifyPlan's.
 func (r *slurmControllerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m slurmControllerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -347,9 +349,6 @@ func (r *slurmControllerResource) ValidateConfig(ctx context.Context, req resour
 	}
 	if err := s.Validate(); err != nil {
 		resp.Diagnostics.Append(invalidSetting(slurmControllerResourceName, controllerAttr, err))
-	}
-	if err := slurm.CheckGPUAccounting(s); err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("extra"), "GPU Accounting Needs Slurmdbd", err.Error())
 	}
 }
 

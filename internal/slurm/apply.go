@@ -56,7 +56,7 @@ const NotRunningReason = "slurmctld does not run"
 
 // fragmentName matches the names ParseFragments accepts, so a name read from
 // the host or given by a caller is safe in a path.
-var fragmentName = regexp.MustCompile(`^(controller|(node|partition)-[A-Za-z0-9][A-Za-z0-9_.-]*)\.conf$`)
+var fragmentName = regexp.MustCompile(`^(controller|accounting|(node|partition)-[A-Za-z0-9][A-Za-z0-9_.-]*)\.conf$`)
 
 // state is the controller as one round trip found it.
 type state struct {
@@ -312,7 +312,11 @@ func union(a, b []string) []string {
 // installed, the gate uses the version apt would install, so the first plan
 // already refuses what the first apply would install and then fail on.
 func checkBeforeWrite(st state, f Fragments) ([]string, error) {
-	if err := CheckGPUAccounting(*f.Controller); err != nil {
+	c, err := effectiveController(f)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckGPUAccounting(c); err != nil {
 		return nil, err
 	}
 	var warnings []string

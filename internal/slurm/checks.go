@@ -38,7 +38,11 @@ func lookup(extra map[string]string, key string) (string, bool) {
 }
 
 // CheckGPUAccounting refuses gres or license TRES in AccountingStorageTRES
-// without slurmdbd accounting (pitfall P2).
+// without slurmdbd accounting (pitfall P2). s is the controller's settings as
+// slurm.conf gets them, the accounting fragment's lines included, so TRES is
+// allowed exactly when that fragment, written once slurmdbd answered, or the
+// controller's own extra configures slurmdbd. The error is an
+// *AccountingRequiredError.
 func CheckGPUAccounting(s ControllerSettings) error {
 	tres, ok := lookup(s.Extra, "AccountingStorageTRES")
 	if !ok {
@@ -51,7 +55,7 @@ func CheckGPUAccounting(s ControllerSettings) error {
 	for _, t := range strings.Split(tres, ",") {
 		lower := strings.ToLower(strings.TrimSpace(t))
 		if strings.HasPrefix(lower, "gres/") || strings.HasPrefix(lower, "license/") {
-			return fmt.Errorf("AccountingStorageTRES=%s needs AccountingStorageType=%s, which is not set. %s", tres, slurmdbdAccounting, guideP2)
+			return &AccountingRequiredError{TRES: tres}
 		}
 	}
 	return nil

@@ -58,10 +58,12 @@ func (c ChangeClass) Description() string {
 // cannot change "the daemons' listening TCP port settings", SwitchType must be
 // restarted, SelectType changes the state format. Older scontrol(1) pages also
 // name PluginDir and StateSaveLocation, which slurmctld only reads at start;
-// ClusterName is tied to the state in StateSaveLocation.
+// ClusterName is tied to the state in StateSaveLocation. slurmctld loads the
+// accounting storage plugin and opens its connection to slurmdbd at start.
 var controllerRestartKeys = keySet(`
 	SlurmctldHost SlurmctldAddr ControlMachine ControlAddr BackupController BackupAddr SlurmctldPort
 	SwitchType SelectType StateSaveLocation PluginDir ClusterName SlurmUser SlurmctldPidFile
+	AccountingStorageType AccountingStorageHost AccountingStoragePort
 `)
 
 // allDaemonsRestartKeys are read by slurmctld and every slurmd at start only,

@@ -39,6 +39,8 @@ type Fragments struct {
 	Controller *ControllerSettings
 	Nodes      []NodeDef
 	Partitions []PartitionDef
+	// Accounting is nil until gpucluster_slurm_accounting wrote its fragment.
+	Accounting *AccountingSettings
 }
 
 // ErrNoController means no controller fragment exists yet, so there is no
@@ -315,6 +317,12 @@ func (f *Fragments) add(name string, content []byte) error {
 			return err
 		}
 		f.Controller = &s
+	case name == AccountingFile:
+		a, err := ParseAccountingFragment(content)
+		if err != nil {
+			return err
+		}
+		f.Accounting = &a
 	case strings.HasPrefix(name, "node-"):
 		n, err := ParseNodeFragment(content)
 		if err != nil {
@@ -340,7 +348,7 @@ func (f *Fragments) add(name string, content []byte) error {
 }
 
 // Assemble renders slurm.conf, cgroup.conf and gres.conf from all
-// fragments. A partition naming a node no fragment defines is refused
+// fragments; the accounting fragment's lines join the controller's extra ones. A partition naming a node no fragment defines is refused
 // (pitfall P14): slurmctld would not start with it.
 func Assemble(f Fragments) (slurmConf, cgroupConf, gresConf []byte, err error) {
 	if f.Controller == nil {
@@ -354,7 +362,11 @@ func Assemble(f Fragments) (slurmConf, cgroupConf, gresConf []byte, err error) {
 			return nil, nil, nil, err
 		}
 	}
-	return RenderSlurmConf(*f.Controller, f.Nodes, f.Partitions), RenderCgroupConf(f.Controller.Cgroup), RenderGresConf(f.Nodes), nil
+	c, err := effectiveController(f)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return RenderSlurmConf(c, f.Nodes, f.Partitions), RenderCgroupConf(c.Cgroup), RenderGresConf(f.Nodes), nil
 }
 
 // nilIfEmpty keeps "no extra settings" one value, so a parsed fragment

@@ -11,7 +11,7 @@ resource "gpucluster_slurm_controller" "cluster" {
 
   # Anything else slurm.conf knows, by its Slurm name. Keys of the typed
   # attributes are refused, and so is AccountingStorageTRES=gres/gpu without
-  # slurmdbd (pitfall P2).
+  # slurmdbd (pitfall P2): set that as gpucluster_slurm_accounting's tres.
   extra = {
     SlurmctldDebug = "info"
   }

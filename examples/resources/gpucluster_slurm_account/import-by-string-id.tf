@@ -1,0 +1,4 @@
+import {
+  to = gpucluster_slurm_account.research
+  id = "research@login01"
+}

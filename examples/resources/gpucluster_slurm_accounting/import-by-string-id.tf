@@ -1,0 +1,4 @@
+import {
+  to = gpucluster_slurm_accounting.cluster
+  id = "login01"
+}

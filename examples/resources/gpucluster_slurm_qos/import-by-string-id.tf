@@ -1,0 +1,4 @@
+import {
+  to = gpucluster_slurm_qos.gpu1
+  id = "gpu1@login01"
+}

@@ -1,0 +1,4 @@
+import {
+  to = gpucluster_slurm_user.alice
+  id = "alice@login01"
+}

@@ -1,0 +1,232 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*slurmQOSResource)(nil)
+	_ resource.ResourceWithImportState = (*slurmQOSResource)(nil)
+)
+
+// NewSlurmQOSResource returns the gpucluster_slurm_qos resource.
+func NewSlurmQOSResource() resource.Resource { return &slurmQOSResource{} }
+
+type slurmQOSResource struct{ cluster *cluster }
+
+type slurmQOSModel struct {
+	ID             types.String `tfsdk:"id"`
+	Controller     types.String `tfsdk:"controller"`
+	Name           types.String `tfsdk:"name"`
+	Description    types.String `tfsdk:"description"`
+	Priority       types.Int64  `tfsdk:"priority"`
+	MaxTRESPerUser types.Map    `tfsdk:"max_tres_per_user"`
+	MaxJobsPerUser types.Int64  `tfsdk:"max_jobs_per_user"`
+}
+
+func (r *slurmQOSResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_slurm_qos"
+}
+
+func (r *slurmQOSResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A Slurm QOS (quality of service): a priority and per-user limits, for example at most one GPU per user at a time " +
+			"(`max_tres_per_user = { \"gres/gpu\" = 1 }`). A job beyond the limit pends with the reason `QOSMaxGRESPerUser`. Limits apply only with " +
+			"`enforce` including `limits` or `qos` on `gpucluster_slurm_accounting`, and to users whose association allows the QOS (`gpucluster_slurm_user`'s `qos`). " +
+			"A limit on `gres/gpu` needs slurmdbd to know that TRES, which slurmctld registers when it first runs with `tres = [\"gres/gpu\"]`: set " +
+			"`controller = gpucluster_slurm_activation.NAME.id` so the activation comes first. " + associationsDoc + " Import with `NAME@CONTROLLER`, for example `gpu1@login01`.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The QOS name.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"controller": schema.StringAttribute{
+				MarkdownDescription: "The controller, as `gpucluster_slurm_activation.NAME.id` (or `gpucluster_slurm_accounting.NAME.id` when no limit names a gres). Changing it replaces the resource.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "The QOS name. Changing it replaces the resource.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{assocName, stringvalidator.NoneOf("normal")},
+			},
+			"description": schema.StringAttribute{
+				MarkdownDescription: "`Description`, in lower case, as Slurm stores it. Unset, left as it is.",
+				Optional:            true,
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+				Validators:          []validator.String{descriptionValidator},
+			},
+			"priority": schema.Int64Attribute{
+				MarkdownDescription: "`Priority`, added to the priority of the jobs that use the QOS (with the multifactor priority plugin). Defaults to 0.",
+				Optional:            true,
+				Computed:            true,
+				Default:             int64default.StaticInt64(0),
+				Validators:          []validator.Int64{int64validator.Between(0, 1<<31-1)},
+			},
+			"max_tres_per_user": schema.MapAttribute{
+				MarkdownDescription: "`MaxTRESPerUser`: the most of each TRES one user's running jobs may hold at once, by TRES name, for example `{ \"gres/gpu\" = 1 }`.",
+				Optional:            true,
+				ElementType:         types.Int64Type,
+				Validators: []validator.Map{mapvalidator.SizeAtLeast(1),
+					mapvalidator.KeysAre(stringvalidator.RegexMatches(slurm.TRESNamePattern, "must be a TRES name such as gres/gpu")),
+					mapvalidator.ValueInt64sAre(int64validator.AtLeast(0))},
+			},
+			"max_jobs_per_user": schema.Int64Attribute{
+				MarkdownDescription: "`MaxJobsPerUser`: the most jobs one user may run at once. Unset, no limit.",
+				Optional:            true,
+				Validators:          []validator.Int64{int64validator.AtLeast(1)},
+			},
+		},
+	}
+}
+
+func (r *slurmQOSResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (m slurmQOSModel) qos(ctx context.Context, diags *diag.Diagnostics) slurm.QOS {
+	q := slurm.QOS{Name: m.Name.ValueString(), Description: m.Description.ValueString(), Priority: int(m.Priority.ValueInt64()),
+		MaxJobsPerUser: int(m.MaxJobsPerUser.ValueInt64())}
+	if !m.MaxTRESPerUser.IsNull() && !m.MaxTRESPerUser.IsUnknown() {
+		diags.Append(m.MaxTRESPerUser.ElementsAs(ctx, &q.MaxTRESPerUser, false)...)
+	}
+	return q
+}
+
+func (m *slurmQOSModel) set(q slurm.QOS) {
+	m.ID, m.Name, m.Priority = types.StringValue(q.Name), types.StringValue(q.Name), types.Int64Value(int64(q.Priority))
+	m.Description = types.StringValue(q.Description)
+	m.MaxJobsPerUser = int64OrNull(int64(q.MaxJobsPerUser))
+	if len(q.MaxTRESPerUser) == 0 {
+		m.MaxTRESPerUser = types.MapNull(types.Int64Type)
+		return
+	}
+	elems := make(map[string]attr.Value, len(q.MaxTRESPerUser))
+	for k, v := range q.MaxTRESPerUser {
+		elems[k] = types.Int64Value(v)
+	}
+	m.MaxTRESPerUser = types.MapValueMust(types.Int64Type, elems)
+}
+
+func (r *slurmQOSResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
+}
+
+func (r *slurmQOSResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
+}
+
+func (r *slurmQOSResource) converge(ctx context.Context, m *slurmQOSModel) diag.Diagnostics {
+	controller := m.Controller.ValueString()
+	h, client, diags := r.cluster.accountingClient(ctx, controller)
+	if diags.HasError() {
+		return diags
+	}
+	want := m.qos(ctx, &diags)
+	if diags.HasError() {
+		return diags
+	}
+	have, found, err := slurm.ReadQOS(ctx, h, client, want.Name)
+	if err != nil {
+		diags.Append(sacctmgrError("Cannot Read Slurm QOS", controller, "Reading the QOS with sacctmgr failed", err))
+		return diags
+	}
+	var current *slurm.QOS
+	if found {
+		if want.Description == "" {
+			want.Description = have.Description
+		}
+		current = &have
+	}
+	if err := slurm.EnsureQOS(ctx, h, client, want, current); err != nil {
+		diags.Append(sacctmgrError("Cannot Set Slurm QOS", controller, "Adding or changing the QOS "+want.Name+" with sacctmgr failed. "+
+			"A limit on a gres TRES such as gres/gpu needs slurmctld to have run with it in gpucluster_slurm_accounting's tres: set controller = gpucluster_slurm_activation.NAME.id", err))
+		return diags
+	}
+	got, found, err := slurm.ReadQOS(ctx, h, client, want.Name)
+	if err != nil || !found {
+		diags.Append(sacctmgrError("Cannot Read Slurm QOS", controller, "Reading the QOS back after the change failed", err))
+		return diags
+	}
+	m.set(got)
+	return diags
+}
+
+func (r *slurmQOSResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state slurmQOSModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	controller := state.Controller.ValueString()
+	h, client, diags := r.cluster.accountingClient(ctx, controller)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	q, found, err := slurm.ReadQOS(ctx, h, client, state.Name.ValueString())
+	if err != nil {
+		resp.Diagnostics.Append(sacctmgrError("Cannot Read Slurm QOS", controller, "Reading the QOS with sacctmgr failed", err))
+		return
+	}
+	if !found {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	state.set(q)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Delete removes the QOS; associations that allowed it no longer do, and job records stay.
+func (r *slurmQOSResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state slurmQOSModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	controller := state.Controller.ValueString()
+	h, client, diags := r.cluster.accountingClient(ctx, controller)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	_, found, err := slurm.ReadQOS(ctx, h, client, state.Name.ValueString())
+	if err == nil && found {
+		err = slurm.DeleteQOS(ctx, h, client, state.Name.ValueString())
+	}
+	if err != nil {
+		resp.Diagnostics.Append(sacctmgrError("Cannot Delete Slurm QOS", controller, "Removing the QOS with sacctmgr failed", err))
+	}
+}
+
+// ImportState takes NAME@CONTROLLER.
+func (r *slurmQOSResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	name, controller, diags := parseNameAtController(req.ID, "gpu1@login01")
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("controller"), controller)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), name)...)
+}

@@ -1,0 +1,370 @@
+package slurm
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// SlurmdbdConfPath is slurmdbd's configuration. It holds the database password, so only
+// SlurmUser may read it: slurmdbd refuses to start when others can.
+const SlurmdbdConfPath = ConfDir + "/slurmdbd.conf"
+
+// MariaDBConfPath is the provider's MariaDB settings for slurmdbd.
+const MariaDBConfPath = "/etc/mysql/mariadb.conf.d/90-gpucluster-slurmdbd.cnf"
+
+// mariaDBConf holds what slurmdbd needs of MariaDB. MariaDB 11.6.2 and later (Debian 13 ships
+// 11.8) turn innodb_snapshot_isolation on by default, and slurmdbd's updates of the
+// association table then fail with error 1020 ("Record has changed since last read"): a QOS
+// cannot be deleted, for one. The loose- prefix lets a MariaDB without the setting start.
+// Slurm's accounting guide asks for a lock wait of 900 s, as its rollups hold long locks.
+const mariaDBConf = "# Managed by terraform-provider-gpucluster (gpucluster_slurm_accounting): do not edit, changes are overwritten.\n" +
+	"[mysqld]\n" +
+	"loose-innodb_snapshot_isolation = OFF\n" +
+	"innodb_lock_wait_timeout = 900\n"
+
+// DatabasePackages are what the accounting node needs: the database, slurmdbd, and
+// slurm-client for the sacctmgr that tells when slurmdbd answers.
+var DatabasePackages = []string{"mariadb-server", "slurmdbd", "slurm-client"}
+
+// DefaultDbdPort is slurmdbd's port, DbdPort and AccountingStoragePort.
+const DefaultDbdPort = 6819
+
+// Slurmdbd are slurmdbd.conf's settings apart from the password.
+type Slurmdbd struct {
+	// DbdHost is the node slurmdbd runs on, as slurmctld reaches it.
+	DbdHost string
+	DbdPort int
+	// SlurmUser runs slurmdbd and owns slurmdbd.conf.
+	SlurmUser string
+	// Database and DatabaseUser are StorageLoc and StorageUser, on the local MariaDB.
+	Database     string
+	DatabaseUser string
+}
+
+var (
+	// SQLNamePattern is a database or user name that needs no quoting in SQL or a shell.
+	SQLNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,31}$`)
+	// passwordPattern is a password that fits slurmdbd.conf's key=value lines and an SQL
+	// string literal without escapes, so a syntax error can never echo it back.
+	passwordPattern = regexp.MustCompile(`^[A-Za-z0-9._~+=/@%^,:!-]{12,128}$`)
+)
+
+// PasswordRule says what ValidatePassword accepts, for documentation and errors.
+const PasswordRule = "12 to 128 characters of letters, digits and . _ ~ + = / @ % ^ , : ! -" //nolint:gosec // G101: a rule for passwords, not one.
+
+// ValidatePassword refuses a database password slurmdbd.conf or SQL could not hold as it is.
+// The error never quotes the password.
+func ValidatePassword(pw []byte) error {
+	if !passwordPattern.Match(pw) {
+		return fmt.Errorf("the database password must be %s (it has %d characters)", PasswordRule, len(pw))
+	}
+	return nil
+}
+
+// Validate checks every value that reaches slurmdbd.conf, SQL or a shell.
+func (d Slurmdbd) Validate() error {
+	switch {
+	case !NamePattern.MatchString(d.DbdHost):
+		return &FieldError{Field: "DbdHost", Err: fmt.Errorf("slurmdbd: host %q: use letters, digits, '.', '_' and '-'", d.DbdHost)}
+	case d.DbdPort < 1 || d.DbdPort > 65535:
+		return &FieldError{Field: "DbdPort", Err: fmt.Errorf("slurmdbd: port %d is not a TCP port", d.DbdPort)}
+	case !SQLNamePattern.MatchString(d.SlurmUser):
+		return &FieldError{Field: "SlurmUser", Err: fmt.Errorf("slurmdbd: user %q: use letters, digits and '_'", d.SlurmUser)}
+	case !SQLNamePattern.MatchString(d.Database):
+		return &FieldError{Field: "StorageLoc", Err: fmt.Errorf("slurmdbd: database %q: use letters, digits and '_', at most 32", d.Database)}
+	case !SQLNamePattern.MatchString(d.DatabaseUser):
+		return &FieldError{Field: "StorageUser", Err: fmt.Errorf("slurmdbd: database user %q: use letters, digits and '_', at most 32", d.DatabaseUser)}
+	}
+	return nil
+}
+
+// RenderSlurmdbdConf writes slurmdbd.conf for a MariaDB on the same node, reached over its
+// unix socket (StorageHost=localhost).
+func RenderSlurmdbdConf(d Slurmdbd, password []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString("# Managed by terraform-provider-gpucluster (gpucluster_slurm_accounting): do not edit, changes are overwritten.\n")
+	for _, s := range d.settings() {
+		fmt.Fprintf(&b, "%s=%s\n", s.key, s.value)
+	}
+	b.WriteString("StoragePass=")
+	b.Write(password)
+	b.WriteString("\n")
+	return b.Bytes()
+}
+
+func (d Slurmdbd) settings() []setting {
+	return []setting{
+		{"AuthType", "auth/munge"}, {"DbdHost", d.DbdHost}, {"DbdPort", strconv.Itoa(d.DbdPort)},
+		{"SlurmUser", d.SlurmUser}, {"PidFile", "/run/slurmdbd/slurmdbd.pid"},
+		{"StorageType", "accounting_storage/mysql"}, {"StorageHost", "localhost"},
+		{"StorageLoc", d.Database}, {"StorageUser", d.DatabaseUser},
+	}
+}
+
+// ParseSlurmdbdConf reads slurmdbd.conf's key=value lines by their lower-case key, the way
+// slurmdbd compares them.
+func ParseSlurmdbdConf(content []byte) map[string]string {
+	out := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(content))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok {
+			out[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
+// SlurmdbdState is the accounting node as one round trip finds it. It holds no secret:
+// whether slurmdbd.conf is as the provider wrote it is decided on the host.
+type SlurmdbdState struct {
+	// Installed: slurmdbd and mariadb-server are both installed.
+	Installed bool
+	// ConfExists, and ConfMatches: the file's settings apart from the password, with its owner
+	// and mode, are what Slurmdbd renders.
+	ConfExists, ConfMatches bool
+	// LoginWorks: the password in slurmdbd.conf opens the database as its user, checked on the
+	// host.
+	LoginWorks bool
+	// DatabaseConfMatches: MariaDB's settings for slurmdbd are in place.
+	DatabaseConfMatches bool
+	// DatabaseActive, DbdActive: mariadb and slurmdbd run.
+	DatabaseActive, DbdActive bool
+}
+
+// slurmdbdStateScript compares slurmdbd.conf with d on the host: the file less its password
+// line must have the digest of what RenderSlurmdbdConf writes less the password, so the
+// password never leaves the host.
+func slurmdbdStateScript(d Slurmdbd) string {
+	conf := transport.Quote(SlurmdbdConfPath)
+	owner := transport.Quote(d.SlurmUser + ":" + d.SlurmUser + " 600")
+	sum := sha256.Sum256(confWithoutPassword(d))
+	dbSum := sha256.Sum256([]byte(mariaDBConf))
+	return transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + `sec installed
+dpkg-query -W -f '${db:Status-Abbrev}\n' slurmdbd mariadb-server 2>/dev/null | grep -c '^ii'; end 0
+sec conf
+if [ -e ` + conf + ` ]; then
+	if [ "$(stat -c '%U:%G %a' -- ` + conf + `)" = ` + owner + ` ] && [ "$(grep -v '^StoragePass=' -- ` + conf + ` | sha256sum | cut -d' ' -f1)" = ` + hex.EncodeToString(sum[:]) + ` ]; then echo matches; else echo differs; fi
+else echo missing; fi; end 0
+sec login
+f=$(mktemp) || exit 1
+trap 'rm -f -- "$f"' EXIT
+{ echo '[client]'; sed -n 's/^StoragePass=/password=/p' -- ` + conf + ` 2>/dev/null; } > "$f"
+mysql --defaults-extra-file="$f" -u ` + d.DatabaseUser + ` -N -e 'SELECT 1' ` + d.Database + ` >/dev/null 2>&1; end $?
+sec mariadbconf
+[ "$(sha256sum < ` + transport.Quote(MariaDBConfPath) + ` 2>/dev/null | cut -d' ' -f1)" = ` + hex.EncodeToString(dbSum[:]) + ` ]; end $?
+sec mariadb
+systemctl is-active --quiet mariadb; end $?
+sec slurmdbd
+systemctl is-active --quiet slurmdbd; end $?
+`)
+}
+
+// ReadSlurmdbd reads the accounting node's SlurmdbdState for the configuration d.
+func ReadSlurmdbd(ctx context.Context, ex Executor, d Slurmdbd) (SlurmdbdState, error) {
+	if err := d.Validate(); err != nil {
+		return SlurmdbdState{}, err
+	}
+	res, err := ex.Sudo(ctx, slurmdbdStateScript(d), nil)
+	if err != nil {
+		return SlurmdbdState{}, fmt.Errorf("read slurmdbd's state: %w", err)
+	}
+	sections, err := transport.ParseSections(res.Stdout)
+	if err != nil {
+		return SlurmdbdState{}, fmt.Errorf("read slurmdbd's state: %w", err)
+	}
+	conf := strings.Join(sections["conf"].Lines, "")
+	return SlurmdbdState{
+		Installed:           strings.Join(sections["installed"].Lines, "") == "2",
+		ConfExists:          conf != "missing",
+		ConfMatches:         conf == "matches",
+		DatabaseActive:      sections["mariadb"].Status == 0,
+		DatabaseConfMatches: sections["mariadbconf"].Status == 0,
+		LoginWorks:          sections["login"].Status == 0,
+		DbdActive:           sections["slurmdbd"].Status == 0,
+	}, nil
+}
+
+// confWithoutPassword is slurmdbd.conf as RenderSlurmdbdConf writes it, minus the password.
+func confWithoutPassword(d Slurmdbd) []byte {
+	full := RenderSlurmdbdConf(d, nil)
+	return bytes.Replace(full, []byte("StoragePass=\n"), nil, 1)
+}
+
+// Drift lists what differs from a running, configured accounting node, for a plan.
+func (s SlurmdbdState) Drift() []string {
+	var out []string
+	if !s.Installed {
+		out = append(out, "slurmdbd or mariadb-server is not installed")
+	}
+	switch {
+	case !s.ConfExists:
+		out = append(out, SlurmdbdConfPath+" is missing")
+	case !s.ConfMatches:
+		out = append(out, SlurmdbdConfPath+" was changed (content, owner or mode)")
+	}
+	if s.ConfExists && s.DatabaseActive && !s.LoginWorks {
+		out = append(out, "the password in "+SlurmdbdConfPath+" does not open the database")
+	}
+	if !s.DatabaseConfMatches {
+		out = append(out, MariaDBConfPath+" is missing or was changed")
+	}
+	if !s.DatabaseActive {
+		out = append(out, "mariadb does not run")
+	}
+	if !s.DbdActive {
+		out = append(out, "slurmdbd does not run")
+	}
+	return out
+}
+
+// databaseScript starts MariaDB, restarted when its settings changed, and creates the
+// database and its user, or sets the user's password, through mysql as root over the unix
+// socket. The SQL, password included, arrives on stdin; an
+// error is reduced to MariaDB's code, since its message may quote the statement.
+func databaseScript(restart bool) string {
+	start := "systemctl is-active --quiet mariadb || systemctl start mariadb || exit\n"
+	if restart {
+		start = "systemctl restart mariadb || exit\n"
+	}
+	return transport.ScriptEnv + `systemctl enable --quiet mariadb || exit
+` + start + `err=$(mysql --batch 2>&1 >/dev/null) && exit 0
+printf '%s\n' "$err" | sed -n 's/^\(ERROR [0-9]* ([A-Z0-9]*)\).*/MariaDB \1/p' | head -n 1 >&2
+exit 1
+`
+}
+
+func databaseSQL(d Slurmdbd, password []byte) []byte {
+	var b bytes.Buffer
+	user := "'" + d.DatabaseUser + "'@'localhost'"
+	fmt.Fprintf(&b, "CREATE DATABASE IF NOT EXISTS `%s`;\n", d.Database)
+	fmt.Fprintf(&b, "CREATE USER IF NOT EXISTS %s IDENTIFIED BY '%s';\n", user, password)
+	fmt.Fprintf(&b, "ALTER USER %s IDENTIFIED BY '%s';\n", user, password)
+	fmt.Fprintf(&b, "GRANT ALL ON `%s`.* TO %s;\n", d.Database, user)
+	return b.Bytes()
+}
+
+// SlurmdbdHost is what setting up slurmdbd needs of its node.
+type SlurmdbdHost interface {
+	Executor
+	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+}
+
+// EnsureSlurmdbd brings the accounting node to d with password: MariaDB runs and holds the
+// database and its user with that password, slurmdbd.conf is d's (written only when it
+// differs), and slurmdbd runs with it, restarted when the file changed. It returns once
+// sacctmgr gets an answer from slurmdbd, at most wait later. Packages must be installed.
+func EnsureSlurmdbd(ctx context.Context, h SlurmdbdHost, d Slurmdbd, password []byte, wait time.Duration) error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	if err := ValidatePassword(password); err != nil {
+		return err
+	}
+	dbChanged, err := h.WriteFile(ctx, transport.File{Path: MariaDBConfPath, Content: []byte(mariaDBConf), Owner: "root", Group: "root", Mode: 0o644})
+	if err != nil {
+		return fmt.Errorf("write %s: %w", MariaDBConfPath, err)
+	}
+	sql := databaseSQL(d, password)
+	defer wipe(sql)
+	if _, err := h.Sudo(ctx, databaseScript(dbChanged), sql); err != nil {
+		return fmt.Errorf("create database %s and its user %s in MariaDB: %w", d.Database, d.DatabaseUser, err)
+	}
+	if dbChanged {
+		transport.Changed(ctx, h, "restarted mariadb with "+MariaDBConfPath)
+	}
+	conf := RenderSlurmdbdConf(d, password)
+	defer wipe(conf)
+	changed, err := h.WriteFile(ctx, transport.File{Path: SlurmdbdConfPath, Content: conf, Owner: d.SlurmUser, Group: d.SlurmUser, Mode: 0o600})
+	if err != nil {
+		return fmt.Errorf("write %s: %w", SlurmdbdConfPath, err)
+	}
+	verb := "start"
+	if changed {
+		verb = "restart"
+	}
+	script := transport.ScriptEnv + "systemctl enable --quiet slurmdbd || exit\n"
+	if !changed {
+		script += "systemctl is-active --quiet slurmdbd && exit 0\n"
+	}
+	script += "systemctl reset-failed slurmdbd 2>/dev/null; systemctl " + verb + " slurmdbd || { journalctl -u slurmdbd -n 15 --no-pager -o cat >&2; exit 1; }\necho done\n"
+	res, err := h.Sudo(ctx, script, nil)
+	if err != nil {
+		return fmt.Errorf("%s slurmdbd: %w", verb, err)
+	}
+	if strings.TrimSpace(string(res.Stdout)) == "done" {
+		transport.Changed(ctx, h, verb+"ed slurmdbd")
+	}
+	return WaitSlurmdbd(ctx, h, AccountingClient{Cluster: "", Host: d.DbdHost, Port: d.DbdPort}, wait)
+}
+
+// wipe clears a buffer that held a secret, so it does not linger in memory.
+func wipe(b []byte) {
+	for i := range b {
+		b[i] = 0
+	}
+}
+
+// WaitSlurmdbd polls until sacctmgr gets an answer from slurmdbd, for at most timeout.
+func WaitSlurmdbd(ctx context.Context, ex Executor, c AccountingClient, timeout time.Duration) error {
+	return poll(ctx, timeout, "wait for slurmdbd", func(ctx context.Context) error {
+		_, err := ex.Sudo(ctx, c.script("sacctmgr -nP show cluster format=cluster >/dev/null"), nil)
+		if err != nil {
+			return fmt.Errorf("sacctmgr show cluster: %w", err)
+		}
+		return nil
+	})
+}
+
+// StopSlurmdbd stops and disables slurmdbd and removes slurmdbd.conf, the file with the
+// password. The database, and with it every job's history, stays in MariaDB.
+func StopSlurmdbd(ctx context.Context, ex Executor) error {
+	script := transport.ScriptEnv + "if command -v slurmdbd >/dev/null; then systemctl disable --now --quiet slurmdbd || exit; fi\nrm -f -- " +
+		transport.Quote(SlurmdbdConfPath) + "\n"
+	if _, err := ex.Sudo(ctx, script, nil); err != nil {
+		return fmt.Errorf("stop slurmdbd: %w", err)
+	}
+	return nil
+}
+
+// ReadSlurmdbdSettings reads slurmdbd.conf's settings, by lower-case key, with the password
+// line left out on the host. found is false when there is no slurmdbd.conf.
+func ReadSlurmdbdSettings(ctx context.Context, ex Executor) (settings map[string]string, found bool, err error) {
+	conf := transport.Quote(SlurmdbdConfPath)
+	script := transport.ScriptEnv + "[ -e " + conf + " ] || exit 0\necho found\ngrep -v -i '^[[:space:]]*StoragePass' -- " + conf + "\n"
+	res, err := ex.Sudo(ctx, script, nil)
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s: %w", SlurmdbdConfPath, err)
+	}
+	out, found := strings.CutPrefix(string(res.Stdout), "found\n")
+	if !found {
+		return nil, false, nil
+	}
+	return ParseSlurmdbdConf([]byte(out)), true, nil
+}
+
+// Hostname is the node's short host name: slurmdbd starts only on the host DbdHost names.
+func Hostname(ctx context.Context, ex Executor) (string, error) {
+	res, err := ex.Sudo(ctx, transport.ScriptEnv+"hostname -s", nil)
+	if err != nil {
+		return "", fmt.Errorf("hostname -s: %w", err)
+	}
+	name := strings.TrimSpace(string(res.Stdout))
+	if !NamePattern.MatchString(name) {
+		return "", fmt.Errorf("hostname -s: %q is not a host name", name)
+	}
+	return name, nil
+}
