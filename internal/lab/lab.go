@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"testing"
 )
 
 // EnvDescriptor names the environment variable that points tests at the descriptor.
@@ -113,10 +112,18 @@ func (l *Lab) Save(path string) error {
 	return nil
 }
 
+// TB is the part of testing.TB that Require uses; *testing.T and *testing.B satisfy it, and
+// the lab's own code does not link the testing package.
+type TB interface {
+	Helper()
+	Skip(args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // Require returns the running lab for an acceptance test. Without TF_ACC the
 // test is skipped; with TF_ACC a missing or dead lab fails the test, so a
 // forgotten `make lab-up` can never pass silently.
-func Require(t testing.TB) *Lab {
+func Require(t TB) *Lab {
 	t.Helper()
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("lab test: set TF_ACC=1 and start the lab with `make lab-up` to run it")
