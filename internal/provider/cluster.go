@@ -28,7 +28,7 @@ type settings struct {
 	privateKeyPassphrase  []byte
 	useAgent              bool
 	knownHostsFile        string
-	hostKeys              []pinnedKey
+	hostKeys              []transport.PinnedKey
 	insecureIgnoreHostKey bool
 	acceptNewHostKeys     bool
 	loginNode             string
@@ -73,7 +73,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 	if !m.HostKeys.IsNull() && !hostKeysUnknown(m.HostKeys) {
 		var lines []string
 		diags.Append(m.HostKeys.ElementsAs(ctx, &lines, false)...)
-		pins, err := parsePinnedKeys(lines)
+		pins, err := transport.ParsePinnedKeys(lines)
 		if err != nil {
 			diags.AddAttributeError(path.Root("host_keys"), "Invalid Host Key",
 				"A pinned host key could not be used.\n\nWrite each entry as a known_hosts line naming its hosts: \"login01,10.0.0.10 ssh-ed25519 AAAA...\".\n\nOriginal Error: "+err.Error())
@@ -235,7 +235,7 @@ func (c *cluster) connConfig(node string, depth int) (transport.Config, error) {
 		PrivateKeyPassphrase:  s.privateKeyPassphrase,
 		UseAgent:              s.useAgent,
 		KnownHostsFile:        s.knownHostsFile,
-		HostKeys:              keysFor(s.hostKeys, firstNonZero(o.port, s.port), node, o.name, o.address),
+		HostKeys:              transport.KeysFor(s.hostKeys, firstNonZero(o.port, s.port), node, o.name, o.address),
 		InsecureIgnoreHostKey: s.insecureIgnoreHostKey,
 		AcceptNewHostKeys:     s.acceptNewHostKeys,
 		ConnectTimeout:        s.connectTimeout,

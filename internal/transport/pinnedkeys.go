@@ -1,4 +1,4 @@
-package provider
+package transport
 
 import (
 	"fmt"
@@ -11,16 +11,17 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 )
 
-// pinnedKey is one host_keys line: the hosts it vouches for and the key.
-type pinnedKey struct {
+// PinnedKey is one pinned host key in known_hosts form (the provider's host_keys): the hosts
+// it vouches for and the key.
+type PinnedKey struct {
 	hosts []string
 	key   string
 }
 
-// parsePinnedKeys reads host_keys lines in known_hosts form. A line without a host list is
+// ParsePinnedKeys reads pinned keys in known_hosts form. A line without a host list is
 // refused: a key pinned for no host in particular would be trusted for every node.
-func parsePinnedKeys(lines []string) ([]pinnedKey, error) {
-	pins := make([]pinnedKey, 0, len(lines))
+func ParsePinnedKeys(lines []string) ([]PinnedKey, error) {
+	pins := make([]PinnedKey, 0, len(lines))
 	for i, line := range lines {
 		fields := strings.Fields(line)
 		if len(fields) < 3 {
@@ -30,14 +31,14 @@ func parsePinnedKeys(lines []string) ([]pinnedKey, error) {
 		if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(key)); err != nil {
 			return nil, fmt.Errorf("host_keys[%d]: %w", i, err)
 		}
-		pins = append(pins, pinnedKey{hosts: strings.Split(fields[0], ","), key: key})
+		pins = append(pins, PinnedKey{hosts: strings.Split(fields[0], ","), key: key})
 	}
 	return pins, nil
 }
 
-// keysFor returns the pinned keys whose host list names the node under any of its names, in
+// KeysFor returns the pinned keys whose host list names the node under any of its names, in
 // the "[host]:port" form known_hosts uses for ports other than 22.
-func keysFor(pins []pinnedKey, port int, names ...string) []string {
+func KeysFor(pins []PinnedKey, port int, names ...string) []string {
 	var wanted []string
 	for _, n := range names {
 		if n != "" {
