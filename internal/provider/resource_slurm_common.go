@@ -147,10 +147,6 @@ func pitfallWarning(controller, finding string) diag.Diagnostic {
 	return nodeWarning("Slurm Configuration Warning", controller, "Checking the Slurm configuration found a problem that does not stop the change", finding, nil)
 }
 
-// restartSlurmdScript restarts slurmd only where it runs: a node that is not set up yet
-// fetches the new configuration when its slurmd first starts.
-const restartSlurmdScript = transport.ScriptEnv + `if systemctl is-active --quiet slurmd; then systemctl restart slurmd && echo restarted; fi`
-
 // restartSlurmd is the second half of an ordered restart: slurmd restarts on every node that
 // runs it, and the apply waits until the controller sees those nodes ready again. Running
 // jobs survive: slurmstepd is not slurmd's child. Each node done is taken off the controller's
@@ -163,9 +159,8 @@ func (c *cluster) restartSlurmd(ctx context.Context, controller *transport.Host,
 	}
 	restarted := make(chan string, len(nodeNames))
 	failures := c.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
-		res, err := h.Sudo(ctx, restartSlurmdScript, nil)
-		if err == nil && strings.TrimSpace(string(res.Stdout)) == "restarted" {
-			transport.Changed(ctx, h, "restarted slurmd for an ordered restart")
+		done, err := slurm.RestartSlurmd(ctx, h)
+		if done {
 			restarted <- node
 		}
 		return err

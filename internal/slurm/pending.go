@@ -87,3 +87,21 @@ if [ -s "$f.tmp" ]; then mv -f -- "$f.tmp" "$f"; else rm -f -- "$f.tmp" "$f"; fi
 
 var pendingScriptHead = "set -u\nf=" + transport.Quote(pendingFile) + "\nmkdir -p -m 0755 -- " + transport.Quote(FragmentDir) +
 	" || exit\nexec 9>>" + transport.Quote(pendingLock) + " && flock 9 || exit\n"
+
+// restartSlurmdScript restarts slurmd only where it runs: a node that is not set up yet fetches
+// the new configuration when its slurmd first starts.
+const restartSlurmdScript = transport.ScriptEnv + `if systemctl is-active --quiet slurmd; then systemctl restart slurmd && echo restarted; fi`
+
+// RestartSlurmd is the node's half of an ordered restart. It reports whether slurmd was running,
+// and so restarted; running jobs survive it, since slurmstepd is not slurmd's child.
+func RestartSlurmd(ctx context.Context, ex Executor) (bool, error) {
+	res, err := ex.Sudo(ctx, restartSlurmdScript, nil)
+	if err != nil {
+		return false, err
+	}
+	restarted := strings.TrimSpace(string(res.Stdout)) == "restarted"
+	if restarted {
+		transport.Changed(ctx, ex, "restarted slurmd for an ordered restart")
+	}
+	return restarted, nil
+}
