@@ -59,6 +59,21 @@ func validateGroups(groups []string) error {
 	return nil
 }
 
+// Runner runs a script as the login user, without sudo.
+type Runner interface {
+	Run(ctx context.Context, script string, stdin []byte) (transport.Result, error)
+}
+
+// CheckLoginUserKeepsAccess refuses restricting SSH to groups that the connecting user, as
+// the node sees it (`id -nG` in the provider's own session), is in none of.
+func CheckLoginUserKeepsAccess(ctx context.Context, r Runner, user string, groups []string) error {
+	res, err := r.Run(ctx, "id -nG", nil)
+	if err != nil {
+		return fmt.Errorf("list the groups of %s: %w", user, err)
+	}
+	return CheckMembership(user, string(res.Stdout), groups)
+}
+
 // CheckMembership refuses groups that would lock out the connecting user;
 // userGroups is the output of `id -nG user`.
 func CheckMembership(user, userGroups string, groups []string) error {

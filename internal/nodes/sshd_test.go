@@ -281,3 +281,18 @@ func TestApplyAllowGroupsSandbox(t *testing.T) {
 		t.Errorf("%d reloads, want 1 (only when the file changed)", n)
 	}
 }
+
+type groupsOf string
+
+func (g groupsOf) Run(context.Context, string, []byte) (transport.Result, error) {
+	return transport.Result{Stdout: []byte(g + "\n")}, nil
+}
+
+func TestCheckLoginUserKeepsAccessAsksTheNode(t *testing.T) {
+	if err := CheckLoginUserKeepsAccess(context.Background(), groupsOf("admin adm sudo"), "admin", []string{"sudo"}); err != nil {
+		t.Errorf("admin in sudo, restricted to sudo: %v", err)
+	}
+	if err := CheckLoginUserKeepsAccess(context.Background(), groupsOf("admin"), "admin", []string{"sudo"}); err == nil {
+		t.Error("admin in no listed group: allowed, which would lock it out")
+	}
+}

@@ -150,11 +150,7 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	user := r.cluster.userFor(address)
-	res, err := host.Run(ctx, "id -nG", nil)
-	if err == nil {
-		err = nodes.CheckMembership(user, string(res.Stdout), groups)
-	}
-	if err != nil {
+	if err := nodes.CheckLoginUserKeepsAccess(ctx, host, user, groups); err != nil {
 		resp.Diagnostics.Append(nodeAttributeError(path.Root("ssh_allow_groups"), "SSH Access Would Lock Out The Provider", name,
 			"The provider's user "+user+" is in none of the groups", "Add the user to one of the groups first, or list one of its groups.", err))
 	}
