@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -303,13 +302,14 @@ func (r *beegfsManagementResource) converge(ctx context.Context, m *beegfsManage
 			"Refresh: a database that is really gone from its filesystem is then planned anew.", nil))
 		return diags
 	}
-	restart, err := r.setupController(ctx, h, mh, rel, node, dbFile)
+	o, _ := r.cluster.override(node)
+	restart, err := beegfs.SetUpMgmtd(ctx, h, mh, rel, dbFile, beegfs.TLSNames{Node: o.name, Address: firstNonEmpty(o.address, node)})
 	if err != nil {
 		diags.Append(nodeError("Cannot Set Up BeeGFS Management", node, "Setting up beegfs-mgmtd failed",
 			"Fix the cause named below and apply again; steps already done are not repeated, and the database is never initialised twice.", err))
 		return diags
 	}
-	if err := r.startService(ctx, h, restart); err != nil {
+	if err := beegfs.StartMgmtd(ctx, h, restart); err != nil {
 		diags.Append(nodeError("Cannot Start BeeGFS Management", node, "Starting beegfs-mgmtd failed",
 			"Its journal is quoted below (journalctl -u beegfs-mgmtd).", err))
 		return diags
@@ -338,130 +338,6 @@ func (r *beegfsManagementResource) converge(ctx context.Context, m *beegfsManage
 	return diags
 }
 
-// setupController writes the config, initialises the store once, creates the shared files and
-// the drop-in. restart reports a change the running service must be restarted for.
-func (r *beegfsManagementResource) setupController(ctx context.Context, h *transport.Host, mh beegfs.MgmtdHost, rel beegfs.Release, node, dbFile string) (restart bool, err error) {
-	cfg := mh.Config(rel)
-	if !cfg.Exists {
-		return false, fmt.Errorf("%s does not exist; reinstall %s, which ships it", rel.Layout().MgmtdConfigPath, beegfs.MgmtdPackage)
-	}
-	content, err := beegfs.SetMgmtdStore(rel, cfg.Content, dbFile)
-	if err != nil {
-		return false, err
-	}
-	if string(content) != string(cfg.Content) {
-		if _, err := h.WriteFile(ctx, transport.File{Path: rel.Layout().MgmtdConfigPath, Content: content, Owner: "root", Group: "root", Mode: 0o644, ExpectSHA256: cfg.SHA256()}); err != nil {
-			return false, err
-		}
-		restart = true
-	}
-	if !mh.Initialised(rel) {
-		if err := r.initStore(ctx, h, rel, dbFile); err != nil {
-			return false, err
-		}
-	}
-	created, err := beegfs.EnsureConnAuth(ctx, h)
-	if err != nil {
-		return false, err
-	}
-	if loose := mh.LooseSecrets(); len(loose) > 0 {
-		if err := beegfs.RestrictToRoot(ctx, h, loose...); err != nil {
-			return false, err
-		}
-	}
-	restart = restart || created
-	if rel.Layout().NeedsTLSCert {
-		changed, err := r.ensureTLS(ctx, h, mh, node)
-		if err != nil {
-			return false, err
-		}
-		restart = restart || changed
-	}
-	_, err = beegfs.WriteMgmtdDropIn(ctx, h, h, mh.Mount.Target)
-	return restart, err
-}
-
-// initStore runs the one-time initialisation. A refusal because the store exists is accepted
-// only once a fresh read finds it: someone initialised it since the read before.
-func (r *beegfsManagementResource) initStore(ctx context.Context, h *transport.Host, rel beegfs.Release, dbFile string) error {
-	outcome, err := beegfs.InitMgmtd(ctx, h, rel, dbFile)
-	if err != nil {
-		return err
-	}
-	if outcome == beegfs.Initialised {
-		return nil
-	}
-	again, err := beegfs.ReadMgmtd(ctx, h, dbFile)
-	if err != nil {
-		return err
-	}
-	if !again.Initialised(rel) {
-		return fmt.Errorf("the initialisation reported an existing store, but %s is not there", dbFile)
-	}
-	return nil
-}
-
-// ensureTLS creates key.pem and cert.pem where missing. The key is generated in memory, written
-// to the controller only if no key appeared there meanwhile, and cleared.
-func (r *beegfsManagementResource) ensureTLS(ctx context.Context, h *transport.Host, mh beegfs.MgmtdHost, node string) (changed bool, err error) {
-	if mh.KeySHA256 != "" && mh.CertSHA256 != "" {
-		return false, nil
-	}
-	var key []byte
-	if mh.KeySHA256 == "" {
-		if key, err = beegfs.GenerateTLSKey(); err != nil {
-			return false, err
-		}
-		defer clear(key)
-		if _, err := h.WriteFile(ctx, beegfs.TLSKeyFile(key)); err != nil {
-			return false, err
-		}
-	} else {
-		if key, err = readExistingTLSKey(ctx, h); err != nil {
-			return false, err
-		}
-		defer clear(key)
-	}
-	o, _ := r.cluster.override(node)
-	cert, err := beegfs.SelfSignedCert(key, beegfs.TLSNames{Node: o.name, Address: firstNonEmpty(o.address, node)}, time.Now())
-	if err != nil {
-		return false, err
-	}
-	expect := transport.Absent
-	if mh.CertSHA256 != "" {
-		expect = mh.CertSHA256
-	}
-	_, err = h.WriteFile(ctx, transport.File{Path: beegfs.TLSCertPath, Content: cert, Owner: "root", Group: "root", Mode: 0o644, ExpectSHA256: expect})
-	return true, err
-}
-
-type fileReader interface {
-	ReadFile(ctx context.Context, path string) (content []byte, exists bool, err error)
-}
-
-// readExistingTLSKey reads the key.pem the controller was seen to hold, for a new certificate.
-func readExistingTLSKey(ctx context.Context, h fileReader) ([]byte, error) {
-	key, exists, err := h.ReadFile(ctx, beegfs.TLSKeyPath)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", beegfs.TLSKeyPath, err)
-	}
-	if !exists {
-		return nil, fmt.Errorf("%s was removed while the provider worked on the controller; apply again, and the provider makes a new key and certificate", beegfs.TLSKeyPath)
-	}
-	return key, nil
-}
-
-func (r *beegfsManagementResource) startService(ctx context.Context, h *transport.Host, restart bool) error {
-	st, err := beegfs.ReadHost(ctx, h, beegfs.HostQuery{Services: []string{beegfs.ServiceMgmtd}})
-	if err != nil {
-		return err
-	}
-	if restart && st.Services[beegfs.ServiceMgmtd].Running() {
-		return beegfs.Restart(ctx, h, beegfs.ServiceMgmtd)
-	}
-	return beegfs.EnableNow(ctx, h, beegfs.ServiceMgmtd)
-}
-
 // distribute copies conn.auth and cert.pem from the controller to every other auth node. The
 // files pass through memory only and go to each node on stdin; WriteFile leaves identical
 // copies alone.
@@ -471,7 +347,7 @@ func (r *beegfsManagementResource) distribute(ctx context.Context, ctl *transpor
 	if len(targets) == 0 {
 		return diags
 	}
-	connAuth, cert, err := readShared(ctx, ctl, rel)
+	connAuth, cert, err := beegfs.ReadSharedFiles(ctx, ctl, rel)
 	if err != nil {
 		diags.Append(nodeError("Cannot Read BeeGFS Shared Files", node, "Reading "+beegfs.ConnAuthPath+" or "+beegfs.TLSCertPath+" failed", adviceRead, err))
 		return diags
@@ -489,21 +365,6 @@ func (r *beegfsManagementResource) distribute(ctx context.Context, ctl *transpor
 	diags.Append(failureDiags(failures, "Cannot Copy BeeGFS Shared Files", "Copying "+beegfs.ConnAuthPath+" and "+beegfs.TLSCertPath+" from "+node+" failed",
 		"Check that "+beegfs.ConfDir+" exists there (any BeeGFS package creates it), then apply again.")...)
 	return diags
-}
-
-func readShared(ctx context.Context, ctl *transport.Host, rel beegfs.Release) (connAuth, cert []byte, err error) {
-	connAuth, exists, err := ctl.ReadFile(ctx, beegfs.ConnAuthPath)
-	if err == nil && !exists {
-		err = errors.New(beegfs.ConnAuthPath + " disappeared while the apply read it")
-	}
-	if err != nil || !rel.Layout().NeedsTLSCert {
-		return connAuth, nil, err
-	}
-	cert, exists, err = ctl.ReadFile(ctx, beegfs.TLSCertPath)
-	if err == nil && !exists {
-		err = errors.New(beegfs.TLSCertPath + " disappeared while the apply read it")
-	}
-	return connAuth, cert, err
 }
 
 // copyStatus compares every auth node's copies with the controller's, by fingerprint.
