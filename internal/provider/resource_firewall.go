@@ -106,12 +106,12 @@ func (r *firewallResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				Optional:            true,
 			},
 			"rules": schema.SetAttribute{
-				MarkdownDescription: "The `id`s of the `gpucluster_firewall_rule`s on this node that must be in place before UFW is enabled. The references order them before the firewall; the plan counts them as present for the lockout and Slurm checks even before they exist, and the apply refuses to enable UFW while one is missing on the node.",
+				MarkdownDescription: "The `id`s of the `gpucluster_firewall_rule`s on this node that must be in place before UFW is enabled. The references order them before the firewall; the plan counts them as present for the lockout and Slurm checks even before they exist, and the apply refuses to enable UFW while one is missing on the node. An import lists every rule on the node here (and leaves `ssh_rule` unset), so list them all to import with an empty plan.",
 				Optional:            true,
 				ElementType:         types.StringType,
 			},
 			"slurm_controller": schema.StringAttribute{
-				MarkdownDescription: "The Slurm controller node, for example `gpucluster_slurm_controller.NAME.id`. The plan then reads its slurm.conf and warns when it has no `SrunPortRange` (pitfall P6), and checks slurmd's port from its `SlurmdPort`. The check needs slurm.conf on the controller: on the apply that creates the controller it is skipped.",
+				MarkdownDescription: "The Slurm controller node, for example `gpucluster_slurm_controller.NAME.id`. The plan then reads its slurm.conf and warns when it has no `SrunPortRange` (pitfall P6), and checks slurmd's port from its `SlurmdPort`. The check needs slurm.conf on the controller: on the apply that creates the controller it is skipped. An import reads it from the node: the node itself when `slurmctld` is enabled there, else the host of `--conf-server` in /etc/default/slurmd.",
 				Optional:            true,
 				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
 			},
@@ -342,6 +342,10 @@ func (r *firewallResource) apply(ctx context.Context, node string, listed []fire
 			fmt.Sprintf("UFW on %s was left as it was: the listed rules %s are not on the node, and enabling UFW without them would drop their traffic. "+
 				"List gpucluster_firewall_rule ids (gpucluster_firewall_rule.NAME.id), so the rules are created first.", node, strings.Join(missing, ", ")))}
 	}
+	if st.Enabled == enabled && st.Incoming == incoming && st.Outgoing == outgoing {
+		// Only rules or slurm_controller changed: ufw would rewrite its files and reload for nothing.
+		return nil
+	}
 	return setFirewall(ctx, h, node, enabled, incoming, outgoing)
 }
 
@@ -425,14 +429,20 @@ func (r *firewallResource) Delete(ctx context.Context, req resource.DeleteReques
 	resp.Diagnostics.Append(setFirewall(ctx, h, node, enabled, incoming, outgoing)...)
 }
 
-// ImportState takes the node. Destroy after an import restores the state found at import.
+// ImportState takes the node. Destroy after an import restores the state found at import. rules
+// and slurm_controller are read from the node (firewall_import.go).
 func (r *firewallResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	node := req.ID
 	if !nodeRefPattern.MatchString(node) {
 		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Expected the node's name or address (for example \"gpu01\"); got %q.", node))
 		return
 	}
-	_, st, diags := r.lockedState(ctx, node)
+	h, st, diags := r.lockedState(ctx, node)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	controller, diags := importedSlurmController(ctx, h, node)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -444,8 +454,8 @@ func (r *firewallResource) ImportState(ctx context.Context, req resource.ImportS
 		DefaultIncoming:  types.StringValue(st.Incoming),
 		DefaultOutgoing:  types.StringValue(st.Outgoing),
 		SSHRule:          types.StringNull(),
-		Rules:            types.SetNull(types.StringType),
-		SlurmController:  types.StringNull(),
+		Rules:            importedRuleIDs(node, st.Rules),
+		SlurmController:  controller,
 		PreviousEnabled:  types.BoolValue(st.Enabled),
 		PreviousIncoming: types.StringValue(st.Incoming),
 		PreviousOutgoing: types.StringValue(st.Outgoing),

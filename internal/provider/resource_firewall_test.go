@@ -89,7 +89,9 @@ func TestAccFirewall_guideRulesBlockOtherPorts(t *testing.T) {
 				ImportState:             true,
 				ImportStateId:           node,
 				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"ssh_rule", "previous_enabled", "previous_incoming", "previous_outgoing"},
+				// The import lists every rule of the node in rules and leaves ssh_rule unset, where
+				// this configuration names the SSH rule in ssh_rule and orders the others by depends_on.
+				ImportStateVerifyIgnore: []string{"ssh_rule", "rules", "previous_enabled", "previous_incoming", "previous_outgoing"},
 			},
 		},
 	})
