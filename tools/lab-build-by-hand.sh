@@ -4,6 +4,7 @@
 # the provider never touched: the groups and users of group_vars/all.yml with their IDs, one MUNGE
 # key made by mungekey and copied with mode 0400, and `ufw allow` for each row of the firewall
 # table that applies to the host's inventory groups, then default deny and enable, login01 first.
+# On the GPU servers SSH is restricted to administrators (the guide's "Preparing the Nodes").
 # Packages come from the lab image's local apt repository, as the provider's own come.
 #
 # Not yet built here (the next part of #10): slurm.conf, cgroup.conf, gres.conf,
@@ -80,6 +81,9 @@ ufw_rows() {
 for h in "${hosts[@]}"; do
 	on "$h" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q munge >/dev/null
 	accounts "$h"
+done
+for h in "${hosts[@]:1}"; do
+	on "$h" sh -euc "printf 'AllowGroups sudo\n' > /etc/ssh/sshd_config.d/90-allow-sudo.conf; systemctl reload ssh"
 done
 munge_key
 # login01 first, as the guide rolls the firewall out (--limit controller), then the others.
