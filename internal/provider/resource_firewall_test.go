@@ -85,10 +85,10 @@ func TestAccFirewall_guideRulesBlockOtherPorts(t *testing.T) {
 				Check:  checkReachable(l, "login01", addr, "22", true),
 			},
 			{
-				ResourceName:            "gpucluster_firewall.test",
-				ImportState:             true,
-				ImportStateId:           node,
-				ImportStateVerify:       true,
+				ResourceName:      "gpucluster_firewall.test",
+				ImportState:       true,
+				ImportStateId:     node,
+				ImportStateVerify: true,
 				// The import lists every rule of the node in rules and leaves ssh_rule unset, where
 				// this configuration names the SSH rule in ssh_rule and orders the others by depends_on.
 				ImportStateVerifyIgnore: []string{"ssh_rule", "rules", "previous_enabled", "previous_incoming", "previous_outgoing"},
