@@ -8,9 +8,11 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
@@ -183,10 +185,10 @@ func TestAccAdopt_handBuiltCluster(t *testing.T) {
 					// Imports that change nothing: every resource is read back as configured.
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				ConfigStateChecks: []statecheck.StateCheck{hostCheck(func() error {
+				ConfigStateChecks: append(undeclaredChecks(nodes, ""), hostCheck(func() error {
 					imported = hostSnapshot(t, l, true)
 					return sameSnapshot("the import", found, hostSnapshot(t, l, false))
-				})},
+				})),
 			},
 			{
 				// The first apply after the import, the import blocks gone.
@@ -199,10 +201,35 @@ func TestAccAdopt_handBuiltCluster(t *testing.T) {
 				})},
 			},
 			{
+				// A port opened by hand on an adopted node shows as undeclared.
+				PreConfig: func() { onHost(t, l, "gpu01", "ufw allow 7777 comment 'by hand'") },
+				Config:    config,
+				ConfigStateChecks: append(undeclaredChecks(nodes, "gpu01"),
+					statecheck.ExpectKnownValue(`gpucluster_firewall.node["gpu01"]`, tfjsonpath.New("undeclared_rules"),
+						knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact("gpu01:allow:7777/any:from=any")}))),
+			},
+			{
+				PreConfig: func() {
+					onHost(t, l, "gpu01", "ufw delete allow 7777")
+					found = hostSnapshot(t, l, false)
+				},
 				Config: providerConfig(l, "") + adoptRelease,
 			},
 		},
 	})
+}
+
+// undeclaredChecks expects no undeclared rule on any node but except: every rule made by hand
+// was imported as a gpucluster_firewall_rule.
+func undeclaredChecks(nodes []string, except string) []statecheck.StateCheck {
+	var checks []statecheck.StateCheck
+	for _, n := range nodes {
+		if n != except {
+			checks = append(checks, statecheck.ExpectKnownValue(fmt.Sprintf("gpucluster_firewall.node[%q]", n),
+				tfjsonpath.New("undeclared_rules"), knownvalue.SetExact(nil)))
+		}
+	}
+	return checks
 }
 
 // hostCheck runs a check on the hosts after a step. ConfigStateChecks, unlike Check, take a

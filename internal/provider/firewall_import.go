@@ -2,9 +2,12 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
@@ -51,4 +54,35 @@ func importedSlurmController(ctx context.Context, h *transport.Host, node string
 		return types.StringNull(), nil
 	}
 	return types.StringValue(controller), nil
+}
+
+// undeclaredRules lists, as rule ids, the rules on the node that no gpucluster_firewall_rule
+// owns: made by hand, or by a tool other than this provider.
+func (c *cluster) undeclaredRules(node string, st firewall.State) []string {
+	var ids []string
+	for _, r := range st.Undeclared(c.firewallPlans.declaredOn(c.canonicalNode(node))) {
+		ids = append(ids, firewall.ID(node, r))
+	}
+	return ids
+}
+
+// warnUndeclared names each rule on the node that nobody declares: it admits traffic that no
+// configuration shows.
+func warnUndeclared(diags *diag.Diagnostics, node string, ids []string, st firewall.State) {
+	if len(ids) == 0 {
+		return
+	}
+	lines := make([]string, len(ids))
+	for i, id := range ids {
+		_, rule, _ := firewall.ParseID(id)
+		found, _ := firewall.Find(st.Rules, rule.Key())
+		lines[i] = "  " + id
+		if found.Comment != "" {
+			lines[i] += " (" + found.Comment + ")"
+		}
+	}
+	diags.AddAttributeWarning(path.Root("undeclared_rules"), "Undeclared Firewall Rules",
+		fmt.Sprintf("UFW on %s has rules that no gpucluster_firewall_rule declares (none is in %s), so no configuration shows the traffic they admit:\n%s\n\n"+
+			"Import each one that should stay (terraform import gpucluster_firewall_rule.NAME ID) or declare it; delete the others on the node (sudo ufw delete ...).",
+			node, firewall.LedgerPath, strings.Join(lines, "\n")))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -47,6 +48,7 @@ type firewallModel struct {
 	PreviousEnabled  types.Bool   `tfsdk:"previous_enabled"`
 	PreviousIncoming types.String `tfsdk:"previous_incoming"`
 	PreviousOutgoing types.String `tfsdk:"previous_outgoing"`
+	UndeclaredRules  types.Set    `tfsdk:"undeclared_rules"`
 }
 
 func (r *firewallResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -129,6 +131,14 @@ func (r *firewallResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				MarkdownDescription: "Outgoing policy before this resource; destroy restores it.",
 				Computed:            true,
 				PlanModifiers:       keep,
+			},
+			"undeclared_rules": schema.SetAttribute{
+				MarkdownDescription: "The ids of the rules on the node that no `gpucluster_firewall_rule` declares: not in the node's ownership ledger (" +
+					"`" + firewall.LedgerPath + "`) nor declared in the same run. Read at every refresh, with a warning naming each rule: a port opened by hand " +
+					"(`ufw allow 7777`) shows here. Import the ones to keep as `gpucluster_firewall_rule`s by these ids.",
+				Computed:      true,
+				ElementType:   types.StringType,
+				PlanModifiers: []planmodifier.Set{setplanmodifier.UseStateForUnknown()},
 			},
 		},
 	}
@@ -293,6 +303,7 @@ func (r *firewallResource) Create(ctx context.Context, req resource.CreateReques
 		plan.PreviousEnabled = types.BoolValue(st.Enabled)
 		plan.PreviousIncoming = types.StringValue(st.Incoming)
 		plan.PreviousOutgoing = types.StringValue(st.Outgoing)
+		plan.UndeclaredRules = stringSet(r.cluster.undeclaredRules(node, st))
 	}, plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -313,6 +324,7 @@ func (r *firewallResource) Update(ctx context.Context, req resource.UpdateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// undeclared_rules keeps the value of the refresh the plan showed; the next refresh reads it anew.
 	resp.Diagnostics.Append(r.apply(ctx, plan.Node.ValueString(), listed, func(firewall.State) {},
 		plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
 	if resp.Diagnostics.HasError() {
@@ -402,6 +414,9 @@ func (r *firewallResource) Read(ctx context.Context, req resource.ReadRequest, r
 	state.Enabled = types.BoolValue(st.Enabled)
 	state.DefaultIncoming = types.StringValue(st.Incoming)
 	state.DefaultOutgoing = types.StringValue(st.Outgoing)
+	undeclared := r.cluster.undeclaredRules(state.Node.ValueString(), st)
+	state.UndeclaredRules = stringSet(undeclared)
+	warnUndeclared(&resp.Diagnostics, state.Node.ValueString(), undeclared, st)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -459,6 +474,7 @@ func (r *firewallResource) ImportState(ctx context.Context, req resource.ImportS
 		PreviousEnabled:  types.BoolValue(st.Enabled),
 		PreviousIncoming: types.StringValue(st.Incoming),
 		PreviousOutgoing: types.StringValue(st.Outgoing),
+		UndeclaredRules:  stringSet(r.cluster.undeclaredRules(node, st)),
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
