@@ -209,10 +209,31 @@ func TestAccAdopt_handBuiltCluster(t *testing.T) {
 						knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact("gpu01:allow:7777/any:from=any")}))),
 			},
 			{
-				PreConfig: func() {
-					onHost(t, l, "gpu01", "ufw delete allow 7777")
-					found = hostSnapshot(t, l, false)
+				// exclusive deletes it, and only it: the plan shows it going.
+				Config: strings.Replace(config, `node     = each.key
+  rules`, `node     = each.key
+  exclusive = each.key == "gpu01"
+  rules`, 1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(`gpucluster_firewall.node["gpu01"]`, plancheck.ResourceActionUpdate),
+						plancheck.ExpectResourceAction(`gpucluster_firewall.node["gpu02"]`, plancheck.ResourceActionNoop),
+						plancheck.ExpectKnownValue(`gpucluster_firewall.node["gpu01"]`, tfjsonpath.New("undeclared_rules"), knownvalue.SetExact(nil)),
+					},
 				},
+				ConfigStateChecks: append(undeclaredChecks(nodes, ""), hostCheck(func() error {
+					out, err := onHostErr(l, "gpu01", "ufw show added")
+					if err != nil {
+						return err
+					}
+					if strings.Contains(out, "7777") || strings.Count(out, "ufw allow") != 5 {
+						return fmt.Errorf("exclusive must delete 7777 and keep gpu01's five declared rules:\n%s", out)
+					}
+					return nil
+				})),
+			},
+			{
+				PreConfig: func() { found = hostSnapshot(t, l, false) },
 				Config: providerConfig(l, "") + adoptRelease,
 			},
 		},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
@@ -85,4 +86,66 @@ func warnUndeclared(diags *diag.Diagnostics, node string, ids []string, st firew
 		fmt.Sprintf("UFW on %s has rules that no gpucluster_firewall_rule declares (none is in %s), so no configuration shows the traffic they admit:\n%s\n\n"+
 			"Import each one that should stay (terraform import gpucluster_firewall_rule.NAME ID) or declare it; delete the others on the node (sudo ufw delete ...).",
 			node, firewall.LedgerPath, strings.Join(lines, "\n")))
+}
+
+// planExclusive shows the undeclared rules going and refuses, before anything changes, an
+// exclusive firewall whose remaining rules would drop the provider's connection.
+func (r *firewallResource) planExclusive(ctx context.Context, resp *resource.ModifyPlanResponse, plan firewallModel) diag.Diagnostics {
+	node := plan.Node.ValueString()
+	h, st, diags := r.cluster.firewallState(ctx, node)
+	if diags.HasError() {
+		return diags
+	}
+	undeclared := st.Undeclared(r.cluster.firewallPlans.declaredOn(r.cluster.canonicalNode(node)))
+	diags.Append(resp.Plan.SetAttribute(ctx, path.Root("undeclared_rules"), stringSet(nil))...)
+	if len(undeclared) == 0 {
+		return diags
+	}
+	listed, d := r.listedRules(ctx, plan)
+	diags.Append(d...)
+	if diags.HasError() {
+		return diags
+	}
+	stay := slices.Concat(withoutKeys(st.Rules, ruleKeys(undeclared)), listed)
+	diags.Append(refuseLockout(ctx, h, node, stay, plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(),
+		"deleting the undeclared rules "+strings.Join(keysOf(undeclared), ", "), path.Root("exclusive"), declareRuleAdvice)...)
+	return diags
+}
+
+// deleteUndeclared deletes, under the node's lock the caller holds, the rules nobody declares,
+// once the rules that stay are shown to keep the provider connected; st is left without them.
+func (r *firewallResource) deleteUndeclared(ctx context.Context, h *transport.Host, node string, st *firewall.State, enabled bool, incoming string) diag.Diagnostics {
+	undeclared := st.Undeclared(r.cluster.firewallPlans.declaredOn(r.cluster.canonicalNode(node)))
+	if len(undeclared) == 0 {
+		return nil
+	}
+	stay := withoutKeys(st.Rules, ruleKeys(undeclared))
+	if d := refuseLockout(ctx, h, node, stay, enabled, incoming, "deleting the undeclared rules "+strings.Join(keysOf(undeclared), ", "),
+		path.Root("exclusive"), declareRuleAdvice); d.HasError() {
+		return d
+	}
+	for _, rule := range undeclared {
+		if err := firewall.Delete(ctx, h, rule); err != nil {
+			return diag.Diagnostics{nodeError("Cannot Delete Undeclared Firewall Rule", node, "Deleting "+rule.Key()+" with ufw failed; the rules before it in undeclared_rules are gone",
+				"Delete it by hand (sudo ufw delete ...) or import it, then apply again.", err)}
+		}
+	}
+	st.Rules = stay
+	return nil
+}
+
+func ruleKeys(rules []firewall.Rule) map[string]bool {
+	keys := make(map[string]bool, len(rules))
+	for _, r := range rules {
+		keys[r.Key()] = true
+	}
+	return keys
+}
+
+func keysOf(rules []firewall.Rule) []string {
+	keys := make([]string, len(rules))
+	for i, r := range rules {
+		keys[i] = r.Key()
+	}
+	return keys
 }

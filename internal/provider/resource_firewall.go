@@ -49,6 +49,7 @@ type firewallModel struct {
 	PreviousIncoming types.String `tfsdk:"previous_incoming"`
 	PreviousOutgoing types.String `tfsdk:"previous_outgoing"`
 	UndeclaredRules  types.Set    `tfsdk:"undeclared_rules"`
+	Exclusive        types.Bool   `tfsdk:"exclusive"`
 }
 
 func (r *firewallResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -132,6 +133,14 @@ func (r *firewallResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				Computed:            true,
 				PlanModifiers:       keep,
 			},
+			"exclusive": schema.BoolAttribute{
+				MarkdownDescription: "Make the declared rules the node's only ones: the apply deletes every rule in `undeclared_rules` (the plan shows them going), " +
+					"after the same lockout check as for enabling UFW, counting only the rules that stay. List the node's rules in `rules`, so they are " +
+					"in place (and in the ledger) before the firewall applies; a rule the same apply would only adopt later counts as undeclared. Defaults to `false`: undeclared rules are reported, never touched.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+			},
 			"undeclared_rules": schema.SetAttribute{
 				MarkdownDescription: "The ids of the rules on the node that no `gpucluster_firewall_rule` declares: not in the node's ownership ledger (" +
 					"`" + firewall.LedgerPath + "`) nor declared in the same run. Read at every refresh, with a warning naming each rule: a port opened by hand " +
@@ -168,6 +177,12 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		firewallSwitch{enabled: plan.Enabled.ValueBool(), incoming: plan.DefaultIncoming.ValueString()})
 	if !r.cluster.canReachHosts() || plan.SSHRule.IsUnknown() || plan.Rules.IsUnknown() {
 		return
+	}
+	if plan.Exclusive.ValueBool() {
+		resp.Diagnostics.Append(r.planExclusive(ctx, resp, plan)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
 	}
 	if !plan.Enabled.ValueBool() {
 		return
@@ -304,7 +319,10 @@ func (r *firewallResource) Create(ctx context.Context, req resource.CreateReques
 		plan.PreviousIncoming = types.StringValue(st.Incoming)
 		plan.PreviousOutgoing = types.StringValue(st.Outgoing)
 		plan.UndeclaredRules = stringSet(r.cluster.undeclaredRules(node, st))
-	}, plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
+	}, plan.Exclusive.ValueBool(), plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
+	if plan.Exclusive.ValueBool() {
+		plan.UndeclaredRules = stringSet(nil)
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -326,7 +344,7 @@ func (r *firewallResource) Update(ctx context.Context, req resource.UpdateReques
 	}
 	// undeclared_rules keeps the value of the refresh the plan showed; the next refresh reads it anew.
 	resp.Diagnostics.Append(r.apply(ctx, plan.Node.ValueString(), listed, func(firewall.State) {},
-		plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
+		plan.Exclusive.ValueBool(), plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -339,13 +357,18 @@ func (r *firewallResource) Update(ctx context.Context, req resource.UpdateReques
 // then sets the policies and the switch in the order that never filters before the policies
 // are right. It holds the node's lock throughout: two ufw commands at once on one node fail
 // ("problem running"), and a rule added in between would not have been checked.
-func (r *firewallResource) apply(ctx context.Context, node string, listed []firewall.Rule, before func(firewall.State), enabled bool, incoming, outgoing string) diag.Diagnostics {
+func (r *firewallResource) apply(ctx context.Context, node string, listed []firewall.Rule, before func(firewall.State), exclusive, enabled bool, incoming, outgoing string) diag.Diagnostics {
 	h, st, unlock, diags := r.cluster.lockedFirewallState(ctx, node)
 	if diags.HasError() {
 		return diags
 	}
 	defer unlock()
 	before(st)
+	if exclusive {
+		if d := r.deleteUndeclared(ctx, h, node, &st, enabled, incoming); d.HasError() {
+			return d
+		}
+	}
 	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "enabling UFW with incoming "+incoming, path.Root("enabled"), declareRuleAdvice); d.HasError() {
 		return d
 	}
@@ -475,6 +498,7 @@ func (r *firewallResource) ImportState(ctx context.Context, req resource.ImportS
 		PreviousIncoming: types.StringValue(st.Incoming),
 		PreviousOutgoing: types.StringValue(st.Outgoing),
 		UndeclaredRules:  stringSet(r.cluster.undeclaredRules(node, st)),
+		Exclusive:        types.BoolValue(false),
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
