@@ -234,7 +234,7 @@ func TestAccAdopt_handBuiltCluster(t *testing.T) {
 			},
 			{
 				PreConfig: func() { found = hostSnapshot(t, l, false) },
-				Config: providerConfig(l, "") + adoptRelease,
+				Config:    providerConfig(l, "") + adoptRelease,
 			},
 		},
 	})
