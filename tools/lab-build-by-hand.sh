@@ -7,8 +7,12 @@
 # On the GPU servers SSH is restricted to administrators (the guide's "Preparing the Nodes").
 # Packages come from the lab image's local apt repository, as the provider's own come.
 #
-# Not yet built here (the next part of #10): slurm.conf, cgroup.conf, gres.conf,
-# /etc/default/slurmd and BeeGFS.
+# Then Slurm: Debian's slurmctld on login01 and slurmd on the GPU servers, slurm.conf,
+# cgroup.conf and gres.conf written as the guide shows them, and /etc/default/slurmd, with the
+# lab's necessary changes: proctrack/linuxproc, task/none and jobacct_gather/none (the
+# containers' cgroups are read-only), the stand-in GPUs /dev/nvidia[0-3] listed in gres.conf
+# (no NVML without GPUs), NodeName values from `slurmd -C` on the first GPU server as the guide
+# says, and DefMemPerGPU a quarter of that memory. Not built here yet: BeeGFS.
 #
 # usage: tools/lab-build-by-hand.sh   (LAB=path of gpucluster-lab, default bin/gpucluster-lab;
 #        GPUCLUSTER_LAB_INSTANCE selects the lab as for every lab command)
@@ -78,6 +82,78 @@ ufw_rows() {
 	on "$host" ufw --force enable >/dev/null
 }
 
+# gpu01,gpu02,gpu03 as the guide writes it: gpu[01-03].
+hostlist() {
+	local first=${1#gpu} last=${!#}
+	last=${last#gpu}
+	[ "$(( 10#$last - 10#$first + 1 ))" -eq "$#" ] || { echo "GPU servers not numbered in one range: $*" >&2; exit 1; }
+	if [ "$#" -eq 1 ]; then echo "$1"; else echo "gpu[$first-$last]"; fi
+}
+
+slurm() {
+	local gpus=("${hosts[@]:1}")
+	on login01 env DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurmctld >/dev/null
+	for h in "${gpus[@]}"; do
+		on "$h" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurmd >/dev/null
+	done
+	local hw mem range
+	# "NodeName=gpu01 CPUs=2 Boards=1 ... RealMemory=N", without the name and any UpTime line.
+	hw=$(on "${gpus[0]}" slurmd -C | head -n1 | cut -d' ' -f2-)
+	mem=${hw##*RealMemory=}
+	mem=${mem%% *}
+	range=$(hostlist "${gpus[@]}")
+	local conf
+	conf="ClusterName=cluster
+SlurmctldHost=login01
+SlurmUser=slurm
+AuthType=auth/munge
+CredType=cred/munge
+
+StateSaveLocation=/var/spool/slurmctld
+SlurmdSpoolDir=/var/spool/slurmd
+SlurmctldPort=6817
+SlurmdPort=6818
+SrunPortRange=60001-61000
+
+SlurmctldParameters=enable_configless,reconfig_on_restart
+SchedulerType=sched/backfill
+EnforcePartLimits=ANY
+ReturnToService=2
+
+GresTypes=gpu
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+
+NodeName=$range $hw Gres=gpu:4 State=UNKNOWN
+
+PartitionName=gpu Nodes=$range Default=YES MaxTime=3-00:00:00 State=UP AllowGroups=users DefMemPerGPU=$((mem / 4))
+"
+	on login01 sh -euc 'install -d -o slurm -g slurm /var/spool/slurmctld
+		printf %s "$1" > /etc/slurm/slurm.conf
+		printf "CgroupPlugin=autodetect\nConstrainCores=yes\nConstrainDevices=yes\nConstrainRAMSpace=no\n" > /etc/slurm/cgroup.conf
+		printf "Name=gpu File=/dev/nvidia[0-3]\n" > /etc/slurm/gres.conf
+		systemctl enable slurmctld >/dev/null 2>&1
+		systemctl restart slurmctld' sh "$conf"
+	for h in "${gpus[@]}"; do
+		on "$h" sh -euc 'printf "SLURMD_OPTIONS=\"--conf-server login01:6817\"\n" > /etc/default/slurmd
+			systemctl enable slurmd >/dev/null 2>&1
+			systemctl restart slurmd'
+	done
+	# After a start nodes show unk for a while: poll, never sleep a fixed time.
+	local want="${#gpus[@]}:idle" got=
+	for _ in $(seq 60); do
+		got=$(on login01 sinfo -h -o %D:%T 2>/dev/null || true)
+		[ "$got" = "$want" ] && return 0
+		sleep 1
+	done
+	echo "Slurm did not come up: sinfo says '$got', want '$want'" >&2
+	on login01 sinfo -R >&2 || true
+	exit 1
+}
+
 for h in "${hosts[@]}"; do
 	on "$h" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q munge >/dev/null
 	accounts "$h"
@@ -90,6 +166,7 @@ munge_key
 for h in "${hosts[@]}"; do
 	ufw_rows "$h"
 done
+slurm
 # The guide's check: a credential made on login01 decodes on a GPU server.
 for h in "${hosts[@]:1}"; do
 	on login01 sh -c 'munge -n' | on "$h" unmunge >/dev/null

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -52,11 +53,14 @@ locals {
 `
 
 // adoptResources declares what tools/lab-build-by-hand.sh built, as the import reads it back:
-// useradd's shell is /bin/sh, the firewall lists every rule of its node.
+// useradd's shell is /bin/sh, roles follow the enabled Slurm daemons, the firewall lists every
+// rule of its node and names the controller slurmd takes its configuration from. The Slurm
+// daemons themselves are not imported yet (issue #10's next part).
 const adoptResources = `
 resource "gpucluster_node" "all" {
   for_each         = toset(local.nodes)
   name             = each.key
+  roles            = each.key == "login01" ? ["controller"] : ["compute"]
   ssh_allow_groups = each.key == "login01" ? null : ["sudo"]
 }
 
@@ -91,9 +95,10 @@ resource "gpucluster_firewall_rule" "table" {
 }
 
 resource "gpucluster_firewall" "node" {
-  for_each = toset(local.nodes)
-  node     = each.key
-  rules    = [for r in gpucluster_firewall_rule.table : r.id if r.node == each.key]
+  for_each         = toset(local.nodes)
+  node             = each.key
+  rules            = [for r in gpucluster_firewall_rule.table : r.id if r.node == each.key]
+  slurm_controller = "login01"
 }
 `
 
@@ -210,9 +215,9 @@ func TestAccAdopt_handBuiltCluster(t *testing.T) {
 			},
 			{
 				// exclusive deletes it, and only it: the plan shows it going.
-				Config: strings.Replace(config, `node     = each.key
-  rules`, `node     = each.key
-  exclusive = each.key == "gpu01"
+				Config: strings.Replace(config, `node             = each.key
+  rules`, `node             = each.key
+  exclusive        = each.key == "gpu01"
   rules`, 1),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
@@ -274,10 +279,12 @@ func buildByHand(t *testing.T, l *lab.Lab) {
 
 func undoBuildByHand(t *testing.T, l *lab.Lab) {
 	for _, n := range labNodeNames(l) {
-		_, stderr, err := l.Exec(context.Background(), n, `ufw --force reset >/dev/null; rm -f /etc/ufw/*.rules.[0-9]*
+		_, stderr, err := l.Exec(context.Background(), n, `export DEBIAN_FRONTEND=noninteractive
+apt-get purge -y -q slurmctld slurmd >/dev/null; rm -rf /etc/slurm /etc/default/slurmd /var/spool/slurmctld /var/spool/slurmd
+ufw --force reset >/dev/null; rm -f /etc/ufw/*.rules.[0-9]*
 userdel alice; userdel bob
 rm -rf /etc/ansible
-DEBIAN_FRONTEND=noninteractive apt-get purge -y -q munge >/dev/null
+apt-get purge -y -q munge >/dev/null
 if [ -e /etc/ssh/sshd_config.d/90-allow-sudo.conf ]; then rm /etc/ssh/sshd_config.d/90-allow-sudo.conf; systemctl reload ssh; fi
 for f in `+firewall.LedgerPath+` `+users.LedgerPath+`; do
 	[ -e "$f" ] && sed -i -E '/^(allow:|(user|group) (alice|bob|users) )/d' "$f"
@@ -295,7 +302,7 @@ func hostSnapshot(t *testing.T, l *lab.Lab, withState bool) string {
 	t.Helper()
 	script := `find /etc -xdev -type f -printf '%p %T@\n' | sort
 find /etc -xdev -type f -print0 | sort -z | xargs -0 sha256sum
-for u in munge ssh ufw systemd-journald; do systemctl show -p Id -p ExecMainStartTimestampMonotonic -p ActiveEnterTimestampMonotonic -p MainPID "$u.service"; done
+for u in munge ssh ufw systemd-journald slurmctld slurmd; do systemctl show -p Id -p ExecMainStartTimestampMonotonic -p ActiveEnterTimestampMonotonic -p MainPID "$u.service"; done
 ufw status verbose`
 	if withState {
 		script += "\nfind /var/lib/gpucluster -type f -print0 2>/dev/null | sort -z | xargs -0 -r sha256sum"
@@ -322,4 +329,49 @@ func sameSnapshot(what, before, after string) error {
 		}
 	}
 	return fmt.Errorf("%s changed the hosts; lines now different:\n%s", what, strings.Join(changed, "\n"))
+}
+
+// exclusive never deletes the rule that keeps the provider connected: with the SSH rule made
+// by hand and declared nowhere, the plan refuses and no rule goes.
+func TestAccFirewall_exclusiveKeepsProviderConnected(t *testing.T) {
+	l := lab.Require(t)
+	const node = "gpu02"
+	onHost(t, l, node, "ufw allow proto tcp from 10.0.0.10 to any port 22 >/dev/null && ufw allow 7778 >/dev/null && ufw --force enable >/dev/null")
+	t.Cleanup(func() { onHost(t, l, node, "ufw --force reset >/dev/null; rm -f /etc/ufw/*.rules.[0-9]*") })
+	before := onHost(t, l, node, "ufw show added")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: providerConfig(l, "") + fmt.Sprintf(`
+import {
+  to = gpucluster_firewall.test
+  id = %[1]q
+}
+
+resource "gpucluster_firewall" "test" {
+  node      = %[1]q
+  exclusive = true
+}
+`, node),
+			ExpectError: regexp.MustCompile(`(?s)Firewall Would Lock Out The Provider.*deleting the undeclared rules allow:22/tcp:from=10\.0\.0\.10`),
+		}, {
+			// Listing a rule that nobody declares contradicts exclusive.
+			Config: providerConfig(l, "") + fmt.Sprintf(`
+import {
+  to = gpucluster_firewall.test
+  id = %[1]q
+}
+
+resource "gpucluster_firewall" "test" {
+  node      = %[1]q
+  rules     = ["%[1]s:allow:22/tcp:from=10.0.0.10", "%[1]s:allow:7778/any:from=any"]
+  exclusive = true
+}
+`, node),
+			ExpectError: regexp.MustCompile(`(?s)Listed Rule Not Declared.*gpu02:allow:22/tcp:from=10\.0\.0\.10 is listed`),
+		}},
+	})
+	if after := onHost(t, l, node, "ufw show added"); after != before {
+		t.Errorf("a refused exclusive plan changed the rules:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
 }

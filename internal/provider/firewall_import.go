@@ -32,8 +32,9 @@ func importedRuleIDs(node string, rules []firewall.Rule) types.Set {
 	return stringSet(ids)
 }
 
-// importedSlurmController names the node itself when it runs slurmctld, else the controller
-// slurmd takes its configuration from (--conf-server in /etc/default/slurmd), else null.
+// importedSlurmController names the node itself when slurmctld is enabled there, else, when
+// slurmd is, the controller it takes its configuration from (--conf-server in
+// /etc/default/slurmd), else null.
 func importedSlurmController(ctx context.Context, h *transport.Host, node string) (types.String, diag.Diagnostics) {
 	roles, err := nodes.Roles(ctx, h)
 	if err != nil {
@@ -41,6 +42,9 @@ func importedSlurmController(ctx context.Context, h *transport.Host, node string
 	}
 	if slices.Contains(roles, "controller") {
 		return types.StringValue(node), nil
+	}
+	if !slices.Contains(roles, "compute") {
+		return types.StringNull(), nil
 	}
 	content, exists, err := h.ReadFile(ctx, slurm.SlurmdDefaultsPath)
 	if err != nil {
@@ -106,7 +110,18 @@ func (r *firewallResource) planExclusive(ctx context.Context, resp *resource.Mod
 	if diags.HasError() {
 		return diags
 	}
-	stay := slices.Concat(withoutKeys(st.Rules, ruleKeys(undeclared)), listed)
+	gone := ruleKeys(undeclared)
+	for _, rule := range listed {
+		if gone[rule.Key()] {
+			diags.AddAttributeError(path.Root("rules"), "Listed Rule Not Declared",
+				fmt.Sprintf("%s is listed for %s, but no gpucluster_firewall_rule declares it, so exclusive would delete it. "+
+					"Import or declare it as a gpucluster_firewall_rule and list that resource's id, or drop it from the list. Nothing was changed.", firewall.ID(node, rule), node))
+		}
+	}
+	if diags.HasError() {
+		return diags
+	}
+	stay := slices.Concat(withoutKeys(st.Rules, gone), listed)
 	diags.Append(refuseLockout(ctx, h, node, stay, plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(),
 		"deleting the undeclared rules "+strings.Join(keysOf(undeclared), ", "), path.Root("exclusive"), declareRuleAdvice)...)
 	return diags

@@ -114,7 +114,7 @@ func (r *firewallResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				ElementType:         types.StringType,
 			},
 			"slurm_controller": schema.StringAttribute{
-				MarkdownDescription: "The Slurm controller node, for example `gpucluster_slurm_controller.NAME.id`. The plan then reads its slurm.conf and warns when it has no `SrunPortRange` (pitfall P6), and checks slurmd's port from its `SlurmdPort`. The check needs slurm.conf on the controller: on the apply that creates the controller it is skipped. An import reads it from the node: the node itself when `slurmctld` is enabled there, else the host of `--conf-server` in /etc/default/slurmd.",
+				MarkdownDescription: "The Slurm controller node, for example `gpucluster_slurm_controller.NAME.id`. The plan then reads its slurm.conf and warns when it has no `SrunPortRange` (pitfall P6), and checks slurmd's port from its `SlurmdPort`. The check needs slurm.conf on the controller: on the apply that creates the controller it is skipped. An import reads it from the node: the node itself when `slurmctld` is enabled there, else, when `slurmd` is, the host of `--conf-server` in /etc/default/slurmd.",
 				Optional:            true,
 				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
 			},
