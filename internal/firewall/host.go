@@ -226,3 +226,15 @@ func WriteLedger(ctx context.Context, h LedgerWriter, keys []string) error {
 	}
 	return nil
 }
+
+// Undeclared returns the rules on the node that no gpucluster_firewall_rule owns: neither in
+// the ownership ledger nor declared, by key, in the run that asks (declared may be nil).
+func (s State) Undeclared(declared func(key string) bool) []Rule {
+	var out []Rule
+	for _, r := range s.Rules {
+		if !s.Owns(r.Key()) && (declared == nil || !declared(r.Key())) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

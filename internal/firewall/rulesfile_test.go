@@ -137,3 +137,17 @@ func TestReadStateLostConnectionIsNotAMissingUFW(t *testing.T) {
 		t.Errorf("err = %v, want a read error that is not ErrNotInstalled", err)
 	}
 }
+
+func TestUndeclared(t *testing.T) {
+	ssh := Rule{Action: ActionAllow, Port: "22", Proto: "tcp", From: FromAny}
+	slurmd := Rule{Action: ActionAllow, Port: "6818", Proto: "tcp", From: "10.0.0.0/24"}
+	byHand := Rule{Action: ActionAllow, Port: "7777", Proto: "any", From: FromAny, Comment: "by hand"}
+	st := State{Rules: []Rule{ssh, slurmd, byHand}, Owned: []string{ssh.Key()}}
+	inRun := func(key string) bool { return key == slurmd.Key() }
+	if got := st.Undeclared(inRun); len(got) != 1 || got[0].Key() != byHand.Key() {
+		t.Errorf("Undeclared = %v, want only %s", got, byHand.Key())
+	}
+	if got := st.Undeclared(nil); len(got) != 2 || got[0].Key() != slurmd.Key() || got[1].Key() != byHand.Key() {
+		t.Errorf("Undeclared(nil) = %v, want %s and %s in the node's order", got, slurmd.Key(), byHand.Key())
+	}
+}

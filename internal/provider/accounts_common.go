@@ -217,28 +217,24 @@ func (c *cluster) updateLedger(ctx context.Context, summary string, update func(
 	return diags
 }
 
-// parseAccountImportID accepts NAME (on every node of the provider's node blocks) or
-// NAME@NODE1,NODE2 and says which format it expects when the ID fits neither.
-func parseAccountImportID(id, kind string, c *cluster) (string, []string, diag.Diagnostics) {
+// parseAccountImportID accepts NAME@NODE1,NODE2 only and says which format it expects, and what
+// destroy does with it, when the ID does not fit.
+func parseAccountImportID(id, kind string) (string, []string, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	format := fmt.Sprintf("Expected NAME@NODE1,NODE2,... (for example \"alice@login01,gpu01,gpu02\"), or NAME alone when the provider configuration lists the nodes in node blocks; got %q.", id)
+	format := fmt.Sprintf("Expected NAME@NODE1,NODE2,... (for example \"alice@login01,gpu01,gpu02\"): the nodes the resource's nodes lists, "+
+		"on each of which the %s must exist and where destroy deletes it; got %q.", kind, id)
 	name, nodeList, hasNodes := strings.Cut(id, "@")
 	if !userNamePattern.MatchString(name) {
 		diags.AddError("Invalid Import ID", fmt.Sprintf("%q is not a valid %s name. %s", name, kind, format))
 		return "", nil, diags
 	}
-	var nodeNames []string
-	if hasNodes {
-		nodeNames = strings.Split(nodeList, ",")
-	} else if c != nil {
-		for _, o := range c.settings.overrides {
-			nodeNames = append(nodeNames, o.name)
-		}
-	}
-	if len(nodeNames) == 0 {
-		diags.AddError("Invalid Import ID", "No nodes to import from. "+format)
+	if !hasNodes {
+		// The nodes are named, never taken from the provider's node blocks: the nodes in the
+		// state decide where destroy deletes the account, so the admin writes them down.
+		diags.AddError("Invalid Import ID", "The import ID names no nodes. "+format)
 		return "", nil, diags
 	}
+	nodeNames := strings.Split(nodeList, ",")
 	for _, n := range nodeNames {
 		if !nodeRefPattern.MatchString(n) {
 			diags.AddError("Invalid Import ID", fmt.Sprintf("%q is not a node name or address. %s", n, format))
@@ -336,7 +332,7 @@ func (c *cluster) removeAccount(ctx context.Context, created []string, kind user
 
 // readForImport reads the account named by an import ID from each of its nodes.
 func (c *cluster) readForImport(ctx context.Context, id string, kind users.Kind) (string, []string, map[string]users.State, diag.Diagnostics) {
-	name, nodeNames, diags := parseAccountImportID(id, string(kind), c)
+	name, nodeNames, diags := parseAccountImportID(id, string(kind))
 	if diags.HasError() {
 		return "", nil, nil, diags
 	}

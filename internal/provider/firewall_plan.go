@@ -52,6 +52,15 @@ func (f *firewallPlans) declare(node string, rule firewall.Rule, token string) (
 	return len(f.owners[id]) > 1
 }
 
+// declaredOn tells, by rule key, whether a resource in this run declares the rule on node.
+func (f *firewallPlans) declaredOn(node string) func(key string) bool {
+	return func(key string) bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(f.owners[node+":"+key]) > 0
+	}
+}
+
 // issue returns a new plan token for a resource planned with its prior state.
 func (f *firewallPlans) issue(prior firewallRuleModel) string {
 	f.mu.Lock()

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -47,6 +48,8 @@ type firewallModel struct {
 	PreviousEnabled  types.Bool   `tfsdk:"previous_enabled"`
 	PreviousIncoming types.String `tfsdk:"previous_incoming"`
 	PreviousOutgoing types.String `tfsdk:"previous_outgoing"`
+	UndeclaredRules  types.Set    `tfsdk:"undeclared_rules"`
+	Exclusive        types.Bool   `tfsdk:"exclusive"`
 }
 
 func (r *firewallResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -106,12 +109,12 @@ func (r *firewallResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				Optional:            true,
 			},
 			"rules": schema.SetAttribute{
-				MarkdownDescription: "The `id`s of the `gpucluster_firewall_rule`s on this node that must be in place before UFW is enabled. The references order them before the firewall; the plan counts them as present for the lockout and Slurm checks even before they exist, and the apply refuses to enable UFW while one is missing on the node.",
+				MarkdownDescription: "The `id`s of the `gpucluster_firewall_rule`s on this node that must be in place before UFW is enabled. The references order them before the firewall; the plan counts them as present for the lockout and Slurm checks even before they exist, and the apply refuses to enable UFW while one is missing on the node. An import lists every rule on the node here (and leaves `ssh_rule` unset), so list them all to import with an empty plan.",
 				Optional:            true,
 				ElementType:         types.StringType,
 			},
 			"slurm_controller": schema.StringAttribute{
-				MarkdownDescription: "The Slurm controller node, for example `gpucluster_slurm_controller.NAME.id`. The plan then reads its slurm.conf and warns when it has no `SrunPortRange` (pitfall P6), and checks slurmd's port from its `SlurmdPort`. The check needs slurm.conf on the controller: on the apply that creates the controller it is skipped.",
+				MarkdownDescription: "The Slurm controller node, for example `gpucluster_slurm_controller.NAME.id`. The plan then reads its slurm.conf and warns when it has no `SrunPortRange` (pitfall P6), and checks slurmd's port from its `SlurmdPort`. The check needs slurm.conf on the controller: on the apply that creates the controller it is skipped. An import reads it from the node: the node itself when `slurmctld` is enabled there, else, when `slurmd` is, the host of `--conf-server` in /etc/default/slurmd.",
 				Optional:            true,
 				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
 			},
@@ -129,6 +132,22 @@ func (r *firewallResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				MarkdownDescription: "Outgoing policy before this resource; destroy restores it.",
 				Computed:            true,
 				PlanModifiers:       keep,
+			},
+			"exclusive": schema.BoolAttribute{
+				MarkdownDescription: "Make the declared rules the node's only ones: the apply deletes every rule in `undeclared_rules` (the plan shows them going), " +
+					"after the same lockout check as for enabling UFW, counting only the rules that stay. List the node's rules in `rules`, so they are " +
+					"in place (and in the ledger) before the firewall applies; a rule the same apply would only adopt later counts as undeclared. Defaults to `false`: undeclared rules are reported, never touched.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+			},
+			"undeclared_rules": schema.SetAttribute{
+				MarkdownDescription: "The ids of the rules on the node that no `gpucluster_firewall_rule` declares: not in the node's ownership ledger (" +
+					"`" + firewall.LedgerPath + "`) nor declared in the same run. Read at every refresh, with a warning naming each rule: a port opened by hand " +
+					"(`ufw allow 7777`) shows here. Import the ones to keep as `gpucluster_firewall_rule`s by these ids.",
+				Computed:      true,
+				ElementType:   types.StringType,
+				PlanModifiers: []planmodifier.Set{setplanmodifier.UseStateForUnknown()},
 			},
 		},
 	}
@@ -158,6 +177,12 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		firewallSwitch{enabled: plan.Enabled.ValueBool(), incoming: plan.DefaultIncoming.ValueString()})
 	if !r.cluster.canReachHosts() || plan.SSHRule.IsUnknown() || plan.Rules.IsUnknown() {
 		return
+	}
+	if plan.Exclusive.ValueBool() {
+		resp.Diagnostics.Append(r.planExclusive(ctx, resp, plan)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
 	}
 	if !plan.Enabled.ValueBool() {
 		return
@@ -293,7 +318,11 @@ func (r *firewallResource) Create(ctx context.Context, req resource.CreateReques
 		plan.PreviousEnabled = types.BoolValue(st.Enabled)
 		plan.PreviousIncoming = types.StringValue(st.Incoming)
 		plan.PreviousOutgoing = types.StringValue(st.Outgoing)
-	}, plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
+		plan.UndeclaredRules = stringSet(r.cluster.undeclaredRules(node, st))
+	}, plan.Exclusive.ValueBool(), plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
+	if plan.Exclusive.ValueBool() {
+		plan.UndeclaredRules = stringSet(nil)
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -313,8 +342,9 @@ func (r *firewallResource) Update(ctx context.Context, req resource.UpdateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// undeclared_rules keeps the value of the refresh the plan showed; the next refresh reads it anew.
 	resp.Diagnostics.Append(r.apply(ctx, plan.Node.ValueString(), listed, func(firewall.State) {},
-		plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
+		plan.Exclusive.ValueBool(), plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -327,13 +357,18 @@ func (r *firewallResource) Update(ctx context.Context, req resource.UpdateReques
 // then sets the policies and the switch in the order that never filters before the policies
 // are right. It holds the node's lock throughout: two ufw commands at once on one node fail
 // ("problem running"), and a rule added in between would not have been checked.
-func (r *firewallResource) apply(ctx context.Context, node string, listed []firewall.Rule, before func(firewall.State), enabled bool, incoming, outgoing string) diag.Diagnostics {
+func (r *firewallResource) apply(ctx context.Context, node string, listed []firewall.Rule, before func(firewall.State), exclusive, enabled bool, incoming, outgoing string) diag.Diagnostics {
 	h, st, unlock, diags := r.cluster.lockedFirewallState(ctx, node)
 	if diags.HasError() {
 		return diags
 	}
 	defer unlock()
 	before(st)
+	if exclusive {
+		if d := r.deleteUndeclared(ctx, h, node, &st, enabled, incoming); d.HasError() {
+			return d
+		}
+	}
 	if d := refuseLockout(ctx, h, node, st.Rules, enabled, incoming, "enabling UFW with incoming "+incoming, path.Root("enabled"), declareRuleAdvice); d.HasError() {
 		return d
 	}
@@ -341,6 +376,10 @@ func (r *firewallResource) apply(ctx context.Context, node string, listed []fire
 		return diag.Diagnostics{diag.NewAttributeErrorDiagnostic(path.Root("rules"), "Rule Not In Place",
 			fmt.Sprintf("UFW on %s was left as it was: the listed rules %s are not on the node, and enabling UFW without them would drop their traffic. "+
 				"List gpucluster_firewall_rule ids (gpucluster_firewall_rule.NAME.id), so the rules are created first.", node, strings.Join(missing, ", ")))}
+	}
+	if st.Enabled == enabled && st.Incoming == incoming && st.Outgoing == outgoing {
+		// Only rules or slurm_controller changed: ufw would rewrite its files and reload for nothing.
+		return nil
 	}
 	return setFirewall(ctx, h, node, enabled, incoming, outgoing)
 }
@@ -398,6 +437,9 @@ func (r *firewallResource) Read(ctx context.Context, req resource.ReadRequest, r
 	state.Enabled = types.BoolValue(st.Enabled)
 	state.DefaultIncoming = types.StringValue(st.Incoming)
 	state.DefaultOutgoing = types.StringValue(st.Outgoing)
+	undeclared := r.cluster.undeclaredRules(state.Node.ValueString(), st)
+	state.UndeclaredRules = stringSet(undeclared)
+	warnUndeclared(&resp.Diagnostics, state.Node.ValueString(), undeclared, st)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -425,14 +467,20 @@ func (r *firewallResource) Delete(ctx context.Context, req resource.DeleteReques
 	resp.Diagnostics.Append(setFirewall(ctx, h, node, enabled, incoming, outgoing)...)
 }
 
-// ImportState takes the node. Destroy after an import restores the state found at import.
+// ImportState takes the node. Destroy after an import restores the state found at import. rules
+// and slurm_controller are read from the node (firewall_import.go).
 func (r *firewallResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	node := req.ID
 	if !nodeRefPattern.MatchString(node) {
 		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Expected the node's name or address (for example \"gpu01\"); got %q.", node))
 		return
 	}
-	_, st, diags := r.lockedState(ctx, node)
+	h, st, diags := r.lockedState(ctx, node)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	controller, diags := importedSlurmController(ctx, h, node)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -444,11 +492,13 @@ func (r *firewallResource) ImportState(ctx context.Context, req resource.ImportS
 		DefaultIncoming:  types.StringValue(st.Incoming),
 		DefaultOutgoing:  types.StringValue(st.Outgoing),
 		SSHRule:          types.StringNull(),
-		Rules:            types.SetNull(types.StringType),
-		SlurmController:  types.StringNull(),
+		Rules:            importedRuleIDs(node, st.Rules),
+		SlurmController:  controller,
 		PreviousEnabled:  types.BoolValue(st.Enabled),
 		PreviousIncoming: types.StringValue(st.Incoming),
 		PreviousOutgoing: types.StringValue(st.Outgoing),
+		UndeclaredRules:  stringSet(r.cluster.undeclaredRules(node, st)),
+		Exclusive:        types.BoolValue(false),
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

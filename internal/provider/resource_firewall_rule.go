@@ -467,7 +467,9 @@ func sshRuleExample(node string, conn firewall.Connection) string {
 }
 
 // ImportState takes NODE:ACTION:PORT/PROTO:from=SOURCE and records the rule as this resource's
-// in the node's ledger.
+// in the node's ledger. A rule already in the ledger belongs to a resource in some state (the
+// ledger cannot tell which): importing it too would let either state's destroy remove the other's
+// rule, so it is refused until the admin hands it over by deleting its ledger line.
 func (r *firewallRuleResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	node, rule, err := firewall.ParseID(req.ID)
 	if err != nil {
@@ -481,6 +483,9 @@ func (r *firewallRuleResource) ImportState(ctx context.Context, req resource.Imp
 		if !present {
 			return false, diag.Diagnostics{nodeError("Cannot Import Firewall Rule", node,
 				"UFW has no rule "+rule.Key(), "Check the ID against the tuples in "+firewall.RulesFile+" (sudo ufw show added). The ID's format is "+firewall.IDFormat+".", nil)}
+		}
+		if st.Owns(rule.Key()) {
+			return false, diag.Diagnostics{importOwnedRule(node, rule.Key())}
 		}
 		if err := firewall.WriteLedger(ctx, h, append(st.Owned, rule.Key())); err != nil {
 			return false, diag.Diagnostics{nodeError("Cannot Record Firewall Rule", node, "Recording the rule in the ownership ledger failed", "", err)}
@@ -502,4 +507,12 @@ func (r *firewallRuleResource) ImportState(ctx context.Context, req resource.Imp
 		Adopted: types.BoolValue(false),
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func importOwnedRule(node, key string) diag.Diagnostic {
+	return nodeError("Firewall Rule Already Managed", node,
+		fmt.Sprintf("The rule %s is listed in %s: a gpucluster_firewall_rule in another state (or in this one) already manages it, "+
+			"and importing it a second time would let either state's destroy remove the other's rule. Nothing was changed", key, firewall.LedgerPath),
+		fmt.Sprintf("Import it only to move it: remove it from the owning state first (terraform state rm, or a removed block with destroy = false), "+
+			"then hand it over by deleting its line on the node (sudo sed -i '\\|^%s$|d' %s) and import again.", key, firewall.LedgerPath), nil)
 }

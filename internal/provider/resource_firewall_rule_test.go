@@ -69,10 +69,23 @@ func TestAccFirewallRule_lifecycle(t *testing.T) {
 				),
 			},
 			{
+				// The rule is this state's: a second import would make two owners.
+				ResourceName:  "gpucluster_firewall_rule.test",
+				ImportState:   true,
+				ImportStateId: id,
+				ExpectError:   regexp.MustCompile(`(?s)Firewall Rule Already Managed.*allow:5601/tcp:from=10.0.0.0/24.*` + firewall.LedgerPath),
+			},
+			{
+				// The documented hand-over: its ledger line deleted, the rule imports.
+				PreConfig:         func() { onHost(t, l, node, `sed -i '\|^allow:5601/tcp:from=10.0.0.0/24$|d' `+firewall.LedgerPath) },
 				ResourceName:      "gpucluster_firewall_rule.test",
 				ImportState:       true,
 				ImportStateId:     id,
 				ImportStateVerify: true,
+				ImportStateCheck: func([]*terraform.InstanceState) error {
+					_, _, err := l.Exec(context.Background(), node, "grep -qxF 'allow:5601/tcp:from=10.0.0.0/24' "+firewall.LedgerPath)
+					return err
+				},
 			},
 			{
 				// Hand-made drift: the plan recreates the rule and apply restores it.

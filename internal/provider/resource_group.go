@@ -265,7 +265,7 @@ func (r *groupResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 		state.Name.ValueString(), state.GID.ValueInt64(), users.RemoveGroup, groupInUseAdvice)...)
 }
 
-// ImportState takes NAME or NAME@NODE1,NODE2; the GID is read from the nodes and must agree.
+// ImportState takes NAME@NODE1,NODE2 (the nodes where destroy deletes the group); the GID is read from the nodes and must agree.
 func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	name, nodeNames, observed, diags := r.cluster.readForImport(ctx, req.ID, users.KindGroup)
 	resp.Diagnostics.Append(diags...)

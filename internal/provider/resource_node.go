@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
@@ -69,10 +70,11 @@ func (r *nodeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a hostname or an IP address")},
 		},
 		"roles": schema.SetAttribute{
-			MarkdownDescription: "What the node does in the cluster, any of " + markdownList(nodeRoles) + ".",
-			Optional:            true,
-			ElementType:         types.StringType,
-			Validators:          []validator.Set{setvalidator.ValueStringsAre(stringvalidator.OneOf(nodeRoles...))},
+			MarkdownDescription: "What the node does in the cluster, any of " + markdownList(nodeRoles) + ". It changes nothing on the node. " +
+				"An import reads it from the units enabled on the node (" + roleUnitsMarkdown() + "), so a node that runs what its roles say imports with an empty plan.",
+			Optional:    true,
+			ElementType: types.StringType,
+			Validators:  []validator.Set{setvalidator.ValueStringsAre(stringvalidator.OneOf(nodeRoles...))},
 		},
 		"ssh_allow_groups": schema.ListAttribute{
 			MarkdownDescription: "Groups allowed to log in over SSH, written as `AllowGroups` to `/etc/ssh/sshd_config.d/90-allow-sudo.conf` (the guide uses `[\"sudo\"]` on GPU servers), then ssh is reloaded. Refused when the provider's own user is in none of them. Without it the file is left alone.",
@@ -94,6 +96,15 @@ func (r *nodeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			"synchronisation). Destroy only forgets the node, after lifting an `ssh_allow_groups` restriction: access is never broken.",
 		Attributes: attrs,
 	}
+}
+
+// roleUnitsMarkdown documents the import's reading of roles from the same table it uses.
+func roleUnitsMarkdown() string {
+	parts := make([]string, len(nodes.RoleUnits))
+	for i, ru := range nodes.RoleUnits {
+		parts[i] = "`" + ru.Unit + "` enabled: `" + ru.Role + "`"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func computedFactAttribute(name, desc string) schema.Attribute {
@@ -278,16 +289,24 @@ func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 }
 
 // ImportState takes the node name. The node is then dialled by name, which a provider node
-// block may map to an address; an existing 90-allow-sudo.conf becomes ssh_allow_groups.
+// block may map to an address; an existing 90-allow-sudo.conf becomes ssh_allow_groups. Roles
+// are only in the configuration, so the import reads them from what the node runs: the guide's
+// cluster then imports with an empty plan, and a role that differs shows in the plan.
 func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if !nodeRefPattern.MatchString(req.ID) {
 		resp.Diagnostics.AddError("Invalid Import ID",
 			fmt.Sprintf("Expected the node name, for example \"gpu01\"; got %q.", req.ID))
 		return
 	}
-	_, facts, diags := r.cluster.gatherFacts(ctx, req.ID, req.ID)
+	host, facts, diags := r.cluster.gatherFacts(ctx, req.ID, req.ID)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	roles, err := nodes.Roles(ctx, host)
+	if err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Import Node", req.ID, "Reading which Slurm and BeeGFS units are enabled failed",
+			"Check that the node runs systemd (systemctl is-enabled).", err))
 		return
 	}
 	m := nodeModel{
@@ -300,6 +319,9 @@ func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportState
 	}
 	if facts.SSHAllowGroups != nil {
 		m.SSHAllowGroups = stringList(facts.SSHAllowGroups)
+	}
+	if len(roles) > 0 {
+		m.Roles = stringSet(roles)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -369,7 +369,7 @@ func (r *userResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 		state.Name.ValueString(), state.UID.ValueInt64(), users.RemoveUser, userBusyAdvice)...)
 }
 
-// ImportState takes NAME or NAME@NODE1,NODE2 and refuses when the nodes disagree on the UID.
+// ImportState takes NAME@NODE1,NODE2 (the nodes where destroy deletes the account) and refuses when the nodes disagree on the UID.
 func (r *userResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	name, nodeNames, observed, diags := r.cluster.readForImport(ctx, req.ID, users.KindUser)
 	resp.Diagnostics.Append(diags...)

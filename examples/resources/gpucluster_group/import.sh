@@ -1,3 +1,6 @@
-# NAME@NODE1,NODE2,... imports the group from those nodes; NAME alone uses every node of the
-# provider's node blocks. The import fails, naming each node, when the GIDs differ.
+# NAME@NODE1,NODE2,...: the group and the nodes of the resource's nodes. The group must exist
+# with one GID on every listed node (the import names each node otherwise). An imported group
+# is the resource's own on every listed node: destroy, or removing a node from nodes, deletes it
+# there. To stop managing it without deleting it, use a removed block with
+# lifecycle { destroy = false }.
 terraform import gpucluster_group.users users@login01,gpu01,gpu02

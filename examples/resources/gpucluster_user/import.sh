@@ -1,3 +1,6 @@
-# NAME@NODE1,NODE2,... imports the user from those nodes; NAME alone uses every node of the
-# provider's node blocks. The import fails, naming each node, when the UIDs differ.
+# NAME@NODE1,NODE2,...: the user and the nodes of the resource's nodes. The account must exist
+# with one UID on every listed node (the import names each node otherwise). An imported account
+# is the resource's own on every listed node: destroy, or removing a node from nodes, deletes it
+# there (never its home). To stop managing it without deleting it, use a removed block with
+# lifecycle { destroy = false }.
 terraform import gpucluster_user.alice alice@login01,gpu01,gpu02
