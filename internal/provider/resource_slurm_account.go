@@ -111,6 +111,14 @@ func (m *slurmAccountModel) set(a slurm.Account) {
 	m.Description = types.StringValue(a.Description)
 }
 
+// accountObject is how this resource reaches slurmdbd.
+var accountObject = sacctmgrObject[slurm.Account]{
+	title: "Slurm Account", object: "the account",
+	read: slurm.ReadAccount, ensure: slurm.EnsureAccount, remove: slurm.DeleteAccount,
+	ensureAdvice: "",
+	removeAdvice: " (users still in it must be removed first)",
+}
+
 func (r *slurmAccountResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
 }
@@ -120,34 +128,20 @@ func (r *slurmAccountResource) Update(ctx context.Context, req resource.UpdateRe
 }
 
 func (r *slurmAccountResource) converge(ctx context.Context, m *slurmAccountModel) diag.Diagnostics {
-	controller := m.Controller.ValueString()
-	h, client, diags := r.cluster.accountingClient(ctx, controller)
+	var diags diag.Diagnostics
+	want := m.account()
 	if diags.HasError() {
 		return diags
 	}
-	have, found, err := slurm.ReadAccount(ctx, h, client, m.Name.ValueString())
-	if err != nil {
-		diags.Append(sacctmgrError("Cannot Read Slurm Account", controller, "Reading the account with sacctmgr failed", err))
-		return diags
+	got, convergeDiags := accountObject.converge(ctx, r.cluster, m.Controller.ValueString(), m.Name.ValueString(), want, func(want *slurm.Account, have slurm.Account) {
+		if want.Description == "" {
+			want.Description = have.Description
+		}
+	})
+	diags.Append(convergeDiags...)
+	if !diags.HasError() {
+		m.set(got)
 	}
-	want := m.account()
-	if want.Description == "" && found {
-		want.Description = have.Description
-	}
-	var current *slurm.Account
-	if found {
-		current = &have
-	}
-	if err := slurm.EnsureAccount(ctx, h, client, want, current); err != nil {
-		diags.Append(sacctmgrError("Cannot Set Slurm Account", controller, "Adding or changing the account "+want.Name+" with sacctmgr failed", err))
-		return diags
-	}
-	got, found, err := slurm.ReadAccount(ctx, h, client, want.Name)
-	if err != nil || !found {
-		diags.Append(sacctmgrError("Cannot Read Slurm Account", controller, "Reading the account back after the change failed", err))
-		return diags
-	}
-	m.set(got)
 	return diags
 }
 
@@ -157,22 +151,16 @@ func (r *slurmAccountResource) Read(ctx context.Context, req resource.ReadReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	controller := state.Controller.ValueString()
-	h, client, diags := r.cluster.accountingClient(ctx, controller)
+	got, found, diags := accountObject.lookup(ctx, r.cluster, state.Controller.ValueString(), state.Name.ValueString())
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
-		return
-	}
-	a, found, err := slurm.ReadAccount(ctx, h, client, state.Name.ValueString())
-	if err != nil {
-		resp.Diagnostics.Append(sacctmgrError("Cannot Read Slurm Account", controller, "Reading the account with sacctmgr failed", err))
 		return
 	}
 	if !found {
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	state.set(a)
+	state.set(got)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -183,19 +171,7 @@ func (r *slurmAccountResource) Delete(ctx context.Context, req resource.DeleteRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	controller := state.Controller.ValueString()
-	h, client, diags := r.cluster.accountingClient(ctx, controller)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	_, found, err := slurm.ReadAccount(ctx, h, client, state.Name.ValueString())
-	if err == nil && found {
-		err = slurm.DeleteAccount(ctx, h, client, state.Name.ValueString())
-	}
-	if err != nil {
-		resp.Diagnostics.Append(sacctmgrError("Cannot Delete Slurm Account", controller, "Removing the account with sacctmgr failed (users still in it must be removed first)", err))
-	}
+	resp.Diagnostics.Append(accountObject.delete(ctx, r.cluster, state.Controller.ValueString(), state.Name.ValueString())...)
 }
 
 // ImportState takes NAME@CONTROLLER.

@@ -128,6 +128,14 @@ func (m *slurmQOSModel) set(q slurm.QOS) {
 	m.MaxTRESPerUser = types.MapValueMust(types.Int64Type, elems)
 }
 
+// qosObject is how this resource reaches slurmdbd.
+var qosObject = sacctmgrObject[slurm.QOS]{
+	title: "Slurm QOS", object: "the QOS",
+	read: slurm.ReadQOS, ensure: slurm.EnsureQOS, remove: slurm.DeleteQOS,
+	ensureAdvice: ". A limit on a gres TRES such as gres/gpu needs slurmctld to have run with it in gpucluster_slurm_accounting's tres: set controller = gpucluster_slurm_activation.NAME.id",
+	removeAdvice: "",
+}
+
 func (r *slurmQOSResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
 }
@@ -137,38 +145,20 @@ func (r *slurmQOSResource) Update(ctx context.Context, req resource.UpdateReques
 }
 
 func (r *slurmQOSResource) converge(ctx context.Context, m *slurmQOSModel) diag.Diagnostics {
-	controller := m.Controller.ValueString()
-	h, client, diags := r.cluster.accountingClient(ctx, controller)
-	if diags.HasError() {
-		return diags
-	}
+	var diags diag.Diagnostics
 	want := m.qos(ctx, &diags)
 	if diags.HasError() {
 		return diags
 	}
-	have, found, err := slurm.ReadQOS(ctx, h, client, want.Name)
-	if err != nil {
-		diags.Append(sacctmgrError("Cannot Read Slurm QOS", controller, "Reading the QOS with sacctmgr failed", err))
-		return diags
-	}
-	var current *slurm.QOS
-	if found {
+	got, convergeDiags := qosObject.converge(ctx, r.cluster, m.Controller.ValueString(), m.Name.ValueString(), want, func(want *slurm.QOS, have slurm.QOS) {
 		if want.Description == "" {
 			want.Description = have.Description
 		}
-		current = &have
+	})
+	diags.Append(convergeDiags...)
+	if !diags.HasError() {
+		m.set(got)
 	}
-	if err := slurm.EnsureQOS(ctx, h, client, want, current); err != nil {
-		diags.Append(sacctmgrError("Cannot Set Slurm QOS", controller, "Adding or changing the QOS "+want.Name+" with sacctmgr failed. "+
-			"A limit on a gres TRES such as gres/gpu needs slurmctld to have run with it in gpucluster_slurm_accounting's tres: set controller = gpucluster_slurm_activation.NAME.id", err))
-		return diags
-	}
-	got, found, err := slurm.ReadQOS(ctx, h, client, want.Name)
-	if err != nil || !found {
-		diags.Append(sacctmgrError("Cannot Read Slurm QOS", controller, "Reading the QOS back after the change failed", err))
-		return diags
-	}
-	m.set(got)
 	return diags
 }
 
@@ -178,22 +168,16 @@ func (r *slurmQOSResource) Read(ctx context.Context, req resource.ReadRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	controller := state.Controller.ValueString()
-	h, client, diags := r.cluster.accountingClient(ctx, controller)
+	got, found, diags := qosObject.lookup(ctx, r.cluster, state.Controller.ValueString(), state.Name.ValueString())
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
-		return
-	}
-	q, found, err := slurm.ReadQOS(ctx, h, client, state.Name.ValueString())
-	if err != nil {
-		resp.Diagnostics.Append(sacctmgrError("Cannot Read Slurm QOS", controller, "Reading the QOS with sacctmgr failed", err))
 		return
 	}
 	if !found {
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	state.set(q)
+	state.set(got)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -204,19 +188,7 @@ func (r *slurmQOSResource) Delete(ctx context.Context, req resource.DeleteReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	controller := state.Controller.ValueString()
-	h, client, diags := r.cluster.accountingClient(ctx, controller)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	_, found, err := slurm.ReadQOS(ctx, h, client, state.Name.ValueString())
-	if err == nil && found {
-		err = slurm.DeleteQOS(ctx, h, client, state.Name.ValueString())
-	}
-	if err != nil {
-		resp.Diagnostics.Append(sacctmgrError("Cannot Delete Slurm QOS", controller, "Removing the QOS with sacctmgr failed", err))
-	}
+	resp.Diagnostics.Append(qosObject.delete(ctx, r.cluster, state.Controller.ValueString(), state.Name.ValueString())...)
 }
 
 // ImportState takes NAME@CONTROLLER.

@@ -136,6 +136,14 @@ func (m *slurmUserModel) set(u slurm.AccountingUser) {
 	}
 }
 
+// userObject is how this resource reaches slurmdbd.
+var userObject = sacctmgrObject[slurm.AccountingUser]{
+	title: "Slurm User", object: "the associations of user",
+	read: slurm.ReadUser, ensure: slurm.EnsureUser, remove: slurm.DeleteUser,
+	ensureAdvice: "",
+	removeAdvice: " (Slurm refuses while the user has jobs running)",
+}
+
 func (r *slurmUserResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
 }
@@ -145,34 +153,16 @@ func (r *slurmUserResource) Update(ctx context.Context, req resource.UpdateReque
 }
 
 func (r *slurmUserResource) converge(ctx context.Context, m *slurmUserModel) diag.Diagnostics {
-	controller := m.Controller.ValueString()
-	h, client, diags := r.cluster.accountingClient(ctx, controller)
-	if diags.HasError() {
-		return diags
-	}
+	var diags diag.Diagnostics
 	want := m.user(ctx, &diags)
 	if diags.HasError() {
 		return diags
 	}
-	have, found, err := slurm.ReadUser(ctx, h, client, want.Name)
-	if err != nil {
-		diags.Append(sacctmgrError("Cannot Read Slurm User", controller, "Reading the user's associations with sacctmgr failed", err))
-		return diags
+	got, convergeDiags := userObject.converge(ctx, r.cluster, m.Controller.ValueString(), m.Name.ValueString(), want, nil)
+	diags.Append(convergeDiags...)
+	if !diags.HasError() {
+		m.set(got)
 	}
-	var current *slurm.AccountingUser
-	if found {
-		current = &have
-	}
-	if err := slurm.EnsureUser(ctx, h, client, want, current); err != nil {
-		diags.Append(sacctmgrError("Cannot Set Slurm User", controller, "Adding or changing the associations of "+want.Name+" with sacctmgr failed", err))
-		return diags
-	}
-	got, found, err := slurm.ReadUser(ctx, h, client, want.Name)
-	if err != nil || !found {
-		diags.Append(sacctmgrError("Cannot Read Slurm User", controller, "Reading the user's associations back after the change failed", err))
-		return diags
-	}
-	m.set(got)
 	return diags
 }
 
@@ -182,22 +172,16 @@ func (r *slurmUserResource) Read(ctx context.Context, req resource.ReadRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	controller := state.Controller.ValueString()
-	h, client, diags := r.cluster.accountingClient(ctx, controller)
+	got, found, diags := userObject.lookup(ctx, r.cluster, state.Controller.ValueString(), state.Name.ValueString())
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
-		return
-	}
-	u, found, err := slurm.ReadUser(ctx, h, client, state.Name.ValueString())
-	if err != nil {
-		resp.Diagnostics.Append(sacctmgrError("Cannot Read Slurm User", controller, "Reading the user's associations with sacctmgr failed", err))
 		return
 	}
 	if !found {
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	state.set(u)
+	state.set(got)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -208,19 +192,7 @@ func (r *slurmUserResource) Delete(ctx context.Context, req resource.DeleteReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	controller := state.Controller.ValueString()
-	h, client, diags := r.cluster.accountingClient(ctx, controller)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	_, found, err := slurm.ReadUser(ctx, h, client, state.Name.ValueString())
-	if err == nil && found {
-		err = slurm.DeleteUser(ctx, h, client, state.Name.ValueString())
-	}
-	if err != nil {
-		resp.Diagnostics.Append(sacctmgrError("Cannot Delete Slurm User", controller, "Removing the user's associations with sacctmgr failed (Slurm refuses while the user has jobs running)", err))
-	}
+	resp.Diagnostics.Append(userObject.delete(ctx, r.cluster, state.Controller.ValueString(), state.Name.ValueString())...)
 }
 
 // ImportState takes NAME@CONTROLLER and reads the associations, QOS included.
@@ -230,14 +202,9 @@ func (r *slurmUserResource) ImportState(ctx context.Context, req resource.Import
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	h, client, diags := r.cluster.accountingClient(ctx, controller)
+	u, found, diags := userObject.lookup(ctx, r.cluster, controller, name)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
-		return
-	}
-	u, found, err := slurm.ReadUser(ctx, h, client, name)
-	if err != nil {
-		resp.Diagnostics.Append(sacctmgrError("Cannot Read Slurm User", controller, "Reading the user's associations with sacctmgr failed", err))
 		return
 	}
 	if !found {

@@ -41,3 +41,80 @@ func sacctmgrError(summary, controller, happened string, err error) diag.Diagnos
 		"Check that slurmdbd runs (systemctl status slurmdbd on the accounting node) and what sacctmgr says above, then apply again: "+
 			"each change runs only when the association differs.", err)
 }
+
+// sacctmgrObject is what differs between the objects kept in slurmdbd (accounts, users, QOS):
+// how messages name them and their sacctmgr calls. Their resources share converge, read and
+// delete through it.
+type sacctmgrObject[T any] struct {
+	title  string // "Slurm Account", in summaries
+	object string // "the account", before its name in what happened
+	read   func(context.Context, slurm.Executor, slurm.AccountingClient, string) (T, bool, error)
+	ensure func(ctx context.Context, ex slurm.Executor, c slurm.AccountingClient, want T, have *T) error
+	remove func(context.Context, slurm.Executor, slurm.AccountingClient, string) error
+	// ensureAdvice and removeAdvice add what a failed change or removal usually means.
+	ensureAdvice, removeAdvice string
+}
+
+// converge makes the object on controller what want says and returns what slurmdbd then holds.
+// keep, when set, fills in want from what slurmdbd holds before the change (values the
+// configuration leaves to Slurm).
+func (o sacctmgrObject[T]) converge(ctx context.Context, c *cluster, controller, name string, want T, keep func(want *T, have T)) (T, diag.Diagnostics) {
+	var zero T
+	h, client, diags := c.accountingClient(ctx, controller)
+	if diags.HasError() {
+		return zero, diags
+	}
+	have, found, err := o.read(ctx, h, client, name)
+	if err != nil {
+		diags.Append(sacctmgrError("Cannot Read "+o.title, controller, "Reading "+o.object+" "+name+" with sacctmgr failed", err))
+		return zero, diags
+	}
+	var current *T
+	if found {
+		if keep != nil {
+			keep(&want, have)
+		}
+		current = &have
+	}
+	if err := o.ensure(ctx, h, client, want, current); err != nil {
+		diags.Append(sacctmgrError("Cannot Set "+o.title, controller, "Adding or changing "+o.object+" "+name+" with sacctmgr failed"+o.ensureAdvice, err))
+		return zero, diags
+	}
+	got, found, err := o.read(ctx, h, client, name)
+	if err == nil && !found {
+		err = errors.New(name + " is not there after the change")
+	}
+	if err != nil {
+		diags.Append(sacctmgrError("Cannot Read "+o.title, controller, "Reading "+o.object+" "+name+" back after the change failed", err))
+	}
+	return got, diags
+}
+
+// lookup reads the object; found is false when slurmdbd has no such object.
+func (o sacctmgrObject[T]) lookup(ctx context.Context, c *cluster, controller, name string) (got T, found bool, diags diag.Diagnostics) {
+	h, client, diags := c.accountingClient(ctx, controller)
+	if diags.HasError() {
+		return got, false, diags
+	}
+	got, found, err := o.read(ctx, h, client, name)
+	if err != nil {
+		diags.Append(sacctmgrError("Cannot Read "+o.title, controller, "Reading "+o.object+" "+name+" with sacctmgr failed", err))
+	}
+	return got, found, diags
+}
+
+// delete removes the object if slurmdbd still has it; job records stay.
+func (o sacctmgrObject[T]) delete(ctx context.Context, c *cluster, controller, name string) diag.Diagnostics {
+	h, client, diags := c.accountingClient(ctx, controller)
+	if diags.HasError() {
+		return diags
+	}
+	_, found, err := o.read(ctx, h, client, name)
+	if err == nil && found {
+		err = o.remove(ctx, h, client, name)
+	}
+	if err != nil {
+		diags.Append(sacctmgrError("Cannot Delete "+o.title, controller, "Removing "+o.object+" "+name+" with sacctmgr failed"+o.removeAdvice, err))
+	}
+	return diags
+}
