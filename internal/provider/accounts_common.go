@@ -221,23 +221,23 @@ func (c *cluster) updateLedger(ctx context.Context, summary string, update func(
 // destroy does with it, when the ID does not fit.
 func parseAccountImportID(id, kind string) (string, []string, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	format := fmt.Sprintf("Expected NAME@NODE1,NODE2,... (for example \"alice@login01,gpu01,gpu02\"): the nodes the resource's nodes lists, "+
-		"on each of which the %s must exist and where destroy deletes it; got %q.", kind, id)
+	const form, example = "NAME@NODE1,NODE2,...", "alice@login01,gpu01,gpu02"
+	nodesMean := fmt.Sprintf("The nodes are those the resource's nodes lists: the %s must exist on each, and destroy deletes it there.", kind)
 	name, nodeList, hasNodes := strings.Cut(id, "@")
 	if !userNamePattern.MatchString(name) {
-		diags.AddError("Invalid Import ID", fmt.Sprintf("%q is not a valid %s name. %s", name, kind, format))
+		diags.Append(invalidImportID(id, form, example, fmt.Sprintf("%q is not a valid %s name. %s", name, kind, nodesMean)))
 		return "", nil, diags
 	}
 	if !hasNodes {
 		// The nodes are named, never taken from the provider's node blocks: the nodes in the
 		// state decide where destroy deletes the account, so the admin writes them down.
-		diags.AddError("Invalid Import ID", "The import ID names no nodes. "+format)
+		diags.Append(invalidImportID(id, form, example, "It names no nodes. "+nodesMean))
 		return "", nil, diags
 	}
 	nodeNames := strings.Split(nodeList, ",")
 	for _, n := range nodeNames {
 		if !nodeRefPattern.MatchString(n) {
-			diags.AddError("Invalid Import ID", fmt.Sprintf("%q is not a node name or address. %s", n, format))
+			diags.Append(invalidImportID(id, form, example, fmt.Sprintf("%q is not a node name or address. %s", n, nodesMean)))
 			return "", nil, diags
 		}
 	}

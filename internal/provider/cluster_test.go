@@ -158,3 +158,10 @@ func TestHostKeysKnownOnlyAtApplyDeferChecks(t *testing.T) {
 		t.Error("a host key known only at apply left the settings known, so plan-time checks would dial with a partial key list")
 	}
 }
+
+func TestInvalidImportIDSaysFormAndExample(t *testing.T) {
+	d := invalidImportID("gpu01;reboot", "NODE, the node's name", "gpu01", "")
+	if d.Summary() != "Invalid Import ID" || !strings.Contains(d.Detail(), `"gpu01;reboot"`) || !strings.Contains(d.Detail(), `NODE, the node's name (for example "gpu01")`) {
+		t.Errorf("%s: %s", d.Summary(), d.Detail())
+	}
+}

@@ -129,3 +129,13 @@ const (
 
 	adviceForeignDir = "Choose another path, or clear the directory by hand if it really is unused: the provider never overwrites a directory that holds another BeeGFS node's data."
 )
+
+// invalidImportID is every resource's refusal of an import ID, in one wording: the ID given, the
+// form expected with an example, and why this ID does not fit when there is more to say.
+func invalidImportID(id, form, example, why string) diag.Diagnostic {
+	detail := fmt.Sprintf("The import ID %q does not have the form %s (for example %q).", id, form, example)
+	if why != "" {
+		detail += "\n\n" + why
+	}
+	return diag.NewErrorDiagnostic("Invalid Import ID", detail)
+}

@@ -327,7 +327,7 @@ func (r *beegfsClientResource) Delete(ctx context.Context, req resource.DeleteRe
 // ImportState takes the node name; the mount and management host are read from its files.
 func (r *beegfsClientResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if !nodeRefPattern.MatchString(req.ID) {
-		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Expected the node's name (for example \"gpu01\"); got %q.", req.ID))
+		resp.Diagnostics.Append(invalidImportID(req.ID, "NODE, the node's name", "gpu01", ""))
 		return
 	}
 	// The mount path is not known before the files are read; the default tells which

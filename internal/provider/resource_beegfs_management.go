@@ -35,8 +35,6 @@ var (
 // defaultMgmtdDBFile is the guide's db-file.
 const defaultMgmtdDBFile = "/beegfs/mgmtd/mgmtd.sqlite"
 
-const beegfsManagementImportFormat = "Expected NODE (for example \"login01\"), or NODE@NODE1,NODE2,... to import auth_nodes too (for example \"login01@gpu01,gpu02\")."
-
 // NewBeegfsManagementResource returns the gpucluster_beegfs_management resource.
 func NewBeegfsManagementResource() resource.Resource { return &beegfsManagementResource{} }
 
@@ -508,7 +506,7 @@ func (r *beegfsManagementResource) Delete(ctx context.Context, req resource.Dele
 func (r *beegfsManagementResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	node, authNodes, ok := parseManagementImportID(req.ID)
 	if !ok {
-		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Import ID %q is not valid. %s", req.ID, beegfsManagementImportFormat))
+		resp.Diagnostics.Append(invalidImportID(req.ID, "NODE, or NODE@NODE1,NODE2,... to import auth_nodes too", "login01@gpu01,gpu02", ""))
 		return
 	}
 	h, err := r.cluster.host(ctx, node)

@@ -32,8 +32,6 @@ var (
 
 const defaultMetaPath = "/beegfs/meta"
 
-const beegfsMetadataImportFormat = "Expected NODE:PATH (for example \"login01:/beegfs/meta\")."
-
 // NewBeegfsMetadataResource returns the gpucluster_beegfs_metadata resource.
 func NewBeegfsMetadataResource() resource.Resource { return &beegfsMetadataResource{} }
 
@@ -490,7 +488,7 @@ func (r *beegfsMetadataResource) Delete(ctx context.Context, req resource.Delete
 func (r *beegfsMetadataResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	node, dir, err := parseNodePathID(req.ID)
 	if err != nil {
-		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Import ID %q is not valid. %s\n\nOriginal Error: %s", req.ID, beegfsMetadataImportFormat, err))
+		resp.Diagnostics.Append(invalidImportID(req.ID, "NODE:PATH", "login01:/beegfs/meta", "Original Error: "+err.Error()))
 		return
 	}
 	h, err := r.cluster.host(ctx, node)

@@ -790,8 +790,7 @@ func checkWipe(node string, want beegfs.TargetIdentity, hs beegfs.StorageHost, m
 func (r *beegfsTargetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	node, dir, err := parseNodePathID(req.ID)
 	if err != nil {
-		resp.Diagnostics.AddError("Invalid Import ID",
-			fmt.Sprintf("Expected %s, the node and the target directory (for example \"gpu02:%s\"); got %q.\n\nOriginal Error: %s", beegfsTargetIDFormat, defaultStoragePath, req.ID, err))
+		resp.Diagnostics.Append(invalidImportID(req.ID, beegfsTargetIDFormat+", the node and the target directory", "gpu02:"+defaultStoragePath, "Original Error: "+err.Error()))
 		return
 	}
 	h, err := r.cluster.host(ctx, node)

@@ -472,7 +472,7 @@ func (r *firewallResource) Delete(ctx context.Context, req resource.DeleteReques
 func (r *firewallResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	node := req.ID
 	if !nodeRefPattern.MatchString(node) {
-		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Expected the node's name or address (for example \"gpu01\"); got %q.", node))
+		resp.Diagnostics.Append(invalidImportID(node, "NODE, the node's name or address", "gpu01", ""))
 		return
 	}
 	h, st, diags := r.lockedState(ctx, node)

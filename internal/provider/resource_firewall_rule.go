@@ -473,7 +473,7 @@ func sshRuleExample(node string, conn firewall.Connection) string {
 func (r *firewallRuleResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	node, rule, err := firewall.ParseID(req.ID)
 	if err != nil {
-		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Expected %s.\n\nOriginal Error: %s", firewall.IDFormat, err))
+		resp.Diagnostics.Append(invalidImportID(req.ID, firewall.IDForm, firewall.IDExample, "Original Error: "+err.Error()))
 		return
 	}
 	var found firewall.Rule

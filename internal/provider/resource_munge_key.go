@@ -54,8 +54,6 @@ type mungeKeyModel struct {
 // copied, munged restarted and answering on every node, and the cross-node check.
 const mungeKeyTimeout = 10 * time.Minute
 
-const mungeKeyImportFormat = "Expected CONTROLLER@NODE1,NODE2,... (for example \"login01@login01,gpu01,gpu02\"), or CONTROLLER alone when the provider configuration lists the nodes in node blocks; the controller is one of the nodes either way."
-
 func (r *mungeKeyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_munge_key"
 }
@@ -550,7 +548,8 @@ func parseMungeKeyImportID(id string, c *cluster) (string, []string, diag.Diagno
 	}
 	for _, n := range append([]string{controller}, nodeNames...) {
 		if !nodeRefPattern.MatchString(n) {
-			diags.AddError("Invalid Import ID", fmt.Sprintf("%q is not a node name or address in import ID %q. %s", n, id, mungeKeyImportFormat))
+			diags.Append(invalidImportID(id, "CONTROLLER@NODE1,NODE2,..., or CONTROLLER alone when the provider's node blocks list the nodes", "login01@login01,gpu01,gpu02",
+				fmt.Sprintf("%q is not a node name or address. The controller is one of the nodes either way.", n)))
 			return "", nil, diags
 		}
 	}

@@ -294,8 +294,7 @@ func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 // cluster then imports with an empty plan, and a role that differs shows in the plan.
 func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if !nodeRefPattern.MatchString(req.ID) {
-		resp.Diagnostics.AddError("Invalid Import ID",
-			fmt.Sprintf("Expected the node name, for example \"gpu01\"; got %q.", req.ID))
+		resp.Diagnostics.Append(invalidImportID(req.ID, "NODE, the node's name", "gpu01", ""))
 		return
 	}
 	host, facts, diags := r.cluster.gatherFacts(ctx, req.ID, req.ID)

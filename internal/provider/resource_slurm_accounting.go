@@ -493,8 +493,7 @@ func (r *slurmAccountingResource) ImportState(ctx context.Context, req resource.
 		node, controller = req.ID, req.ID
 	}
 	if !nodeRefPattern.MatchString(node) || !nodeRefPattern.MatchString(controller) {
-		resp.Diagnostics.AddError("Invalid Import ID",
-			fmt.Sprintf("Expected CONTROLLER (slurmdbd on the controller, for example \"login01\") or NODE@CONTROLLER (for example \"db01@login01\"); got %q.", req.ID))
+		resp.Diagnostics.Append(invalidImportID(req.ID, "CONTROLLER (slurmdbd on the controller) or NODE@CONTROLLER", "db01@login01", ""))
 		return
 	}
 	h, err := r.cluster.host(ctx, node)

@@ -351,8 +351,7 @@ func (r *slurmActivationResource) Delete(context.Context, resource.DeleteRequest
 // ImportState takes the controller node.
 func (r *slurmActivationResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if !nodeRefPattern.MatchString(req.ID) {
-		resp.Diagnostics.AddError("Invalid Import ID",
-			fmt.Sprintf("Expected the controller node, by name or address, as in the resource's controller attribute (for example \"login01\"); got %q.", req.ID))
+		resp.Diagnostics.Append(invalidImportID(req.ID, "CONTROLLER, the controller node as in the resource's controller attribute", "login01", ""))
 		return
 	}
 	m := slurmActivationModel{

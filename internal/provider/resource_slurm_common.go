@@ -309,8 +309,7 @@ func int64OrNull(n int64) types.Int64 {
 func parseNameAtController(id, example string) (name, controller string, diags diag.Diagnostics) {
 	name, controller, ok := strings.Cut(id, "@")
 	if !ok || name == "" || !nodeRefPattern.MatchString(controller) || !slurm.NamePattern.MatchString(name) {
-		diags.AddError("Invalid Import ID",
-			fmt.Sprintf("Expected NAME@CONTROLLER, the name and the controller node that holds its fragment (for example %q); got %q.", example, id))
+		diags.Append(invalidImportID(id, "NAME@CONTROLLER, the name and the controller node", example, ""))
 	}
 	return name, controller, diags
 }

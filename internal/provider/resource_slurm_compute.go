@@ -311,7 +311,7 @@ func (r *slurmComputeResource) Delete(ctx context.Context, req resource.DeleteRe
 // ImportState takes the node name; controller and port are read from its defaults file.
 func (r *slurmComputeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if !slurm.NamePattern.MatchString(req.ID) {
-		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("Expected the compute node's name (for example \"gpu01\"); got %q.", req.ID))
+		resp.Diagnostics.Append(invalidImportID(req.ID, "NODE, the compute node's name", "gpu01", ""))
 		return
 	}
 	st, diags := r.readCompute(ctx, req.ID)

@@ -596,8 +596,7 @@ func (r *slurmControllerResource) Delete(ctx context.Context, req resource.Delet
 // ImportState takes the controller node; the settings are read from its fragment.
 func (r *slurmControllerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if !nodeRefPattern.MatchString(req.ID) {
-		resp.Diagnostics.AddError("Invalid Import ID",
-			fmt.Sprintf("Expected the controller node, by name or address, as in the resource's node attribute (for example \"login01\"); got %q.", req.ID))
+		resp.Diagnostics.Append(invalidImportID(req.ID, "CONTROLLER, the controller node as in the resource's node attribute", "login01", ""))
 		return
 	}
 	st, diags := r.cluster.readSlurmStatus(ctx, req.ID)
