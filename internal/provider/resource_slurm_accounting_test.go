@@ -93,6 +93,7 @@ func TestAccSlurmAccounting_lifecycle(t *testing.T) {
 	base := accountingCluster(1, tres, "")
 	pw1, pw2 := passwordVariable(accountingPassword), passwordVariable(accountingPassword2)
 	var untouched hostMarks
+	var startsBefore int
 	const tresExtra = `  extra = { AccountingStorageTRES = "gres/gpu" }
 `
 	extraTRES := accountingCluster(2, "", "")
@@ -102,6 +103,8 @@ func TestAccSlurmAccounting_lifecycle(t *testing.T) {
 		CheckDestroy:             checkAccountingDestroyed(l),
 		Steps: []resource.TestStep{
 			{
+				// The lab is shared with the tests before this one: count the starts this apply adds.
+				PreConfig:       func() { startsBefore = slurmctldStarts(t, l) },
 				Config:          base.config(l),
 				ConfigVariables: pw1,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
@@ -123,7 +126,12 @@ func TestAccSlurmAccounting_lifecycle(t *testing.T) {
 					checkHostOutput(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
 					checkHostOutput(l, "login01", "sacctmgr -nP show tres where type=gres format=type,name | grep -cx 'gres|gpu'", "1"),
 					// One start of slurmctld for the whole first apply.
-					checkHostOutput(l, "login01", "journalctl -u slurmctld -o cat | grep -c '^Started slurmctld.service'", "1"),
+					func(*terraform.State) error {
+						if now := slurmctldStarts(t, l); now != startsBefore+1 {
+							return fmt.Errorf("slurmctld started %d times during the first apply, want 1", now-startsBefore)
+						}
+						return nil
+					},
 					checkSinfo(l, "1:idle"),
 				),
 			},
@@ -314,7 +322,7 @@ func TestAccSlurmAccounting_otherNode(t *testing.T) {
   tres = ["gres/gpu"]
 `, "")
 	pw := passwordVariable(accountingPassword)
-	var started string
+	var started int
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(*terraform.State) error {
@@ -326,7 +334,7 @@ func TestAccSlurmAccounting_otherNode(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkSinfo(l, "1:idle"),
 					func(*terraform.State) error {
-						started = onHost(t, l, "login01", "journalctl -u slurmctld -o cat | grep -c '^Started slurmctld.service'")
+						started = slurmctldStarts(t, l)
 						return checkHostOutput(l, "login01", "test -s /var/spool/slurmctld/clustername && echo saved", "saved")(nil)
 					},
 				),
@@ -346,9 +354,8 @@ func TestAccSlurmAccounting_otherNode(t *testing.T) {
 					checkPing(l),
 					checkSinfo(l, "1:idle"),
 					func(*terraform.State) error {
-						now := onHost(t, l, "login01", "journalctl -u slurmctld -o cat | grep -c '^Started slurmctld.service'")
-						if now != fmt.Sprint(atoi(started)+1) {
-							return fmt.Errorf("slurmctld started %s times in all, %s before accounting: want one restart", now, started)
+						if now := slurmctldStarts(t, l); now != started+1 {
+							return fmt.Errorf("slurmctld started %d times in all, %d before accounting: want one restart", now, started)
 						}
 						return nil
 					},
@@ -371,4 +378,10 @@ func atoi(s string) int {
 	n := 0
 	_, _ = fmt.Sscan(s, &n)
 	return n
+}
+
+// slurmctldStarts counts the starts of slurmctld on login01 since the lab booted.
+func slurmctldStarts(t *testing.T, l *lab.Lab) int {
+	t.Helper()
+	return atoi(onHost(t, l, "login01", "journalctl -u slurmctld -o cat | grep -c '^Started slurmctld.service' || true"))
 }
