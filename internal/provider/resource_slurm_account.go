@@ -119,6 +119,10 @@ var accountObject = sacctmgrObject[slurm.Account]{
 	removeAdvice: " (users still in it must be removed first)",
 }
 
+func (m slurmAccountModel) target() (controller, name string) {
+	return m.Controller.ValueString(), m.Name.ValueString()
+}
+
 func (r *slurmAccountResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
 }
@@ -128,17 +132,11 @@ func (r *slurmAccountResource) Update(ctx context.Context, req resource.UpdateRe
 }
 
 func (r *slurmAccountResource) converge(ctx context.Context, m *slurmAccountModel) diag.Diagnostics {
-	var diags diag.Diagnostics
-	want := m.account()
-	if diags.HasError() {
-		return diags
-	}
-	got, convergeDiags := accountObject.converge(ctx, r.cluster, m.Controller.ValueString(), m.Name.ValueString(), want, func(want *slurm.Account, have slurm.Account) {
+	got, diags := accountObject.converge(ctx, r.cluster, m.Controller.ValueString(), m.Name.ValueString(), m.account(), func(want *slurm.Account, have slurm.Account) {
 		if want.Description == "" {
 			want.Description = have.Description
 		}
 	})
-	diags.Append(convergeDiags...)
 	if !diags.HasError() {
 		m.set(got)
 	}
@@ -146,32 +144,12 @@ func (r *slurmAccountResource) converge(ctx context.Context, m *slurmAccountMode
 }
 
 func (r *slurmAccountResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state slurmAccountModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	got, found, diags := accountObject.lookup(ctx, r.cluster, state.Controller.ValueString(), state.Name.ValueString())
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !found {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	state.set(got)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	readObject[slurm.Account, slurmAccountModel](ctx, accountObject, r.cluster, req, resp)
 }
 
 // Delete removes the account's association; job records stay.
 func (r *slurmAccountResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state slurmAccountModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(accountObject.delete(ctx, r.cluster, state.Controller.ValueString(), state.Name.ValueString())...)
+	deleteObject[slurm.Account, slurmAccountModel](ctx, accountObject, r.cluster, req, resp)
 }
 
 // ImportState takes NAME@CONTROLLER.

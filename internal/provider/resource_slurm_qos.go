@@ -136,6 +136,10 @@ var qosObject = sacctmgrObject[slurm.QOS]{
 	removeAdvice: "",
 }
 
+func (m slurmQOSModel) target() (controller, name string) {
+	return m.Controller.ValueString(), m.Name.ValueString()
+}
+
 func (r *slurmQOSResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
 }
@@ -163,32 +167,12 @@ func (r *slurmQOSResource) converge(ctx context.Context, m *slurmQOSModel) diag.
 }
 
 func (r *slurmQOSResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state slurmQOSModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	got, found, diags := qosObject.lookup(ctx, r.cluster, state.Controller.ValueString(), state.Name.ValueString())
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !found {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	state.set(got)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	readObject[slurm.QOS, slurmQOSModel](ctx, qosObject, r.cluster, req, resp)
 }
 
 // Delete removes the QOS; associations that allowed it no longer do, and job records stay.
 func (r *slurmQOSResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state slurmQOSModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(qosObject.delete(ctx, r.cluster, state.Controller.ValueString(), state.Name.ValueString())...)
+	deleteObject[slurm.QOS, slurmQOSModel](ctx, qosObject, r.cluster, req, resp)
 }
 
 // ImportState takes NAME@CONTROLLER.

@@ -144,6 +144,10 @@ var userObject = sacctmgrObject[slurm.AccountingUser]{
 	removeAdvice: " (Slurm refuses while the user has jobs running)",
 }
 
+func (m slurmUserModel) target() (controller, name string) {
+	return m.Controller.ValueString(), m.Name.ValueString()
+}
+
 func (r *slurmUserResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
 }
@@ -167,32 +171,12 @@ func (r *slurmUserResource) converge(ctx context.Context, m *slurmUserModel) dia
 }
 
 func (r *slurmUserResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state slurmUserModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	got, found, diags := userObject.lookup(ctx, r.cluster, state.Controller.ValueString(), state.Name.ValueString())
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !found {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	state.set(got)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	readObject[slurm.AccountingUser, slurmUserModel](ctx, userObject, r.cluster, req, resp)
 }
 
 // Delete removes the user's associations on the cluster; job records stay.
 func (r *slurmUserResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state slurmUserModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(userObject.delete(ctx, r.cluster, state.Controller.ValueString(), state.Name.ValueString())...)
+	deleteObject[slurm.AccountingUser, slurmUserModel](ctx, userObject, r.cluster, req, resp)
 }
 
 // ImportState takes NAME@CONTROLLER and reads the associations, QOS included.

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -117,4 +118,49 @@ func (o sacctmgrObject[T]) delete(ctx context.Context, c *cluster, controller, n
 		diags.Append(sacctmgrError("Cannot Delete "+o.title, controller, "Removing "+o.object+" "+name+" with sacctmgr failed"+o.removeAdvice, err))
 	}
 	return diags
+}
+
+// sacctmgrModel is the state model of an object kept in slurmdbd: where it is, and how what
+// slurmdbd holds is read back into it.
+type sacctmgrModel[T any] interface {
+	target() (controller, name string)
+	set(T)
+}
+
+// readObject is Read for every object kept in slurmdbd: gone means removed from state.
+func readObject[T, M any, PM interface {
+	*M
+	sacctmgrModel[T]
+}](ctx context.Context, o sacctmgrObject[T], c *cluster, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state M
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	controller, name := PM(&state).target()
+	got, found, diags := o.lookup(ctx, c, controller, name)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !found {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	PM(&state).set(got)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// deleteObject is Delete for every object kept in slurmdbd; job records stay.
+func deleteObject[T, M any, PM interface {
+	*M
+	sacctmgrModel[T]
+}](ctx context.Context, o sacctmgrObject[T], c *cluster, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state M
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	controller, name := PM(&state).target()
+	resp.Diagnostics.Append(o.delete(ctx, c, controller, name)...)
 }
