@@ -24,10 +24,6 @@ const (
 // fsTypeName is a filesystem type as findmnt prints it (beegfs, tmpfs, fuse.x).
 var fsTypeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._]{0,31}$`)
 
-// adminName is a login name as useradd accepts it; it reaches the shell quoted
-// anyway, this only keeps nonsense out of messages.
-var adminName = regexp.MustCompile(`^[a-z_][a-z0-9_.-]*$`)
-
 // ClientSettings is the mount a node's client is asked for.
 type ClientSettings struct {
 	MountPath string
@@ -280,7 +276,7 @@ type Account struct {
 
 // LookupAccount reads an account from the node's user database.
 func LookupAccount(ctx context.Context, ex Executor, name string) (Account, error) {
-	if !adminName.MatchString(name) {
+	if !transport.AccountNamePattern.MatchString(name) {
 		return Account{}, fmt.Errorf("%q is not a user name", name)
 	}
 	res, err := ex.Sudo(ctx, transport.ScriptEnv+"getent passwd -- "+transport.Quote(name)+"\n", nil)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -22,25 +21,14 @@ const (
 	MgmtdDaemon      = SbinDir + "/beegfs-mgmtd"
 )
 
-// hostnameLabel is one RFC 1123 label. The setup scripts splice the
-// management host into a sed expression delimited by '/', so only plain
-// names and addresses are safe to pass.
-var hostnameLabel = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
-
-// ValidateMgmtdHost accepts an IP address or a DNS name.
+// ValidateMgmtdHost accepts an IP address or a DNS name. The setup scripts
+// splice the management host into a sed expression delimited by '/', so only
+// plain names and addresses are safe to pass.
 func ValidateMgmtdHost(host string) error {
-	if net.ParseIP(host) != nil {
+	if net.ParseIP(host) != nil || transport.IsHostName(host) {
 		return nil
 	}
-	if host == "" || len(host) > 253 {
-		return fmt.Errorf("management host %q is not an address or host name", host)
-	}
-	for _, label := range strings.Split(host, ".") {
-		if !hostnameLabel.MatchString(label) {
-			return fmt.Errorf("management host %q is not an address or host name", host)
-		}
-	}
-	return nil
+	return fmt.Errorf("management host %q is not an address or host name", host)
 }
 
 // StorageSetup is one beegfs-setup-storage run.

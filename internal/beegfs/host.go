@@ -96,12 +96,6 @@ type DirState struct {
 // Initialised reports whether a setup tool has run in the directory.
 func (d DirState) Initialised() bool { return d.NodeNumID != nil }
 
-// unitName keeps unit names shell-safe without quoting surprises in output keys.
-var unitName = regexp.MustCompile(`^[A-Za-z0-9@._-]+$`)
-
-// packageName is Debian policy's package name syntax.
-var packageName = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`)
-
 // ReadHost runs one script that answers q. Section keys carry the index of
 // the asked item, not the item, so no value ever has to survive the trip as
 // a key.
@@ -122,45 +116,42 @@ func ReadHost(ctx context.Context, ex Executor, q HostQuery) (HostState, error) 
 }
 
 func readHostScript(q HostQuery) (string, error) {
-	var b strings.Builder
-	b.WriteString(transport.ScriptEnv)
-	b.WriteString(transport.SectionFuncs)
-	b.WriteString(readHostFuncs)
+	b := transport.NewScript().Text(transport.SectionFuncs + readHostFuncs)
 	for i, p := range q.Packages {
-		if !packageName.MatchString(p) {
+		if !transport.PackageNamePattern.MatchString(p) {
 			return "", fmt.Errorf("package name %q is not valid", p)
 		}
-		fmt.Fprintf(&b, "sec pkg%d; dpkg-query -W -f='${db:Status-Abbrev}${Version}' %s 2>/dev/null; end $?\n", i, p)
+		b.Text(fmt.Sprintf("sec pkg%d; dpkg-query -W -f='${db:Status-Abbrev}${Version}' %s 2>/dev/null; end $?", i, transport.Quote(p)))
 	}
 	for i, s := range q.Services {
-		if !unitName.MatchString(s) {
+		if !transport.UnitNamePattern.MatchString(s) {
 			return "", fmt.Errorf("unit name %q is not valid", s)
 		}
-		fmt.Fprintf(&b, "sec svc%d; systemctl is-active %[2]s.service; systemctl is-enabled %[2]s.service 2>&1; end 0\n", i, s)
+		b.Text(fmt.Sprintf("sec svc%d; systemctl is-active %[2]s; systemctl is-enabled %[2]s 2>&1; end 0", i, transport.Quote(s+".service")))
 	}
 	for i, f := range q.Files {
 		if err := ValidateDirectory(f); err != nil {
 			return "", fmt.Errorf("file: %w", err)
 		}
-		fmt.Fprintf(&b, "sec file%d; readb64 %s; end $?\n", i, transport.Quote(f))
+		b.Text(fmt.Sprintf("sec file%d; readb64 %s; end $?", i, transport.Quote(f)))
 	}
 	for i, f := range q.Fingerprints {
 		if err := ValidateDirectory(f); err != nil {
 			return "", fmt.Errorf("file: %w", err)
 		}
-		fmt.Fprintf(&b, "sec sum%d; fingerprint %s; end $?\n", i, transport.Quote(f))
+		b.Text(fmt.Sprintf("sec sum%d; fingerprint %s; end $?", i, transport.Quote(f)))
 	}
 	for i, p := range q.Mounts {
 		if err := ValidateDirectory(p); err != nil {
 			return "", fmt.Errorf("mount: %w", err)
 		}
-		fmt.Fprintf(&b, "sec mnt%d; mountof %s; end $?\n", i, transport.Quote(p))
+		b.Text(fmt.Sprintf("sec mnt%d; mountof %s; end $?", i, transport.Quote(p)))
 	}
 	for i, d := range q.Dirs {
 		if err := ValidateDirectory(d); err != nil {
 			return "", fmt.Errorf("directory: %w", err)
 		}
-		fmt.Fprintf(&b, "sec dir%d; iddir %s; end $?\n", i, transport.Quote(d))
+		b.Text(fmt.Sprintf("sec dir%d; iddir %s; end $?", i, transport.Quote(d)))
 	}
 	return b.String(), nil
 }

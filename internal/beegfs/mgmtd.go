@@ -292,7 +292,7 @@ func InitMgmtd(ctx context.Context, ex Executor, r Release, dbFile string) (Outc
 // connAuthScript creates the secret only when it is missing: written to a
 // temporary file first and linked into place, so a concurrent creator or an
 // existing file is never overwritten, and a partial file is never seen.
-const connAuthScript = `set -eu
+const connAuthScript = `set -e
 f=` + ConnAuthPath + `
 [ -e "$f" ] && { echo exists; exit 0; }
 umask 077

@@ -20,11 +20,10 @@ type FileWriter interface {
 const journalOnFailure = `{ rc=$?; journalctl -u "$unit" -n 15 --no-pager -o cat >&2; exit $rc; }`
 
 func systemctl(ctx context.Context, ex Executor, service, action, done string) error {
-	if !unitName.MatchString(service) {
+	if !transport.UnitNamePattern.MatchString(service) {
 		return fmt.Errorf("unit name %q is not valid", service)
 	}
-	script := transport.ScriptEnv + "unit=" + transport.Quote(service+".service") + "\n" +
-		action + " || " + journalOnFailure + "\n"
+	script := transport.NewScript().Set("unit", service+".service").Text(action + " || " + journalOnFailure).String()
 	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("%s: %w", service, err)
 	}
@@ -99,8 +98,7 @@ func RemoveDropIn(ctx context.Context, ex Executor, path string) error {
 	if err := ValidateDirectory(path); err != nil {
 		return err
 	}
-	script := transport.ScriptEnv + "p=" + transport.Quote(path) + "\n" +
-		`if [ -e "$p" ]; then rm -f -- "$p" && systemctl daemon-reload; fi` + "\n"
+	script := transport.NewScript().Set("p", path).Text(`if [ -e "$p" ]; then rm -f -- "$p" && systemctl daemon-reload; fi`).String()
 	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("remove %s: %w", path, err)
 	}

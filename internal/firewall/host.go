@@ -49,9 +49,7 @@ type State struct {
 	Owned []string
 }
 
-const prelude = "set -u\n" + transport.ScriptEnv
-
-const readStateScript = prelude + transport.SectionFuncs + `command -v ufw >/dev/null || { echo "ufw is not installed (Debian package ufw)" >&2; exit 3; }
+const readStateScript = transport.ScriptEnv + transport.SectionFuncs + `command -v ufw >/dev/null || { echo "ufw is not installed (Debian package ufw)" >&2; exit 3; }
 catif() { if [ -e "$1" ]; then cat -- "$1"; fi; }
 sec v4; catif ` + RulesFile + `; end $?
 sec v6; catif ` + Rules6File + `; end $?
@@ -172,7 +170,7 @@ func runUFW(ctx context.Context, h Executor, r Rule, cmd string) error {
 	if _, err := r.Normalize(); err != nil {
 		return fmt.Errorf("refusing to run ufw with an invalid rule: %w", err)
 	}
-	if _, err := h.Sudo(ctx, prelude+cmd, nil); err != nil {
+	if _, err := h.Sudo(ctx, transport.ScriptEnv+cmd, nil); err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)
 	}
 	transport.Changed(ctx, h, "ran "+cmd)
@@ -187,7 +185,7 @@ func SetPolicies(ctx context.Context, h Executor, incoming, outgoing string) err
 			return fmt.Errorf("policy %q is not one of %s", p, strings.Join(Policies, ", "))
 		}
 	}
-	script := prelude + "ufw default " + incoming + " incoming\nufw default " + outgoing + " outgoing\n"
+	script := transport.NewScript().Command("ufw", "default", incoming, "incoming").Command("ufw", "default", outgoing, "outgoing").String()
 	if _, err := h.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("set default policies: %w", err)
 	}
@@ -201,7 +199,7 @@ func SetEnabled(ctx context.Context, h Executor, enabled bool) error {
 	if enabled {
 		cmd = "ufw --force enable"
 	}
-	if _, err := h.Sudo(ctx, prelude+cmd, nil); err != nil {
+	if _, err := h.Sudo(ctx, transport.ScriptEnv+cmd, nil); err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)
 	}
 	transport.Changed(ctx, h, "ran "+cmd)
@@ -218,7 +216,7 @@ func WriteLedger(ctx context.Context, h LedgerWriter, keys []string) error {
 	for _, k := range keys {
 		content += k + "\n"
 	}
-	if _, err := h.Sudo(ctx, prelude+"mkdir -p "+path.Dir(LedgerPath), nil); err != nil {
+	if _, err := h.Sudo(ctx, transport.NewScript().Command("mkdir", "-p", path.Dir(LedgerPath)).String(), nil); err != nil {
 		return fmt.Errorf("create the directory of %s: %w", LedgerPath, err)
 	}
 	if _, err := h.WriteFile(ctx, transport.File{Path: LedgerPath, Content: []byte(content), Owner: "root", Group: "root", Mode: 0o644}); err != nil {

@@ -41,7 +41,7 @@ func Install(ctx context.Context, h KeyWriter, key []byte) (Outcome, error) {
 		}
 		out.Restarted = true
 	case !before.Enabled:
-		if _, err := h.Sudo(ctx, scriptPrelude+"systemctl enable --quiet "+service, nil); err != nil {
+		if _, err := h.Sudo(ctx, transport.ScriptEnv+"systemctl enable --quiet "+service, nil); err != nil {
 			return out, fmt.Errorf("enable munge: %w", err)
 		}
 		transport.Changed(ctx, h, "enabled munge at boot")
@@ -51,7 +51,7 @@ func Install(ctx context.Context, h KeyWriter, key []byte) (Outcome, error) {
 
 // restartScript quotes munged's own last words when it does not come back,
 // for example a key it refuses.
-const restartScript = scriptPrelude + `systemctl enable --quiet ` + service + ` || exit
+const restartScript = transport.ScriptEnv + `systemctl enable --quiet ` + service + ` || exit
 if ! systemctl restart ` + service + `; then
 	journalctl -u ` + service + ` -n 10 --no-pager -o cat >&2
 	exit 1
@@ -76,7 +76,7 @@ func WaitReady(ctx context.Context, ex Executor, every time.Duration) error {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		_, err := ex.Sudo(ctx, scriptPrelude+"munge -n >/dev/null", nil)
+		_, err := ex.Sudo(ctx, transport.ScriptEnv+"munge -n >/dev/null", nil)
 		if err == nil {
 			return nil
 		}
@@ -90,7 +90,7 @@ func WaitReady(ctx context.Context, ex Executor, every time.Duration) error {
 
 // Credential makes an empty credential with munged on the host.
 func Credential(ctx context.Context, ex Executor) ([]byte, error) {
-	res, err := ex.Sudo(ctx, scriptPrelude+"munge -n", nil)
+	res, err := ex.Sudo(ctx, transport.ScriptEnv+"munge -n", nil)
 	if err != nil {
 		return nil, fmt.Errorf("make a credential with munge -n: %w", err)
 	}
@@ -104,7 +104,7 @@ func Credential(ctx context.Context, ex Executor) ([]byte, error) {
 // Decode has munged on the host decode cred, as `munge -n | unmunge` does in
 // the guide's verification, and reports unmunge's STATUS unless it is Success.
 func Decode(ctx context.Context, ex Executor, cred []byte) error {
-	res, err := ex.Sudo(ctx, scriptPrelude+"unmunge", cred)
+	res, err := ex.Sudo(ctx, transport.ScriptEnv+"unmunge", cred)
 	status := statusLine(res.Stdout)
 	switch {
 	case err == nil && strings.HasPrefix(status, "Success"):
@@ -157,7 +157,7 @@ func statusLine(out []byte) string {
 
 // Stop stops munged and disables it at boot; the key stays.
 func Stop(ctx context.Context, ex Executor) error {
-	if _, err := ex.Sudo(ctx, scriptPrelude+"systemctl disable --now --quiet "+service, nil); err != nil {
+	if _, err := ex.Sudo(ctx, transport.ScriptEnv+"systemctl disable --now --quiet "+service, nil); err != nil {
 		return fmt.Errorf("stop munge: %w", err)
 	}
 	return nil

@@ -63,11 +63,9 @@ type NodeState struct {
 	Enabled     bool
 }
 
-const scriptPrelude = "set -u\n" + transport.ScriptEnv
-
 // readStateScript hashes the key on the node, so only the fingerprint
 // crosses the wire.
-const readStateScript = scriptPrelude + transport.SectionFuncs + `k=` + KeyPath + `
+const readStateScript = transport.ScriptEnv + transport.SectionFuncs + `k=` + KeyPath + `
 sec key; if [ -e "$k" ]; then sha256sum < "$k" && stat -c '%U %G %a' -- "$k"; else echo absent; fi; end $?
 sec active; systemctl is-active ` + service + `; end $?
 sec enabled; systemctl is-enabled ` + service + ` 2>/dev/null; end $?
@@ -159,7 +157,7 @@ func Problems(node, want string, st NodeState) []string {
 // generateScript makes a new key with mungekey in a private temporary file
 // next to the real one, prints it and removes it: the key that is in use is
 // replaced only by Install, on every node alike.
-const generateScript = scriptPrelude + `set -e
+const generateScript = transport.ScriptEnv + `set -e
 umask 077
 t=$(mktemp -- ` + keyDir + `/.munge.key.gpucluster-new.XXXXXX)
 trap 'rm -f -- "$t"' EXIT

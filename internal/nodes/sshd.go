@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -19,10 +18,6 @@ type SSHDHost interface {
 	Executor
 	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
 }
-
-// groupPattern is a plain group name. sshd also accepts wildcards here, but
-// a pattern makes the lock-out check below guesswork.
-var groupPattern = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
 
 const allowGroupsHeader = "# Managed by terraform-provider-gpucluster: only these groups may log in over SSH.\n"
 
@@ -51,7 +46,8 @@ func validateGroups(groups []string) error {
 		return fmt.Errorf("ssh_allow_groups: at least one group is required")
 	}
 	for _, g := range groups {
-		if !groupPattern.MatchString(g) {
+		// sshd also accepts wildcards here, but a pattern makes the lock-out check below guesswork.
+		if !transport.AccountNamePattern.MatchString(g) {
 			return fmt.Errorf("ssh_allow_groups: invalid group name %q: it must start with a lower-case letter "+
 				"or underscore and contain only lower-case letters, digits, '_' and '-'", g)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -16,14 +15,9 @@ type Executor interface {
 	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
 }
 
-// namePattern is Debian policy's package name (section 5.6.1): lower case
-// letters, digits, '+', '-' and '.', at least two characters, starting with a
-// letter or digit. Nothing in it means anything to a shell.
-var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`)
-
 // ValidateName refuses anything that is not a Debian package name.
 func ValidateName(name string) error {
-	if !namePattern.MatchString(name) {
+	if !transport.PackageNamePattern.MatchString(name) {
 		return fmt.Errorf("%q is not a Debian package name (lower case letters, digits, '+', '-', '.', at least two characters)", name)
 	}
 	return nil
@@ -67,7 +61,7 @@ func someNotFound(err error) bool {
 }
 
 func installedScript(names []string) string {
-	return transport.ScriptEnv + "dpkg-query -W -f '${Package}\\t${db:Status-Abbrev}\\t${Version}\\n' -- " + strings.Join(names, " ")
+	return transport.NewScript().Command(append([]string{"dpkg-query", "-W", "-f", `${Package}\t${db:Status-Abbrev}\t${Version}\n`, "--"}, names...)...).String()
 }
 
 // parseStatusLine reads "name<TAB>ii <TAB>version". The second letter of the
@@ -110,12 +104,11 @@ func Ensure(ctx context.Context, ex Executor, names ...string) (installed []stri
 // package lists once only when the first attempt fails, as stale lists name
 // versions the mirror no longer has.
 func installScript(names []string) string {
-	return transport.ScriptEnv + `export DEBIAN_FRONTEND=noninteractive
+	return transport.NewScript().Args(names...).Text(`export DEBIAN_FRONTEND=noninteractive
 apt_install() {
-	apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confold ` + strings.Join(names, " ") + `
+	apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confold "$@"
 }
-apt_install || { apt-get update -q -o DPkg::Lock::Timeout=300 >/dev/null && apt_install; }
-`
+apt_install "$@" || { apt-get update -q -o DPkg::Lock::Timeout=300 >/dev/null && apt_install "$@"; }`).String()
 }
 
 func validateNames(names []string) error {

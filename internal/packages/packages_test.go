@@ -29,7 +29,7 @@ func TestInstalled(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Installed = %v, want %v", got, want)
 	}
-	if len(f.Calls) != 1 || !strings.Contains(f.Calls[0].Script, "dpkg-query -W") || !strings.HasSuffix(f.Calls[0].Script, " munge slurmd nosuch") {
+	if len(f.Calls) != 1 || !strings.Contains(f.Calls[0].Script, "dpkg-query -W") || !strings.HasSuffix(f.Calls[0].Script, " -- munge slurmd nosuch\n") {
 		t.Errorf("want one dpkg-query for all three packages, got %q", f.Scripts())
 	}
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/users"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
-	userNamePattern      = users.NamePattern
+	userNamePattern      = transport.AccountNamePattern
 	absPathOrWordPattern = regexp.MustCompile(`^(/[A-Za-z0-9._/+-]*|[A-Za-z0-9._+-]+)$`)
 	// Node references end up in known_hosts lookups, ssh dials and messages; hostnames, IPv4 and
 	// IPv6 literals are all that is needed.

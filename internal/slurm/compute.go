@@ -3,7 +3,6 @@ package slurm
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -13,14 +12,12 @@ import (
 // SlurmdDefaultsPath is read by Debian's and Ubuntu's slurmd unit.
 const SlurmdDefaultsPath = "/etc/default/slurmd"
 
-// hostName matches a DNS host name, the form --conf-server takes.
-var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$`)
-
 // SlurmdDefaults is a configless node's whole Slurm configuration, the
 // guide's single line: slurmd fetches slurm.conf, cgroup.conf and gres.conf
 // from the controller when it starts.
 func SlurmdDefaults(controller string, port int) ([]byte, error) {
-	if !hostName.MatchString(controller) {
+	// --conf-server takes a DNS host name.
+	if !transport.IsHostName(controller) {
 		return nil, fmt.Errorf("controller %q is not a host name", controller)
 	}
 	if port <= 0 || port > 65535 {

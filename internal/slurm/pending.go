@@ -85,7 +85,7 @@ if [ -s "$f.tmp" ]; then mv -f -- "$f.tmp" "$f"; else rm -f -- "$f.tmp" "$f"; fi
 	return nil
 }
 
-var pendingScriptHead = "set -u\nf=" + transport.Quote(pendingFile) + "\nmkdir -p -m 0755 -- " + transport.Quote(FragmentDir) +
+var pendingScriptHead = "f=" + transport.Quote(pendingFile) + "\nmkdir -p -m 0755 -- " + transport.Quote(FragmentDir) +
 	" || exit\nexec 9>>" + transport.Quote(pendingLock) + " && flock 9 || exit\n"
 
 // restartSlurmdScript restarts slurmd only where it runs: a node that is not set up yet fetches

@@ -122,7 +122,7 @@ func EnsureStateDir(ctx context.Context, ex Executor, s ControllerSettings) erro
 	if user == "" {
 		user = "root"
 	}
-	if !hostName.MatchString(user) {
+	if !transport.AccountNamePattern.MatchString(user) {
 		return fmt.Errorf("SlurmUser %q is not a user name", user)
 	}
 	script := transport.ScriptEnv + "[ -d " + transport.Quote(dir) + " ] || install -d -m 0755 -o " + transport.Quote(user) + " -g " + transport.Quote(user) + " -- " + transport.Quote(dir)

@@ -86,7 +86,8 @@ func ParseVersion(out string) (*version.Version, error) {
 // status 127 when it is not installed, so every reader of a version (a state
 // read, ReadVersion) asks and parses the same way.
 func versionSection(key, daemon string) string {
-	return "sec " + key + "\nif command -v " + daemon + " >/dev/null; then " + daemon + " -V; end $?; else end 127; fi\n"
+	d := transport.Quote(daemon)
+	return "sec " + key + "\nif command -v " + d + " >/dev/null; then " + d + " -V; end $?; else end 127; fi\n"
 }
 
 // parseVersionSection reads versionSection's answer: nil when the daemon is
@@ -112,7 +113,7 @@ func ReadVersion(ctx context.Context, ex Executor, daemon string) (*version.Vers
 	if daemon != "slurmctld" && daemon != "slurmd" {
 		return nil, fmt.Errorf("read version: unknown daemon %q", daemon)
 	}
-	res, err := ex.Sudo(ctx, transport.ScriptEnv+transport.SectionFuncs+versionSection("version", daemon), nil)
+	res, err := ex.Sudo(ctx, transport.NewScript().Text(transport.SectionFuncs+versionSection("version", daemon)).String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s -V: %w", daemon, err)
 	}

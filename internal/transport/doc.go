@@ -9,7 +9,9 @@
 // status, output and deadline. So sudo, and PAM behind it, authenticates once per host and run,
 // and a refused password is remembered instead of retried.
 //
-// Scripts are built from quoted words (Quote, Command) and share one prelude (ScriptEnv). Reads
+// Scripts are built by Script from quoted words (Quote, Command) and named variables, and share
+// one prelude (ScriptEnv); the kinds of names that reach them (accounts, packages, units, hosts)
+// are checked by the patterns in names.go, the same in every package. Reads
 // marked ReadOnly are answered once per host until a command changes that host. The package has
 // no Terraform types; transporttest holds stand-ins for the packages that run scripts through it.
 package transport

@@ -92,7 +92,7 @@ func (h *Host) WriteFile(ctx context.Context, f File) (changed bool, err error) 
 // readFileScript answers in one round trip: a leading flag byte says
 // whether the file exists and its content follows.
 func readFileScript(p string) string {
-	return fmt.Sprintf("if [ -e %[1]s ]; then printf y; exec cat -- %[1]s; fi; printf n", Quote(p))
+	return NewScript().Set("p", p).Text(`if [ -e "$p" ]; then printf y; exec cat -- "$p"; fi; printf n`).String()
 }
 
 func writeFileScript(f File) (string, error) {
@@ -110,20 +110,14 @@ func writeFileScript(f File) (string, error) {
 	}
 	mode := fmt.Sprintf("%o", unixMode(f.Mode))
 	dir, base := path.Split(f.Path)
-	vars := strings.Join([]string{
-		"p=" + Quote(f.Path),
-		"owner=" + Quote(owner),
-		"group=" + Quote(group),
-		"mode=" + Quote(mode),
-		"template=" + Quote(dir+"."+base+".gpucluster.XXXXXX"),
-		"expect=" + Quote(f.ExpectSHA256),
-	}, "\n")
-	return vars + "\n" + writeFileBody, nil
+	return NewScript().Set("p", f.Path).Set("owner", owner).Set("group", group).Set("mode", mode).
+		Set("template", dir+"."+base+".gpucluster.XXXXXX").Set("expect", f.ExpectSHA256).
+		Text(writeFileBody).String(), nil
 }
 
 // writeFileBody expects p, owner, group, mode and template. stat prints both
 // names and IDs so either form of owner compares.
-const writeFileBody = `set -eu
+const writeFileBody = `set -e
 if [ -d "$p" ]; then echo "$p is a directory" >&2; exit 1; fi
 t=$(mktemp -- "$template")
 trap 'rm -f -- "$t"' EXIT

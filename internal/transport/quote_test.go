@@ -97,3 +97,29 @@ func TestCommand(t *testing.T) {
 		}
 	}
 }
+
+// FuzzQuote is the shell's own verdict on any value: quoted as an argument and set as a named
+// variable of a Script, it must come back byte for byte. A NUL byte cannot be part of an
+// argument on Unix at all, so no script can carry it.
+func FuzzQuote(f *testing.F) {
+	for _, v := range shellValues {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if strings.ContainsRune(v, 0) {
+			t.Skip("NUL")
+		}
+		for _, script := range []string{
+			"printf %s " + Quote(v),
+			NewScript().Set("v", v).Text(`printf %s "$v"`).String(),
+		} {
+			out, err := exec.Command("/bin/sh", "-c", script).Output()
+			if err != nil {
+				t.Fatalf("sh -c %q: %v", script, err)
+			}
+			if string(out) != v {
+				t.Fatalf("round trip of %q through %q gave %q", v, script, out)
+			}
+		}
+	})
+}

@@ -6,11 +6,6 @@ import (
 	"strings"
 )
 
-// ScriptEnv starts every script run on a host: the C locale keeps command
-// output in the form the parsers know, and the sbin directories are not on
-// every login user's PATH.
-const ScriptEnv = "export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
-
 // Batched scripts print each command's output between a header line and a
 // status line, so one round trip can carry many commands and a command that
 // found nothing (getent status 2) is told apart from a broken one.

@@ -10,8 +10,6 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-const scriptPrelude = "set -eu\n" + transport.ScriptEnv
-
 // UserCommands are the commands that turn observed into spec on one node,
 // none when it is already in sync. Accounts are made without a home
 // directory (-M): homes live on shared storage and are made once, by
@@ -19,37 +17,37 @@ const scriptPrelude = "set -eu\n" + transport.ScriptEnv
 // still carry the old uid, which is exactly what repairing a drift needs.
 func UserCommands(spec UserSpec, observed UserState) []string {
 	if !observed.Exists {
-		args := []string{"useradd", "-M", "-u", strconv.FormatInt(spec.UID, 10), "-g", transport.Quote(spec.PrimaryGroup)}
+		args := []string{"useradd", "-M", "-u", strconv.FormatInt(spec.UID, 10), "-g", spec.PrimaryGroup}
 		if groups := spec.SupplementaryGroups(); len(groups) > 0 {
-			args = append(args, "-G", transport.Quote(strings.Join(groups, ",")))
+			args = append(args, "-G", strings.Join(groups, ","))
 		}
 		if spec.Shell != "" {
-			args = append(args, "-s", transport.Quote(spec.Shell))
+			args = append(args, "-s", spec.Shell)
 		}
-		args = append(args, "-d", transport.Quote(spec.HomeDir()), transport.Quote(spec.Name))
-		return []string{strings.Join(args, " ")}
+		args = append(args, "-d", spec.HomeDir(), spec.Name)
+		return []string{transport.Command(args...)}
 	}
-	var flags []string
+	args := []string{"usermod"}
 	if observed.UID != spec.UID {
-		flags = append(flags, "-u", strconv.FormatInt(spec.UID, 10))
+		args = append(args, "-u", strconv.FormatInt(spec.UID, 10))
 	}
 	if observed.PrimaryGroupName != spec.PrimaryGroup {
-		flags = append(flags, "-g", transport.Quote(spec.PrimaryGroup))
+		args = append(args, "-g", spec.PrimaryGroup)
 	}
 	if groups := spec.SupplementaryGroups(); !slices.Equal(observed.Groups, groups) {
-		flags = append(flags, "-G", transport.Quote(strings.Join(groups, ",")))
+		args = append(args, "-G", strings.Join(groups, ","))
 	}
 	if spec.Shell != "" && observed.Shell != spec.Shell {
-		flags = append(flags, "-s", transport.Quote(spec.Shell))
+		args = append(args, "-s", spec.Shell)
 	}
 	// -d without -m changes only the record, never moves the directory.
 	if observed.Home != spec.HomeDir() {
-		flags = append(flags, "-d", transport.Quote(spec.HomeDir()))
+		args = append(args, "-d", spec.HomeDir())
 	}
-	if len(flags) == 0 {
+	if len(args) == 1 {
 		return nil
 	}
-	return []string{"usermod " + strings.Join(flags, " ") + " " + transport.Quote(spec.Name)}
+	return []string{transport.Command(append(args, spec.Name)...)}
 }
 
 // GroupCommands are the commands that turn observed into the wanted group.
@@ -57,12 +55,16 @@ func GroupCommands(name string, gid int64, observed GroupState) []string {
 	id := strconv.FormatInt(gid, 10)
 	switch {
 	case !observed.Exists:
-		return []string{"groupadd -g " + id + " " + transport.Quote(name)}
+		return []string{transport.Command("groupadd", "-g", id, name)}
 	case observed.GID != gid:
-		return []string{"groupmod -g " + id + " " + transport.Quote(name)}
+		return []string{transport.Command("groupmod", "-g", id, name)}
 	}
 	return nil
 }
+
+// newScript starts every script of the package: a failed command ends it, so
+// nothing runs after a refused useradd.
+func newScript() *transport.Script { return transport.NewScript().Text("set -e") }
 
 // EnsureUser brings one node's account to spec: one round trip when it is
 // already in sync, two when it is changed.
@@ -100,13 +102,13 @@ func RemoveUser(ctx context.Context, ex Executor, name string) (removed bool, er
 	if err := ValidateName(KindUser, name); err != nil {
 		return false, err
 	}
-	q := transport.Quote(name)
 	// Debian's USERGROUPS_ENAB makes userdel delete a group named like the user when it is the
 	// user's primary group, and userdel has no flag against it; that group may be managed on
 	// its own, so it is put back with its GID.
-	command := "gid=$(getent group " + q + " | cut -d: -f3)\n\tuserdel " + q +
-		"\n\tif [ -n \"$gid\" ] && ! getent group " + q + " >/dev/null; then groupadd -g \"$gid\" " + q + "; fi"
-	return runIfPresent(ctx, ex, "user "+name, "getent passwd "+q, command)
+	command := `gid=$(getent group "$name" | cut -d: -f3)
+	userdel "$name"
+	if [ -n "$gid" ] && ! getent group "$name" >/dev/null; then groupadd -g "$gid" "$name"; fi`
+	return runIfPresent(ctx, ex, "user", name, `getent passwd "$name"`, command)
 }
 
 // RemoveGroup deletes a group; a group that is already gone is success.
@@ -115,11 +117,13 @@ func RemoveGroup(ctx context.Context, ex Executor, name string) (removed bool, e
 	if err := ValidateName(KindGroup, name); err != nil {
 		return false, err
 	}
-	return runIfPresent(ctx, ex, "group "+name, "getent group "+transport.Quote(name), "groupdel "+transport.Quote(name))
+	return runIfPresent(ctx, ex, "group", name, `getent group "$name"`, `groupdel "$name"`)
 }
 
-func runIfPresent(ctx context.Context, ex Executor, what, probe, command string) (bool, error) {
-	script := scriptPrelude + "if " + probe + " >/dev/null; then\n\t" + command + "\n\techo removed\nfi\n"
+// runIfPresent runs command when probe finds the account; both refer to it as "$name".
+func runIfPresent(ctx context.Context, ex Executor, kind Kind, name, probe, command string) (bool, error) {
+	what := string(kind) + " " + name
+	script := newScript().Set("name", name).Text("if " + probe + " >/dev/null; then\n\t" + command + "\n\techo removed\nfi").String()
 	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
 		return false, fmt.Errorf("remove %s: %w", what, err)
@@ -135,7 +139,7 @@ func runCommands(ctx context.Context, ex Executor, what string, commands []strin
 	if len(commands) == 0 {
 		return false, nil
 	}
-	if _, err := ex.Sudo(ctx, scriptPrelude+strings.Join(commands, "\n")+"\n", nil); err != nil {
+	if _, err := ex.Sudo(ctx, newScript().Text(strings.Join(commands, "\n")).String(), nil); err != nil {
 		return false, fmt.Errorf("%s: %s: %w", what, strings.Join(commands, "; "), err)
 	}
 	transport.Changed(ctx, ex, "ran "+strings.Join(commands, "; "))
@@ -150,8 +154,8 @@ func CreateHome(ctx context.Context, ex Executor, spec UserSpec) (created bool, 
 	if err := spec.Validate(true); err != nil {
 		return false, err
 	}
-	script := scriptPrelude + "home=" + transport.Quote(spec.HomeDir()) + "\n" +
-		"owner=" + strconv.FormatInt(spec.UID, 10) + ":" + transport.Quote(spec.PrimaryGroup) + "\n" + createHomeBody
+	script := newScript().Set("home", spec.HomeDir()).Set("owner", strconv.FormatInt(spec.UID, 10)+":"+spec.PrimaryGroup).
+		Text(createHomeBody).String()
 	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
 		return false, fmt.Errorf("create home %s for %s: %w", spec.HomeDir(), spec.Name, err)

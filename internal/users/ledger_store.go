@@ -86,7 +86,7 @@ func updateLedgerOnce(ctx context.Context, h LedgerHost, file string, change fun
 		return nil
 	}
 	if !exists {
-		if _, err := h.Sudo(ctx, "mkdir -p -m 0755 -- "+transport.Quote(path.Dir(file)), nil); err != nil {
+		if _, err := h.Sudo(ctx, transport.NewScript().Command("mkdir", "-p", "-m", "0755", "--", path.Dir(file)).String(), nil); err != nil {
 			return fmt.Errorf("create the UID ledger's directory: %w", err)
 		}
 	}

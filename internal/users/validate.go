@@ -5,12 +5,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-)
 
-// NamePattern is the portable subset of what shadow-utils accepts: it
-// excludes upper case, a leading dash (read as an option) and every shell
-// metacharacter, so a valid name can never change a command's meaning.
-var NamePattern = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
 
 // pathPattern keeps paths to characters that need no quoting at all; home
 // directories and shells with spaces or globs are a support burden on every
@@ -34,9 +31,9 @@ const (
 	KindGroup Kind = "group"
 )
 
-// ValidateName checks a user or group name against NamePattern.
+// ValidateName checks a user or group name against transport.AccountNamePattern.
 func ValidateName(kind Kind, name string) error {
-	if NamePattern.MatchString(name) {
+	if transport.AccountNamePattern.MatchString(name) {
 		return nil
 	}
 	return fmt.Errorf("invalid %s name %q: it must start with a lower-case letter or underscore, "+
