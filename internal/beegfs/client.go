@@ -49,7 +49,7 @@ func ValidateMountPath(p string) error {
 	if p == "/" {
 		return errors.New(`mount path "/" would hide the operating system under BeeGFS`)
 	}
-	if err := ValidateDirectory(p); err != nil {
+	if err := ValidatePath(p); err != nil {
 		return fmt.Errorf("mount path: %w", err)
 	}
 	return nil

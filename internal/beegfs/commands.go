@@ -44,7 +44,7 @@ type StorageSetup struct {
 // the UUID of PATH's filesystem to storeFsUUID (confirmed: it does so
 // unless -u is given); the provider still verifies both afterwards.
 func SetupStorageCommand(s StorageSetup) (string, error) {
-	if err := ValidateDirectory(s.Path); err != nil {
+	if err := ValidatePath(s.Path); err != nil {
 		return "", err
 	}
 	if err := ValidateNumID("node_num_id", s.NodeNumID); err != nil {
@@ -65,7 +65,7 @@ func SetupStorageCommand(s StorageSetup) (string, error) {
 
 // SetupMetaCommand is "beegfs-setup-meta -p PATH -s ID -m MGMT".
 func SetupMetaCommand(path string, nodeNumID int64, mgmtd string) (string, error) {
-	if err := ValidateDirectory(path); err != nil {
+	if err := ValidatePath(path); err != nil {
 		return "", err
 	}
 	if err := ValidateNumID("node_num_id", nodeNumID); err != nil {
@@ -93,7 +93,7 @@ func MgmtdInitCommand(r Release, v7StoreDir string) (string, error) {
 	if r.Major != 7 {
 		return transport.Command(MgmtdDaemon, "--init"), nil
 	}
-	if err := ValidateDirectory(v7StoreDir); err != nil {
+	if err := ValidatePath(v7StoreDir); err != nil {
 		return "", err
 	}
 	return transport.Command(SetupMgmtdTool, "-p", v7StoreDir), nil

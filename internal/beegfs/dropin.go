@@ -35,7 +35,7 @@ func RequiresMountsDropIn(service, name, mountpoint string) (transport.File, err
 	}
 	// RequiresMountsFor takes a blank-separated list, so a path with a blank
 	// would name two mountpoints.
-	if err := ValidateDirectory(mountpoint); err != nil {
+	if err := ValidatePath(mountpoint); err != nil {
 		return transport.File{}, fmt.Errorf("mountpoint: %w", err)
 	}
 	return transport.File{
@@ -51,7 +51,7 @@ func RequiresMountsDropIn(service, name, mountpoint string) (transport.File, err
 // mountpoint and the client config file, as the guide writes it with
 // "/home /etc/beegfs/beegfs-client.conf".
 func MountsConf(mountpoint string) (transport.File, error) {
-	if err := ValidateDirectory(mountpoint); err != nil {
+	if err := ValidatePath(mountpoint); err != nil {
 		return transport.File{}, fmt.Errorf("mountpoint: %w", err)
 	}
 	return transport.File{

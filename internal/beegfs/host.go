@@ -130,25 +130,25 @@ func readHostScript(q HostQuery) (string, error) {
 		b.Text(fmt.Sprintf("sec svc%d; systemctl is-active %[2]s; systemctl is-enabled %[2]s 2>&1; end 0", i, transport.Quote(s+".service")))
 	}
 	for i, f := range q.Files {
-		if err := ValidateDirectory(f); err != nil {
+		if err := ValidatePath(f); err != nil {
 			return "", fmt.Errorf("file: %w", err)
 		}
 		b.Text(fmt.Sprintf("sec file%d; readb64 %s; end $?", i, transport.Quote(f)))
 	}
 	for i, f := range q.Fingerprints {
-		if err := ValidateDirectory(f); err != nil {
+		if err := ValidatePath(f); err != nil {
 			return "", fmt.Errorf("file: %w", err)
 		}
 		b.Text(fmt.Sprintf("sec sum%d; fingerprint %s; end $?", i, transport.Quote(f)))
 	}
 	for i, p := range q.Mounts {
-		if err := ValidateDirectory(p); err != nil {
+		if err := ValidatePath(p); err != nil {
 			return "", fmt.Errorf("mount: %w", err)
 		}
 		b.Text(fmt.Sprintf("sec mnt%d; mountof %s; end $?", i, transport.Quote(p)))
 	}
 	for i, d := range q.Dirs {
-		if err := ValidateDirectory(d); err != nil {
+		if err := ValidatePath(d); err != nil {
 			return "", fmt.Errorf("directory: %w", err)
 		}
 		b.Text(fmt.Sprintf("sec dir%d; iddir %s; end $?", i, transport.Quote(d)))

@@ -154,22 +154,22 @@ func SetStorageTarget(c *Conf, t StorageTarget) error {
 }
 
 func validateStorageTarget(t StorageTarget) error {
-	if err := ValidateDirectory(t.Directory); err != nil {
+	if err := ValidatePath(t.Directory); err != nil {
 		return err
 	}
 	return ValidateFsUUID(t.FsUUID)
 }
 
-// ValidateDirectory accepts a clean absolute path that can stand in a
-// comma-separated list, in a sed replacement the setup scripts build from it
+// ValidatePath accepts a clean absolute path, of a directory or a file, that
+// can stand in a comma-separated list, in a sed replacement the setup scripts build from it
 // ('&' there means the matched text) and in a systemd unit ('%' starts a
 // specifier): no comma, blank, '|', '&', '%', backslash or line break.
-func ValidateDirectory(dir string) error {
-	if !path.IsAbs(dir) || path.Clean(dir) != dir || dir == "/" {
-		return fmt.Errorf("directory %q must be a clean absolute path below /", dir)
+func ValidatePath(p string) error {
+	if !path.IsAbs(p) || path.Clean(p) != p || p == "/" {
+		return fmt.Errorf("%q must be a clean absolute path below /", p)
 	}
-	if strings.ContainsAny(dir, ", \t\n\r|&%\\\x00") {
-		return fmt.Errorf("directory %q must not contain a comma, blank, '|', '&', '%%' or backslash", dir)
+	if strings.ContainsAny(p, ", \t\n\r|&%\\\x00") {
+		return fmt.Errorf("%q must not contain a comma, blank, '|', '&', '%%' or backslash", p)
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ type MetaHost struct {
 
 // ReadMeta reads everything the metadata resource needs in one round trip.
 func ReadMeta(ctx context.Context, ex Executor, dir string) (MetaHost, error) {
-	if err := ValidateDirectory(dir); err != nil {
+	if err := ValidatePath(dir); err != nil {
 		return MetaHost{}, err
 	}
 	st, err := ReadHost(ctx, ex, HostQuery{
@@ -245,7 +245,7 @@ func ReadConfiguredMetaStore(ctx context.Context, ex Executor, m MetaHost, dir s
 	if err != nil || current == "" || current == dir {
 		return MetaStore{}, err
 	}
-	if err := ValidateDirectory(current); err != nil {
+	if err := ValidatePath(current); err != nil {
 		return MetaStore{}, fmt.Errorf("%s = %q in %s: %w", KeyMetaDirectory, current, MetaConfPath, err)
 	}
 	st, err := ReadHost(ctx, ex, HostQuery{Mounts: []string{current}, Dirs: []string{current}})

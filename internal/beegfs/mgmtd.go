@@ -97,7 +97,7 @@ type MgmtdHost struct {
 // ValidateDBFile accepts a database path whose directory can be a
 // RequiresMountsFor and a setup argument.
 func ValidateDBFile(dbFile string) error {
-	if err := ValidateDirectory(dbFile); err != nil {
+	if err := ValidatePath(dbFile); err != nil {
 		return fmt.Errorf("db_file: %w", err)
 	}
 	if path.Dir(dbFile) == "/" {
@@ -491,7 +491,7 @@ func RestrictToRoot(ctx context.Context, ex Executor, files ...string) error {
 	var b strings.Builder
 	b.WriteString(transport.ScriptEnv + "set -e\n")
 	for _, f := range files {
-		if err := ValidateDirectory(f); err != nil {
+		if err := ValidatePath(f); err != nil {
 			return err
 		}
 		fmt.Fprintf(&b, "chown root:root -- %[1]s && chmod 0400 -- %[1]s\n", transport.Quote(f))

@@ -62,7 +62,7 @@ func DaemonReload(ctx context.Context, ex Executor) error {
 // fresh host has no such directory.
 func WriteDropIn(ctx context.Context, w FileWriter, ex Executor, f transport.File) (changed bool, err error) {
 	dir := path.Dir(f.Path)
-	if err := ValidateDirectory(dir); err != nil {
+	if err := ValidatePath(dir); err != nil {
 		return false, err
 	}
 	if _, err := ex.Sudo(ctx, transport.ScriptEnv+"mkdir -p -m 0755 -- "+transport.Quote(dir)+"\n", nil); err != nil {
@@ -95,7 +95,7 @@ func WriteConf(ctx context.Context, w FileWriter, path string, read FileState, c
 
 // RemoveDropIn deletes a drop-in and reloads systemd when there was one.
 func RemoveDropIn(ctx context.Context, ex Executor, path string) error {
-	if err := ValidateDirectory(path); err != nil {
+	if err := ValidatePath(path); err != nil {
 		return err
 	}
 	script := transport.NewScript().Set("p", path).Text(`if [ -e "$p" ]; then rm -f -- "$p" && systemctl daemon-reload; fi`).String()

@@ -370,7 +370,7 @@ func CheckWipe(want TargetIdentity, d DirState) error {
 // unrecoverable part of force_destroy_data; the caller has stopped the
 // service and checked the directory's IDs first.
 func WipeTarget(ctx context.Context, ex Executor, dir string) error {
-	if err := ValidateDirectory(dir); err != nil {
+	if err := ValidatePath(dir); err != nil {
 		return err
 	}
 	if _, err := ex.Sudo(ctx, transport.ScriptEnv+"rm -rf -- "+transport.Quote(dir)+"\n", nil); err != nil {

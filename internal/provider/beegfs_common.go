@@ -23,7 +23,7 @@ func parseNodePathID(id string) (node, dir string, err error) {
 		return "", "", fmt.Errorf("%q is not a node name or address", node)
 	}
 	dir = "/" + rest
-	if err := beegfs.ValidateDirectory(dir); err != nil {
+	if err := beegfs.ValidatePath(dir); err != nil {
 		return "", "", err
 	}
 	return node, dir, nil

@@ -170,8 +170,9 @@ func (tflogLogger) Info(ctx context.Context, msg string, fields map[string]any) 
 	tflog.Info(ctx, msg, fields)
 }
 
-// canReachHosts tells plan-time checks whether every connection value is known yet.
-func (c *cluster) canReachHosts() bool { return !c.settings.unknown }
+// settingsKnown tells plan-time checks whether every connection setting is known yet; only
+// then can they reach the hosts.
+func (c *cluster) settingsKnown() bool { return !c.settings.unknown }
 
 // host returns the shared connection to a node named by name or address. An offline node is
 // refused at once: a powered-off server would otherwise cost every caller the connect timeout.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -111,7 +112,7 @@ func TestMissingFrom(t *testing.T) {
 }
 
 func TestWarnDriftNamesNodes(t *testing.T) {
-	var diags diagList
+	var diags diag.Diagnostics
 	warnDrift(&diags, "user alice", map[string]string{"gpu02": "uid 1002 on gpu02, want 1001", "login01": inSync})
 	if len(diags) != 1 || !strings.Contains(diags[0].Summary(), "gpu02") || !strings.Contains(diags[0].Detail(), "uid 1002 on gpu02, want 1001") {
 		t.Fatalf("got %v", diags)

@@ -13,8 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-type diagList = diag.Diagnostics
-
 // clusterFrom unpacks what the provider's Configure handed over. Nil data means the provider
 // is not configured yet (early validation), which is not an error.
 func clusterFrom(data any, diags *diag.Diagnostics) *cluster {

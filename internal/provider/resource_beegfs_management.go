@@ -190,7 +190,7 @@ func (r *beegfsManagementResource) ModifyPlan(ctx context.Context, req resource.
 	}
 	creating := req.State.Raw.IsNull()
 	if resp.Diagnostics.HasError() || (!creating && resp.Plan.Raw.Equal(req.State.Raw)) ||
-		r.cluster == nil || !r.cluster.canReachHosts() || plan.Node.IsUnknown() || plan.DBFile.IsUnknown() {
+		r.cluster == nil || !r.cluster.settingsKnown() || plan.Node.IsUnknown() || plan.DBFile.IsUnknown() {
 		return
 	}
 	node, dbFile := plan.Node.ValueString(), plan.DBFile.ValueString()

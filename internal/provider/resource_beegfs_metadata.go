@@ -131,7 +131,7 @@ func (r *beegfsMetadataResource) ValidateConfig(ctx context.Context, req resourc
 		return
 	}
 	if !m.Path.IsNull() && !m.Path.IsUnknown() {
-		if err := beegfs.ValidateDirectory(m.Path.ValueString()); err != nil {
+		if err := beegfs.ValidatePath(m.Path.ValueString()); err != nil {
 			resp.Diagnostics.Append(settingError(path.Root("path"), "Invalid Metadata Directory", "path cannot be a metadata directory",
 				"Use a clean absolute path without blanks or commas.", err))
 		}
@@ -171,7 +171,7 @@ func (r *beegfsMetadataResource) ModifyPlan(ctx context.Context, req resource.Mo
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(inSync))...)
 	creating := req.State.Raw.IsNull()
 	if resp.Diagnostics.HasError() || (!creating && resp.Plan.Raw.Equal(req.State.Raw)) ||
-		r.cluster == nil || !r.cluster.canReachHosts() || plan.Node.IsUnknown() || plan.Path.IsUnknown() || plan.NodeNumID.IsUnknown() {
+		r.cluster == nil || !r.cluster.settingsKnown() || plan.Node.IsUnknown() || plan.Path.IsUnknown() || plan.NodeNumID.IsUnknown() {
 		return
 	}
 	node, dir := plan.Node.ValueString(), plan.Path.ValueString()

@@ -266,7 +266,7 @@ func (r *beegfsTargetResource) ValidateConfig(ctx context.Context, req resource.
 		return
 	}
 	if !m.Path.IsNull() && !m.Path.IsUnknown() {
-		if err := beegfs.ValidateDirectory(m.Path.ValueString()); err != nil {
+		if err := beegfs.ValidatePath(m.Path.ValueString()); err != nil {
 			resp.Diagnostics.Append(settingError(path.Root("path"), "Invalid Storage Path", "The path cannot be a BeeGFS storage directory",
 				"Use a clean absolute path below the target's own filesystem, such as "+defaultStoragePath+".", err))
 		}
@@ -329,7 +329,7 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 			"Another "+beegfsTargetResourceName+" in this configuration uses the same ID", "Give every target its own target_id, and every storage host its own node_num_id.", err))
 		return
 	}
-	if (!creating && resp.Plan.Raw.Equal(req.State.Raw)) || !r.cluster.canReachHosts() {
+	if (!creating && resp.Plan.Raw.Equal(req.State.Raw)) || !r.cluster.settingsKnown() {
 		return
 	}
 	node := plan.Node.ValueString()
@@ -372,7 +372,7 @@ func (r *beegfsTargetResource) warnDestroy(ctx context.Context, req resource.Mod
 func (r *beegfsTargetResource) planDeregister(ctx context.Context, state beegfsTargetModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	node, dir := state.Node.ValueString(), state.Path.ValueString()
-	if r.cluster == nil || !r.cluster.canReachHosts() {
+	if r.cluster == nil || !r.cluster.settingsKnown() {
 		return diags
 	}
 	h, err := r.cluster.host(ctx, node)

@@ -175,7 +175,7 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	}
 	r.cluster.firewallPlans.setSwitch(r.cluster.canonicalNode(plan.Node.ValueString()),
 		firewallSwitch{enabled: plan.Enabled.ValueBool(), incoming: plan.DefaultIncoming.ValueString()})
-	if !r.cluster.canReachHosts() || plan.SSHRule.IsUnknown() || plan.Rules.IsUnknown() {
+	if !r.cluster.settingsKnown() || plan.SSHRule.IsUnknown() || plan.Rules.IsUnknown() {
 		return
 	}
 	if plan.Exclusive.ValueBool() {

@@ -228,7 +228,7 @@ func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	// The create half of a replacement is planned again without the prior state and checked then.
-	if !creating || !r.cluster.canReachHosts() {
+	if !creating || !r.cluster.settingsKnown() {
 		return
 	}
 	h, st, diags := r.cluster.firewallState(ctx, node)
@@ -278,7 +278,7 @@ func (r *firewallRuleResource) checkRemoval(ctx context.Context, state firewallR
 		return nil
 	}
 	r.cluster.firewallPlans.release(r.cluster.canonicalNode(state.Node.ValueString()), rule.Key())
-	if state.Adopted.ValueBool() || !r.cluster.canReachHosts() {
+	if state.Adopted.ValueBool() || !r.cluster.settingsKnown() {
 		return nil
 	}
 	return r.cluster.checkRuleRemoval(ctx, state.Node.ValueString(), rule, verb+" "+rule.Key())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -135,14 +136,14 @@ func (r *groupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		r.cluster.planGroup(plan.Name.ValueString(), nodeNames)
 	}
 	unchanged := !req.State.Raw.IsNull() && plan.GID.Equal(state.GID) && plan.Nodes.Equal(state.Nodes)
-	if !r.cluster.canReachHosts() || plan.GID.IsUnknown() || plan.Name.IsUnknown() || unchanged {
+	if !r.cluster.settingsKnown() || plan.GID.IsUnknown() || plan.Name.IsUnknown() || unchanged {
 		return
 	}
 	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindGroup, plan.Name.ValueString(), plan.GID.ValueInt64(), path.Root("gid"))...)
 	resp.Diagnostics.Append(r.cluster.checkOnNodes(ctx, nodeNames, r.accountPlan(ctx, plan, state, &resp.Diagnostics))...)
 }
 
-func (r *groupResource) accountPlan(ctx context.Context, plan, state groupModel, diags *diagList) accountPlan {
+func (r *groupResource) accountPlan(ctx context.Context, plan, state groupModel, diags *diag.Diagnostics) accountPlan {
 	return accountPlan{
 		kind:     users.KindGroup,
 		name:     plan.Name.ValueString(),
@@ -186,8 +187,8 @@ func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, 
 // converge claims the GID in the ledger, takes over nodes that already hold the group under
 // that GID, makes the group identical on every node, and removes it from dropped nodes unless
 // it was there before the resource.
-func (r *groupResource) converge(ctx context.Context, m *groupModel, prior groupModel) diagList {
-	var diags diagList
+func (r *groupResource) converge(ctx context.Context, m *groupModel, prior groupModel) diag.Diagnostics {
+	var diags diag.Diagnostics
 	nodeNames := setStrings(ctx, m.Nodes, &diags)
 	priorNodes := setStrings(ctx, prior.Nodes, &diags)
 	adoptedBefore := setStrings(ctx, prior.AdoptedOn, &diags)

@@ -174,7 +174,7 @@ func (r *mungeKeyResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 					plan.Controller.ValueString(), strings.Join(nodeNames, ", ")))
 		}
 	}
-	if r.cluster == nil || !r.cluster.canReachHosts() || plan.Controller.IsUnknown() {
+	if r.cluster == nil || !r.cluster.settingsKnown() || plan.Controller.IsUnknown() {
 		return
 	}
 	if !creating && plan.Nodes.Equal(state.Nodes) {
@@ -185,9 +185,9 @@ func (r *mungeKeyResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 
 // checkNodes refuses nodes the provider cannot reach or read, naming the attribute that
 // lists them, and says when creating adopts the key the controller already has.
-func (r *mungeKeyResource) checkNodes(ctx context.Context, controller string, nodeNames []string, creating bool) diagList {
+func (r *mungeKeyResource) checkNodes(ctx context.Context, controller string, nodeNames []string, creating bool) diag.Diagnostics {
 	observed, failures := r.readStates(ctx, nodeNames)
-	var diags diagList
+	var diags diag.Diagnostics
 	for _, f := range failures {
 		attr := path.Root("nodes")
 		if f.node == controller {
@@ -283,7 +283,7 @@ func (r *mungeKeyResource) Update(ctx context.Context, req resource.UpdateReques
 // installs it on every node with munged restarted where it changed, and proves a credential
 // made on the controller decodes everywhere. It reports rotated when it generated a key the
 // controller now holds; m then describes that state even when a later step failed.
-func (r *mungeKeyResource) converge(ctx context.Context, m *mungeKeyModel, in keyInputs) (rotated bool, diags diagList) {
+func (r *mungeKeyResource) converge(ctx context.Context, m *mungeKeyModel, in keyInputs) (rotated bool, diags diag.Diagnostics) {
 	nodeNames := setStrings(ctx, m.Nodes, &diags)
 	controller := m.Controller.ValueString()
 	if diags.HasError() {
@@ -372,7 +372,7 @@ func chooseKey(current string, in keyInputs) (keySource, error) {
 
 // controllerKey takes the controller's key or generates a new one there, as chooseKey decides;
 // generated says which. The key stays in memory and is never written to local disk.
-func (r *mungeKeyResource) controllerKey(ctx context.Context, controller string, in keyInputs) (key []byte, generated bool, diags diagList) {
+func (r *mungeKeyResource) controllerKey(ctx context.Context, controller string, in keyInputs) (key []byte, generated bool, diags diag.Diagnostics) {
 	h, err := r.cluster.host(ctx, controller)
 	if err != nil {
 		diags.Append(connectError(controller, err))
@@ -412,8 +412,8 @@ func (r *mungeKeyResource) controllerKey(ctx context.Context, controller string,
 
 // verify is the guide's `munge -n | unmunge`: a credential made on the controller must decode
 // on every node, the controller included. It also returns the nodes where it did not.
-func (r *mungeKeyResource) verify(ctx context.Context, controller string, nodeNames []string) ([]nodeFailure, diagList) {
-	var diags diagList
+func (r *mungeKeyResource) verify(ctx context.Context, controller string, nodeNames []string) ([]nodeFailure, diag.Diagnostics) {
+	var diags diag.Diagnostics
 	h, err := r.cluster.host(ctx, controller)
 	if err != nil {
 		diags.Append(connectError(controller, err))

@@ -141,7 +141,7 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if config.Address.IsNull() && !config.Name.IsUnknown() {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("address"), config.Name)...)
 	}
-	if r.cluster == nil || !r.cluster.canReachHosts() || resp.Plan.Raw.Equal(req.State.Raw) ||
+	if r.cluster == nil || !r.cluster.settingsKnown() || resp.Plan.Raw.Equal(req.State.Raw) ||
 		config.Name.IsUnknown() || config.Address.IsUnknown() || config.SSHAllowGroups.IsUnknown() {
 		return
 	}
@@ -217,14 +217,14 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 
 // apply checks the host, converges the sshd drop-in and records fresh facts. managedBefore
 // tells whether an existing drop-in is ours to remove when ssh_allow_groups goes away.
-func (r *nodeResource) apply(ctx context.Context, m *nodeModel, managedBefore bool) diagList {
+func (r *nodeResource) apply(ctx context.Context, m *nodeModel, managedBefore bool) diag.Diagnostics {
 	name := m.Name.ValueString()
 	host, facts, diags := r.cluster.gatherFacts(ctx, name, r.dialAddress(*m))
 	if diags.HasError() {
 		return diags
 	}
 	if err := nodes.CheckHostname(name, facts); err != nil {
-		return diagList{hostnameMismatch(name, r.dialAddress(*m), facts.Hostname, err)}
+		return diag.Diagnostics{hostnameMismatch(name, r.dialAddress(*m), facts.Hostname, err)}
 	}
 	var groups []string
 	diags = append(diags, m.SSHAllowGroups.ElementsAs(ctx, &groups, false)...)

@@ -157,7 +157,7 @@ func activationReasons(out slurm.Outcome) []string {
 
 // warnPlanned says in the plan what the activation will do, where it disrupts.
 func (r *slurmActivationResource) warnPlanned(ctx context.Context, controller string, changes []slurm.Fragment, unknown int, diags *diag.Diagnostics) {
-	if r.cluster == nil || !r.cluster.canReachHosts() {
+	if r.cluster == nil || !r.cluster.settingsKnown() {
 		return
 	}
 	h, err := r.cluster.host(ctx, controller)

@@ -202,7 +202,7 @@ func (c *cluster) restartSlurmd(ctx context.Context, controller *transport.Host,
 // checked while the provider's connection settings are not known yet.
 func (c *cluster) previewSlurm(ctx context.Context, attr path.Path, controller, what string, changes ...slurm.Fragment) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if c == nil || !c.canReachHosts() {
+	if c == nil || !c.settingsKnown() {
 		return diags
 	}
 	h, err := c.host(ctx, controller)

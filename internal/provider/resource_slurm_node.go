@@ -251,7 +251,7 @@ func (r *slurmNodeResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 			plan.Gres = state.Gres
 		}
 	}
-	if r.cluster != nil && r.cluster.canReachHosts() && !plan.Name.IsUnknown() && (needsFacts(plan) || !config.RealMemory.IsNull()) {
+	if r.cluster != nil && r.cluster.settingsKnown() && !plan.Name.IsUnknown() && (needsFacts(plan) || !config.RealMemory.IsNull()) {
 		resp.Diagnostics.Append(r.planFacts(ctx, &plan, config)...)
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)

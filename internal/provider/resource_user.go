@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -207,7 +208,7 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	}
 	resp.Diagnostics.Append(planAdoptedOn(ctx, resp, plan.Nodes, state.Nodes, state.AdoptedOn)...)
-	if !r.cluster.canReachHosts() || plan.UID.IsUnknown() || plan.Name.IsUnknown() || plan.Group.IsUnknown() || !fullyKnown(plan.Groups) {
+	if !r.cluster.settingsKnown() || plan.UID.IsUnknown() || plan.Name.IsUnknown() || plan.Group.IsUnknown() || !fullyKnown(plan.Groups) {
 		return
 	}
 	if !req.State.Raw.IsNull() && plan.UID.Equal(state.UID) && plan.Group.Equal(state.Group) && plan.Groups.Equal(state.Groups) && plan.Nodes.Equal(state.Nodes) {
@@ -218,7 +219,7 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	resp.Diagnostics.Append(r.cluster.checkOnNodes(ctx, nodeNames, r.accountPlan(ctx, plan, state, &resp.Diagnostics))...)
 }
 
-func (r *userResource) accountPlan(ctx context.Context, plan, state userModel, diags *diagList) accountPlan {
+func (r *userResource) accountPlan(ctx context.Context, plan, state userModel, diags *diag.Diagnostics) accountPlan {
 	return accountPlan{
 		kind:     users.KindUser,
 		name:     plan.Name.ValueString(),
@@ -234,7 +235,7 @@ func (r *userResource) accountPlan(ctx context.Context, plan, state userModel, d
 	}
 }
 
-func (r *userResource) spec(ctx context.Context, m userModel, diags *diagList) users.UserSpec {
+func (r *userResource) spec(ctx context.Context, m userModel, diags *diag.Diagnostics) users.UserSpec {
 	return users.UserSpec{
 		Name:         m.Name.ValueString(),
 		UID:          m.UID.ValueInt64(),
@@ -279,8 +280,8 @@ func (r *userResource) Update(ctx context.Context, req resource.UpdateRequest, r
 // identical on every node, creates the home once where asked, and removes the account record
 // from dropped nodes unless it was there before the resource. The refusals come before any
 // write, since a plan whose connection settings were unknown could not make them.
-func (r *userResource) converge(ctx context.Context, m *userModel, prior userModel) diagList {
-	var diags diagList
+func (r *userResource) converge(ctx context.Context, m *userModel, prior userModel) diag.Diagnostics {
+	var diags diag.Diagnostics
 	spec := r.spec(ctx, *m, &diags)
 	nodeNames := setStrings(ctx, m.Nodes, &diags)
 	priorNodes := setStrings(ctx, prior.Nodes, &diags)
