@@ -15,38 +15,6 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/users"
 )
 
-// offlineProvider is a provider whose connection settings are all known but whose nodes sit in
-// TEST-NET-1, where nothing answers: a refusal that must come before any host is asked shows as
-// itself, and one that needed a host would show as a connection error instead.
-const offlineProvider = `
-provider "gpucluster" {
-  login_node      = "login01"
-  connect_timeout = "2s"
-  node {
-    name    = "login01"
-    address = "192.0.2.10"
-  }
-  node {
-    name    = "gpu01"
-    address = "192.0.2.11"
-    user    = "ops"
-  }
-}
-`
-
-// unknownConnectionProvider's user is known only at apply, so plan-time host checks wait and a
-// configuration the provider accepts plans cleanly without a lab.
-const unknownConnectionProvider = `
-resource "terraform_data" "user" {
-  input = "admin"
-}
-
-provider "gpucluster" {
-  user       = terraform_data.user.output
-  login_node = "login01"
-}
-`
-
 func userBlock(attrs string) string {
 	return `
 resource "gpucluster_user" "test" {
@@ -243,17 +211,6 @@ func hasDiag(diags diag.Diagnostics, sev diag.Severity, summary string, details 
 		}
 	}
 	return false
-}
-
-// diagPattern matches Terraform's rendering of an error: its summary, the configuration line it
-// names (so the attribute is the one the error is about), then phrases of its detail, which
-// Terraform wraps at any space.
-func diagPattern(summary, configLine string, details ...string) *regexp.Regexp {
-	parts := []string{regexp.QuoteMeta("Error: " + summary), regexp.QuoteMeta(configLine)}
-	for _, d := range details {
-		parts = append(parts, strings.Join(strings.Fields(regexp.QuoteMeta(d)), `\s+`))
-	}
-	return regexp.MustCompile(`(?s)` + strings.Join(parts, ".*"))
 }
 
 // A state that already manages the provider's own account (made before this check existed) is

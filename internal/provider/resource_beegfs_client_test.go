@@ -295,32 +295,3 @@ func checkClientsGone(l *lab.Lab, clients []string, keysOnBeegfs, localHome stri
 		return nil
 	}
 }
-
-// expectBeforeValue checks a top-level attribute of the prior state a plan starts from: what
-// the refresh found on the node.
-func expectBeforeValue(address, attr string, want any) plancheck.PlanCheck {
-	return beforeValueCheck{address: address, attr: attr, want: want}
-}
-
-type beforeValueCheck struct {
-	address, attr string
-	want          any
-}
-
-func (c beforeValueCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	for _, rc := range req.Plan.ResourceChanges {
-		if rc.Address != c.address {
-			continue
-		}
-		before, ok := rc.Change.Before.(map[string]any)
-		if !ok {
-			resp.Error = fmt.Errorf("%s: no prior state in the plan", c.address)
-			return
-		}
-		if got := before[c.attr]; got != c.want {
-			resp.Error = fmt.Errorf("%s: prior %s = %v, want %v", c.address, c.attr, got, c.want)
-		}
-		return
-	}
-	resp.Error = fmt.Errorf("%s: not in the plan", c.address)
-}

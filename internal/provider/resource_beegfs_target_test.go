@@ -193,20 +193,6 @@ func diskUUID(t *testing.T, l *lab.Lab, node string) string {
 	return d.UUID
 }
 
-// checkOnHost runs a script through the lab's own seam and compares its output.
-func checkOnHost(l *lab.Lab, node, script, want string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		got, err := onHostErr(l, node, script)
-		if err != nil {
-			return err
-		}
-		if got != want {
-			return fmt.Errorf("%s: %s printed %q, want %q", node, script, got, want)
-		}
-		return nil
-	}
-}
-
 // checkTargetOnHost proves the target as the guide sets it up: ID files, the interlock with
 // the leading empty element, the drop-in and the running service.
 func checkTargetOnHost(l *lab.Lab, node, nodeID, targetID, uuid, mgmtd string) resource.TestCheckFunc {

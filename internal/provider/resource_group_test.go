@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -77,27 +76,6 @@ func TestAccGroup_lifecycle(t *testing.T) {
 			},
 		},
 	})
-}
-
-func TestAccGroup_badInput(t *testing.T) {
-	l := lab.Require(t)
-	nodes := labNodeNames(l)
-	cases := map[string]struct {
-		config, want string
-	}{
-		"gid 0":       {groupConfig(l, "tacc_bad", 0, nodes), `Invalid GID`},
-		"system gid":  {groupConfig(l, "tacc_bad", 50, nodes), `(?s)Invalid GID.*allow_system_gid`},
-		"bad name":    {groupConfig(l, "Bad;Name", 2201, nodes), `(?s)name.*POSIX group name`},
-		"empty nodes": {groupConfig(l, "tacc_bad", 2201, nil), `(?s)nodes.*at least 1`},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps:                    []resource.TestStep{{Config: tc.config, ExpectError: regexp.MustCompile(tc.want)}},
-			})
-		})
-	}
 }
 
 func checkGroupOnHosts(l *lab.Lab, name string, gid int, nodes []string) resource.TestCheckFunc {

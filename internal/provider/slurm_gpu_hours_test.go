@@ -3,7 +3,6 @@ package provider
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -226,38 +225,4 @@ func checkAssociationsDestroyed(l *lab.Lab) resource.TestCheckFunc {
 		}
 		return nil
 	}
-}
-
-// TestAccSlurmAccounting_badInput refuses, at plan time and naming the attribute, what Slurm
-// or slurmdbd.conf could not hold, without quoting the password.
-func TestAccSlurmAccounting_badInput(t *testing.T) {
-	l := lab.Require(t)
-	before := onHost(t, l, "login01", "ls /etc/slurm /etc/mysql 2>/dev/null | wc -l")
-	cases := map[string]struct{ config, want string }{
-		"password": {block("gpucluster_slurm_accounting", `controller = "login01"`, `database_password_wo = "has space 1234"`),
-			`(?s)Invalid Database Password.*12 to 128 characters`},
-		"enforce": {block("gpucluster_slurm_accounting", `controller = "login01"`, `database_password_wo = "abcdefghijkl1"`, `enforce = ["always"]`),
-			`(?s)enforce.*value must be one of`},
-		"description": {block("gpucluster_slurm_account", `controller = "login01"`, `name = "a"`, `description = "Upper"`), `(?s)description.*must be lower case`},
-		"root":        {block("gpucluster_slurm_account", `controller = "login01"`, `name = "root"`), `(?s)name.*value must be none of`},
-		"default": {block("gpucluster_slurm_user", `controller = "login01"`, `name = "alice"`, `accounts = ["a"]`, `default_account = "b"`),
-			`(?s)Default Account Not In Accounts`},
-		"tres": {block("gpucluster_slurm_qos", `controller = "login01"`, `name = "q"`, `max_tres_per_user = { "GPU!" = 1 }`), `(?s)max_tres_per_user.*TRES name`},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps:                    []resource.TestStep{{Config: providerConfig(l, "") + tc.config, PlanOnly: true, ExpectError: regexp.MustCompile(tc.want)}},
-			})
-		})
-	}
-	if after := onHost(t, l, "login01", "ls /etc/slurm /etc/mysql 2>/dev/null | wc -l"); after != before {
-		t.Errorf("login01 changed: %q, before %q", after, before)
-	}
-}
-
-// block is a resource block named x of type typ with one argument per line.
-func block(typ string, args ...string) string {
-	return fmt.Sprintf("resource %q \"x\" {\n  %s\n}\n", typ, strings.Join(args, "\n  "))
 }

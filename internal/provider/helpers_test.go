@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
 )
@@ -129,4 +133,120 @@ func realHostKey(t *testing.T, l *lab.Lab, host string) string {
 	}
 	t.Fatalf("no key for %s in %s", host, l.KnownHostsPath)
 	return ""
+}
+
+// offlineProvider is a provider whose connection settings are all known but whose nodes sit in
+// TEST-NET-1, where nothing answers: a refusal that must come before any host is asked shows as
+// itself, and one that needed a host would show as a connection error instead.
+const offlineProvider = `
+provider "gpucluster" {
+  login_node      = "login01"
+  connect_timeout = "2s"
+  node {
+    name    = "login01"
+    address = "192.0.2.10"
+  }
+  node {
+    name    = "gpu01"
+    address = "192.0.2.11"
+    user    = "ops"
+  }
+}
+`
+
+// unknownConnectionProvider's user is known only at apply, so plan-time host checks wait and a
+// configuration the provider accepts plans cleanly without a lab.
+const unknownConnectionProvider = `
+resource "terraform_data" "user" {
+  input = "admin"
+}
+
+provider "gpucluster" {
+  user       = terraform_data.user.output
+  login_node = "login01"
+}
+`
+
+// diagPattern matches Terraform's rendering of an error: its summary, the configuration line it
+// names (so the attribute is the one the error is about), then phrases of its detail, which
+// Terraform wraps at any space.
+func diagPattern(summary, configLine string, details ...string) *regexp.Regexp {
+	parts := []string{regexp.QuoteMeta("Error: " + summary), regexp.QuoteMeta(configLine)}
+	for _, d := range details {
+		parts = append(parts, strings.Join(strings.Fields(regexp.QuoteMeta(d)), `\s+`))
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(parts, ".*"))
+}
+
+// block is a resource block named x of type typ with one argument per line.
+func block(typ string, args ...string) string {
+	return fmt.Sprintf("resource %q \"x\" {\n  %s\n}\n", typ, strings.Join(args, "\n  "))
+}
+
+// checkOnHost runs a script through the lab's own seam and compares its output.
+func checkOnHost(l *lab.Lab, node, script, want string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		got, err := onHostErr(l, node, script)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("%s: %s printed %q, want %q", node, script, got, want)
+		}
+		return nil
+	}
+}
+
+// expectPrior checks an attribute of the refreshed prior state a plan starts from, which is
+// where a hand-made change shows up; the built-in checks only look at planned values.
+func expectPrior(address, attr string, check func(value any) error) plancheck.PlanCheck {
+	return priorCheck{address: address, attr: attr, check: check}
+}
+
+// expectBefore checks one entry of a map attribute of the prior state.
+func expectBefore(address, attr, key, want string) plancheck.PlanCheck {
+	return expectPrior(address, attr, func(v any) error {
+		entries, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("prior state has no map %s", attr)
+		}
+		if got := entries[key]; got != want {
+			return fmt.Errorf("prior %s[%q] = %v, want %q", attr, key, got, want)
+		}
+		return nil
+	})
+}
+
+// expectBeforeValue checks a top-level attribute of the prior state: what Read found on the
+// host, before the plan proposes to change it.
+func expectBeforeValue(address, attr string, want any) plancheck.PlanCheck {
+	return expectPrior(address, attr, func(v any) error {
+		if v != want {
+			return fmt.Errorf("prior %s = %v, want %v", attr, v, want)
+		}
+		return nil
+	})
+}
+
+type priorCheck struct {
+	address, attr string
+	check         func(value any) error
+}
+
+func (c priorCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Address != c.address {
+			continue
+		}
+		before, ok := rc.Change.Before.(map[string]any)
+		if !ok {
+			resp.Error = fmt.Errorf("%s: no prior state in the plan", c.address)
+			return
+		}
+		if err := c.check(before[c.attr]); err != nil {
+			resp.Error = fmt.Errorf("%s: %w", c.address, err)
+		}
+		return
+	}
+	resp.Error = fmt.Errorf("%s: not in the plan", c.address)
 }
