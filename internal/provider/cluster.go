@@ -308,3 +308,9 @@ func expandHome(p string) string {
 	}
 	return filepath.Join(home, p[2:])
 }
+
+// canonicalNode names a node the same way whether it is referred to by name or address.
+func (c *cluster) canonicalNode(node string) string {
+	o, _ := c.override(node)
+	return o.name
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
@@ -138,4 +139,14 @@ func invalidImportID(id, form, example, why string) diag.Diagnostic {
 		detail += "\n\n" + why
 	}
 	return diag.NewErrorDiagnostic("Invalid Import ID", detail)
+}
+
+// notInstalledError is the house diagnostic for a missing or unsupported BeeGFS package.
+func notInstalledError(p path.Path, node string, err error) diag.Diagnostic {
+	if beegfs.IsNotInstalled(err) {
+		return nodeAttributeError(p, "BeeGFS Not Installed", node, "A BeeGFS package this resource needs is not installed",
+			"Install it from ThinkParQ's repository (the BeeGFS quick start), then plan again.", err)
+	}
+	return nodeAttributeError(p, "Unsupported BeeGFS Version", node, "The installed BeeGFS is not a release the provider knows",
+		"Install BeeGFS 8.x (the guide's 8.4) or 7.x.", err)
 }

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -186,23 +185,4 @@ func (c *cluster) checkDenyRule(ctx context.Context, node string, rule firewall.
 	sw := c.firewallPlans.plannedSwitch(canonical, st)
 	rules := append(withoutKeys(st.Rules, c.firewallPlans.removedFrom(canonical)), rule)
 	return refuseLockout(ctx, h, node, rules, sw.enabled, sw.incoming, "adding "+rule.Key(), path.Root("action"), denyRuleAdvice)
-}
-
-// denyRuleAdvice is what to do when a deny rule would lock the provider out.
-func denyRuleAdvice(node string, conn firewall.Connection) string {
-	return fmt.Sprintf("Nothing was changed on the node. Narrow the rule's from so that it leaves out %s, or put an allow rule for it first. "+
-		"Terraform adds the rules in any order, so only a rule already on the node counts; for example, apply this one first:\n\n%s",
-		conn.Source, sshRuleExample(node, conn))
-}
-
-// keepRuleAdvice is what to do when removing a rule would lock the provider out.
-func keepRuleAdvice(node string, conn firewall.Connection) string {
-	return "Nothing was changed on the node. Keep this rule until another one admits the connection: declare that rule, apply, and only then remove this one " +
-		"(Terraform deletes a replaced rule before it adds the new one, so the rule that admits SSH cannot be replaced in one apply). For example:\n\n" +
-		sshRuleExample(node, conn)
-}
-
-// declareRuleAdvice is what to do when enabling UFW would lock the provider out.
-func declareRuleAdvice(node string, conn firewall.Connection) string {
-	return "Nothing was changed. Declare the rule first and refer to it from gpucluster_firewall.ssh_rule (or depends_on):\n\n" + sshRuleExample(node, conn)
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -105,4 +106,20 @@ func applyPlan[M any](ctx context.Context, plan tfsdk.Plan, state *tfsdk.State, 
 		return
 	}
 	diags.Append(state.Set(ctx, &m)...)
+}
+
+func knownString(v types.String) string {
+	if v.IsUnknown() || v.IsNull() {
+		return ""
+	}
+	return v.ValueString()
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

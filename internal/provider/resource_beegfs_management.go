@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -22,7 +21,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
@@ -219,58 +217,6 @@ func (r *beegfsManagementResource) ModifyPlan(ctx context.Context, req resource.
 	}
 }
 
-// controller is the management node as read: the connection, its state and the installed release.
-type controller struct {
-	h   *transport.Host
-	mh  beegfs.MgmtdHost
-	rel beegfs.Release
-}
-
-// readController connects to the controller and reads it; diagnostics explain a missing
-// package, a filesystem that is not the recorded one (mountpoint and uuid, "" for a new
-// resource) and a database directory on the root filesystem.
-func (r *beegfsManagementResource) readController(ctx context.Context, node, dbFile, mountpoint, uuid string) (controller, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	var c controller
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
-		return c, diags
-	}
-	c.h = h
-	if c.mh, err = beegfs.ReadMgmtd(ctx, h, dbFile); err != nil {
-		diags.Append(nodeAttributeError(path.Root("node"), "Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's package, config, service and files failed", adviceRead, err))
-		return c, diags
-	}
-	if c.rel, err = c.mh.Release(); err != nil {
-		diags.Append(notInstalledError(path.Root("node"), node, err))
-		return c, diags
-	}
-	dir := beegfs.MgmtdStoreDir(dbFile)
-	if !beegfs.OnRecordedFilesystem(c.mh.Mount, mountpoint, uuid) {
-		diags.Append(nodeAttributeError(path.Root("db_file"), "Management Filesystem Missing", node,
-			"The filesystem the management database was set up on is not mounted where it was", "Nothing is changed until it is back.",
-			beegfs.FilesystemMissing(dir, mountpoint, uuid, c.mh.Mount)))
-		return c, diags
-	}
-	if err := beegfs.CheckSeparateFilesystem(dir, c.mh.Mount.Target); err != nil {
-		diags.Append(nodeAttributeError(path.Root("db_file"), "Database Not On A Filesystem Of Its Own", node,
-			"The directory of "+dbFile+" would be on "+c.mh.Mount.Target,
-			"Mount the filesystem meant for it (the guide's /beegfs, by UUID in /etc/fstab) and plan again, or choose a db_file on it.", err))
-	}
-	return c, diags
-}
-
-// notInstalledError is the house diagnostic for a missing or unsupported BeeGFS package.
-func notInstalledError(p path.Path, node string, err error) diag.Diagnostic {
-	if beegfs.IsNotInstalled(err) {
-		return nodeAttributeError(p, "BeeGFS Not Installed", node, "A BeeGFS package this resource needs is not installed",
-			"Install it from ThinkParQ's repository (the BeeGFS quick start), then plan again.", err)
-	}
-	return nodeAttributeError(p, "Unsupported BeeGFS Version", node, "The installed BeeGFS is not a release the provider knows",
-		"Install BeeGFS 8.x (the guide's 8.4) or 7.x.", err)
-}
-
 func (r *beegfsManagementResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsManagementModel) diag.Diagnostics {
 		return r.converge(ctx, m, true)
@@ -334,75 +280,6 @@ func (r *beegfsManagementResource) converge(ctx context.Context, m *beegfsManage
 	diags.Append(failedCopies(status)...)
 	r.record(m, mh, rel, status)
 	return diags
-}
-
-// distribute copies conn.auth and cert.pem from the controller to every other auth node. The
-// files pass through memory only and go to each node on stdin; WriteFile leaves identical
-// copies alone.
-func (r *beegfsManagementResource) distribute(ctx context.Context, ctl *transport.Host, node string, rel beegfs.Release, authNodes []string) diag.Diagnostics {
-	var diags diag.Diagnostics
-	targets := slices.DeleteFunc(slices.Clone(authNodes), func(n string) bool { return r.cluster.sameNode(n, node) })
-	if len(targets) == 0 {
-		return diags
-	}
-	connAuth, cert, err := beegfs.ReadSharedFiles(ctx, ctl, rel)
-	if err != nil {
-		diags.Append(nodeError("Cannot Read BeeGFS Shared Files", node, "Reading "+beegfs.ConnAuthPath+" or "+beegfs.TLSCertPath+" failed", adviceRead, err))
-		return diags
-	}
-	defer clear(connAuth)
-	files := beegfs.SharedFiles(connAuth, cert)
-	failures := r.cluster.onEachNode(ctx, targets, func(_ string, h *transport.Host) error {
-		for _, f := range files {
-			if _, err := h.WriteFile(ctx, f); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	diags.Append(failureDiags(failures, "Cannot Copy BeeGFS Shared Files", "Copying "+beegfs.ConnAuthPath+" and "+beegfs.TLSCertPath+" from "+node+" failed",
-		"Check that "+beegfs.ConfDir+" exists there (any BeeGFS package creates it), then apply again.")...)
-	return diags
-}
-
-// copyStatus compares every auth node's copies with the controller's, by fingerprint.
-func (r *beegfsManagementResource) copyStatus(ctx context.Context, authNodes []string, node string, mh beegfs.MgmtdHost) (map[string]string, diag.Diagnostics) {
-	var mu sync.Mutex
-	status := make(map[string]string, len(authNodes))
-	failures := r.cluster.onEachNode(ctx, authNodes, func(n string, h *transport.Host) error {
-		copied, err := beegfs.ReadSharedCopy(ctx, h)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		status[n] = describeDrift(beegfs.CopyProblems(n, mh.ConnAuthSHA256, mh.CertSHA256, copied))
-		mu.Unlock()
-		return nil
-	})
-	for _, f := range failures {
-		status[f.node] = "cannot read " + f.node
-	}
-	return status, failureDiags(failures, "Cannot Read BeeGFS Shared Files", "Reading the fingerprints of the copies from "+node+" failed", adviceRead)
-}
-
-// failedCopies turns a node that still differs after the copy into an error.
-func failedCopies(status map[string]string) diag.Diagnostics {
-	var diags diag.Diagnostics
-	for _, n := range sortedKeys(status) {
-		if s := status[n]; s != inSync && !strings.HasPrefix(s, "cannot read") {
-			diags.Append(nodeError("BeeGFS Shared Files Differ", n, "After copying: "+s, "Apply again; if it persists, check the node's disk.", nil))
-		}
-	}
-	return diags
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // recordFilesystem records the database's filesystem once, when it is set up or imported (or

@@ -2,10 +2,8 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -22,7 +20,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
@@ -72,80 +69,6 @@ func (m beegfsTargetModel) identity(c *cluster) beegfs.TargetIdentity {
 // recorded is the filesystem the target was set up on, "" while unknown.
 func (m beegfsTargetModel) recorded() (mountpoint, uuid string) {
 	return knownString(m.Mountpoint), knownString(m.FsUUID)
-}
-
-func knownString(v types.String) string {
-	if v.IsUnknown() || v.IsNull() {
-		return ""
-	}
-	return v.ValueString()
-}
-
-// canonicalNode names a node the same way whether it is referred to by name or address.
-func (c *cluster) canonicalNode(node string) string {
-	o, _ := c.override(node)
-	return o.name
-}
-
-// targetDeclarations are the storage targets planned in this run, so that two resources with
-// one target ID, one node ID on two hosts, or one node and path, are refused at plan even
-// before either exists. Every apply and plan configures the provider anew, so each run starts
-// with no declarations (see declareRule).
-type targetDeclarations struct {
-	mu    sync.Mutex
-	byDir map[string]*declaredTarget
-}
-
-type declaredTarget struct {
-	target beegfs.TargetIdentity
-	counts planCounts
-}
-
-// declare records t unless it conflicts with another declared target: one node and path
-// declared by two resources, or IDs that another target holds.
-func (d *targetDeclarations) declare(t beegfs.TargetIdentity, kind planKind) (attr string, err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	key := nodePathID(t.Host, t.Directory)
-	others := make([]beegfs.TargetIdentity, 0, len(d.byDir))
-	for k, e := range d.byDir {
-		if k != key {
-			other := e.target
-			other.Declared = true
-			others = append(others, other)
-		}
-	}
-	if err := beegfs.CheckIDConflicts(others, t); err != nil {
-		return beegfs.ConflictAttribute(others, t), err
-	}
-	if d.byDir == nil {
-		d.byDir = map[string]*declaredTarget{}
-	}
-	e := d.byDir[key]
-	if e == nil {
-		e = &declaredTarget{}
-	}
-	next := *e
-	next.target = t
-	next.counts[kind]++
-	if next.counts.resources() > 1 {
-		return "path", fmt.Errorf("%s is declared by two %s resources", key, beegfsTargetResourceName)
-	}
-	d.byDir[key] = &next
-	return "", nil
-}
-
-// targetPlanKind tells a replacement from an update by the attributes that force one.
-func targetPlanKind(plan, state beegfsTargetModel, creating bool) planKind {
-	switch {
-	case creating:
-		return planCreate
-	case !plan.Node.Equal(state.Node) || !plan.Path.Equal(state.Path) ||
-		!plan.NodeNumID.Equal(state.NodeNumID) || !plan.TargetID.Equal(state.TargetID):
-		return planReplace
-	default:
-		return planUpdate
-	}
 }
 
 func (r *beegfsTargetResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -352,151 +275,6 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	}
 }
 
-func (r *beegfsTargetResource) warnDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	var state beegfsTargetModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !state.ForceDestroyData.ValueBool() {
-		resp.Diagnostics.Append(r.planDeregister(ctx, state)...)
-		return
-	}
-	resp.Diagnostics.AddWarning("Storage Target Data Will Be Deleted",
-		fmt.Sprintf("force_destroy_data is true: destroying %s deletes %s on node %s with all its data and takes it out of %s. This cannot be undone.",
-			beegfsTargetResourceName, state.Path.ValueString(), state.Node.ValueString(), beegfs.StorageConfPath))
-}
-
-// planDeregister says in the plan what destroy does to a target whose data it keeps, and
-// refuses it while the target holds file chunks and allow_deregister_with_data is not set.
-func (r *beegfsTargetResource) planDeregister(ctx context.Context, state beegfsTargetModel) diag.Diagnostics {
-	var diags diag.Diagnostics
-	node, dir := state.Node.ValueString(), state.Path.ValueString()
-	if r.cluster == nil || !r.cluster.settingsKnown() {
-		return diags
-	}
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
-		return diags
-	}
-	chunks, err := beegfs.HoldsChunks(ctx, h, dir)
-	if err != nil {
-		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Looking for file chunks in "+dir+" failed", adviceRead, err))
-		return diags
-	}
-	diags.Append(deregisterDiag(node, dir, state.TargetID.ValueInt64(), chunks, state.AllowWithData.ValueBool()))
-	return diags
-}
-
-// deregisterDiag is what the plan says about a target destroyed without its data: a refusal
-// while it holds chunks and that is not allowed, a warning otherwise.
-func deregisterDiag(node, dir string, target int64, chunks, allowed bool) diag.Diagnostic {
-	what := fmt.Sprintf("Destroying %s takes target %d out of %s and leaves %s and its files on the disk.", beegfsTargetResourceName, target, beegfs.StorageConfPath, dir)
-	switch {
-	case chunks && !allowed:
-		return nodeAttributeError(path.Root("allow_deregister_with_data"), "Storage Target Holds Data", node,
-			what+" The target still holds file chunks: every BeeGFS file with a chunk there would become unreadable",
-			"Nothing was changed. Move the data off the target first (beegfs migrate), then apply again; or set allow_deregister_with_data = true and apply "+
-				"before removing the target, to deregister it with its chunks left on the disk; or force_destroy_data = true to delete them.", nil)
-	case chunks:
-		return nodeWarning("Storage Target Deregistered With Data", node,
-			what+" It still holds file chunks, and allow_deregister_with_data is true: BeeGFS files with a chunk there become unreadable", "", nil)
-	}
-	return nodeWarning("Storage Target Deregistered", node, what+" It holds no file chunks", "", nil)
-}
-
-// checkTargetHost reads the node and refuses what must not be set up or kept there. mountpoint
-// and uuid are the filesystem the target was recorded on, "" for a new target.
-func checkTargetHost(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity, mountpoint, uuid string) (beegfs.StorageHost, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
-	if err != nil {
-		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the storage service, its config and "+want.Directory+" failed", adviceRead, err))
-		return hs, diags
-	}
-	if _, err := hs.Release(); err != nil {
-		diags.Append(nodeAttributeError(path.Root("node"), "BeeGFS Not Installed", node,
-			"The "+beegfs.StoragePackage+" package is not installed, or its version is not one the provider knows", installBeeGFSAdvice, err))
-		return hs, diags
-	}
-	if !beegfs.OnRecordedFilesystem(hs.Mount, mountpoint, uuid) {
-		diags.Append(nodeAttributeError(path.Root("path"), "Storage Filesystem Missing", node,
-			"The filesystem the target was set up on is not mounted where it was", "Nothing is changed until it is back.",
-			beegfs.FilesystemMissing(want.Directory, mountpoint, uuid, hs.Mount)))
-		return hs, diags
-	}
-	if err := beegfs.CheckSeparateFilesystem(want.Directory, hs.Mount.Target); err != nil {
-		diags.Append(nodeAttributeError(path.Root("path"), "Storage Path Not On Its Own Filesystem", node,
-			"The target directory would land on the OS disk", "Mount the target's filesystem (by UUID in /etc/fstab) and put path below it.", err))
-		return hs, diags
-	}
-	conf, err := hs.ParseConf()
-	if err == nil {
-		var listed []beegfs.StorageTarget
-		if listed, err = beegfs.StorageTargets(conf); err == nil {
-			err = checkListedUUID(listed, want.Directory, hs.Mount)
-		}
-	}
-	if err != nil {
-		diags.Append(nodeAttributeError(path.Root("path"), "Storage Interlock Does Not Match", node,
-			"The interlock in "+beegfs.StorageConfPath+" does not match the mounted filesystem", "Repair the file by hand; the provider does not guess.", err))
-		return hs, diags
-	}
-	switch {
-	case hs.Dir.Initialised():
-		if err := beegfs.CheckDirIDs(want, hs.Dir); err != nil {
-			diags.Append(nodeAttributeError(path.Root("target_id"), "Storage Target IDs Differ", node,
-				want.Directory+" is already a storage target with other IDs, and beegfs-setup-storage never runs twice",
-				"Set node_num_id and target_id to the IDs on disk, or choose another path.", err))
-		}
-	case hs.Dir.Exists && !hs.Dir.Empty && mountpoint != "":
-		diags.Append(nodeAttributeError(path.Root("path"), "Storage Target ID Files Missing", node,
-			want.Directory+" still holds data, but its "+beegfs.NodeNumIDFile+" and "+beegfs.TargetNumIDFile+" files are gone",
-			fmt.Sprintf("Put them back (node %d, target %d: one number and a newline in each) from a backup or by hand. "+
-				"The provider never sets up a directory that holds data again.", want.NodeNumID, want.TargetID), nil))
-	case hs.Dir.Exists && !hs.Dir.Empty:
-		diags.Append(nodeAttributeError(path.Root("path"), "Storage Directory Not Empty", node,
-			want.Directory+" holds files but no "+beegfs.NodeNumIDFile, "Choose an empty or missing directory; beegfs-setup-storage refuses a non-empty one.", nil))
-	}
-	return hs, diags
-}
-
-func checkListedUUID(listed []beegfs.StorageTarget, dir string, m beegfs.Mount) error {
-	for _, t := range listed {
-		if t.Directory == dir {
-			return beegfs.CheckMountedUUID(t, m.Target, m.UUID)
-		}
-	}
-	return nil
-}
-
-// checkHostIDs refuses IDs that other targets of the host's own config hold on disk.
-func checkHostIDs(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity, hs beegfs.StorageHost) diag.Diagnostics {
-	var diags diag.Diagnostics
-	conf, err := hs.ParseConf()
-	if err != nil {
-		return diags // reported by checkTargetHost
-	}
-	listed, err := beegfs.StorageTargets(conf)
-	if err != nil {
-		return diags
-	}
-	others := beegfs.OtherDirectories(listed, want.Directory)
-	dirs, err := beegfs.ReadTargetDirs(ctx, h, others)
-	if err != nil {
-		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the ID files of the other targets in "+beegfs.StorageConfPath+" failed", adviceRead, err))
-		return diags
-	}
-	existing := beegfs.HostTargets(want.Host, want.Directory, listed, dirs)
-	if err := beegfs.CheckIDConflicts(existing, want); err != nil {
-		attr := beegfs.ConflictAttribute(existing, want)
-		diags.Append(nodeAttributeError(path.Root(attr), "Storage Target ID Already Used", node,
-			"Another target in "+beegfs.StorageConfPath+" already uses this "+attr, "Choose another "+attr+".", err))
-	}
-	return diags
-}
-
 func (r *beegfsTargetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsTargetModel) diag.Diagnostics {
 		return r.converge(ctx, m, true)
@@ -581,57 +359,6 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 	m.Mountpoint = types.StringValue(mount.Target)
 	m.Status = types.StringValue(inSync)
 	return diags
-}
-
-// setUpTarget runs beegfs-setup-storage on a missing or empty directory and reads the host
-// again. A refusal as "already initialised" is never taken as success: the IDs on disk decide.
-func setUpTarget(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity, mgmtd string) (beegfs.StorageHost, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	outcome, err := beegfs.SetupStorage(ctx, h, beegfs.StorageSetup{Path: want.Directory, NodeNumID: want.NodeNumID, TargetID: want.TargetID, Mgmtd: mgmtd})
-	if outcome == beegfs.Failed {
-		diags.Append(nodeError("Cannot Set Up Storage Target", node, "beegfs-setup-storage failed", adviceSetup, err))
-		return beegfs.StorageHost{}, diags
-	}
-	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
-	if err != nil {
-		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the target after beegfs-setup-storage failed", adviceRead, err))
-		return hs, diags
-	}
-	if err := beegfs.CheckDirIDs(want, hs.Dir); err != nil {
-		diags.Append(nodeAttributeError(path.Root("target_id"), "Storage Target IDs Differ", node,
-			"beegfs-setup-storage reported "+outcome.String()+", but the directory's IDs are not the configured ones", "Nothing else was changed.", err))
-	}
-	return hs, diags
-}
-
-// writeStorageInterlock puts the target into beegfs-storage.conf with the interlock and the
-// management host, writing only when that changes the file.
-func writeStorageInterlock(ctx context.Context, w beegfs.FileWriter, node string, hs beegfs.StorageHost, t beegfs.StorageTarget, mgmtd string) (bool, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	conf, err := hs.ParseConf()
-	if err == nil {
-		err = beegfs.SetStorageTarget(conf, t)
-	}
-	if err == nil {
-		err = conf.Set(beegfs.KeyMgmtdHost, mgmtd)
-	}
-	if err != nil {
-		diags.Append(nodeError("Cannot Write Storage Interlock", node, beegfs.StorageConfPath+" cannot be edited safely, so nothing was written", adviceStorageLists, err))
-		return false, diags
-	}
-	changed, err := beegfs.WriteConf(ctx, w, beegfs.StorageConfPath, hs.Conf, conf, 0o644)
-	if err != nil {
-		diags.Append(nodeError("Cannot Write Storage Interlock", node, "Writing "+beegfs.StorageConfPath+" failed", writeAdvice(err), err))
-	}
-	return changed, diags
-}
-
-// writeAdvice tells a write that lost against another writer from one that failed.
-func writeAdvice(err error) string {
-	if errors.Is(err, transport.ErrWriteConflict) {
-		return "Someone changed the file meanwhile, so it was not written; apply again."
-	}
-	return adviceWrite
 }
 
 func (r *beegfsTargetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -737,53 +464,6 @@ func (r *beegfsTargetResource) Delete(ctx context.Context, req resource.DeleteRe
 	if err := beegfs.WipeTarget(ctx, h, want.Directory); err != nil {
 		resp.Diagnostics.Append(nodeError("Cannot Delete Storage Target", node, "Deleting "+want.Directory+" failed", adviceWipe, err))
 	}
-}
-
-// removeTarget writes the config without the target, removes its drop-in and restarts or
-// disables the service, so that the next start never brings the destroyed target back.
-func removeTarget(ctx context.Context, h *transport.Host, node string, want beegfs.TargetIdentity, hs beegfs.StorageHost, removal beegfs.TargetRemoval) diag.Diagnostics {
-	var diags diag.Diagnostics
-	if removal.Listed {
-		if _, err := beegfs.WriteConf(ctx, h, beegfs.StorageConfPath, hs.Conf, removal.Conf, 0o644); err != nil {
-			diags.Append(nodeError("Cannot Remove Target From Config", node, "Taking "+want.Directory+" out of "+beegfs.StorageConfPath+" failed", writeAdvice(err), err))
-			return diags
-		}
-	}
-	if err := beegfs.RemoveDropIn(ctx, h, beegfs.StorageDropInPath(want.TargetID)); err != nil {
-		diags.Append(nodeError("Cannot Remove Drop-In", node, "Removing the target's drop-in failed", adviceStop, err))
-		return diags
-	}
-	switch removal.ServiceAfter(hs.Service, hs.DropIn.Exists) {
-	case beegfs.DisableService:
-		if err := beegfs.DisableNow(ctx, h, beegfs.ServiceStorage); err != nil {
-			diags.Append(nodeError("Cannot Stop Storage Service", node, "Stopping and disabling "+beegfs.ServiceStorage+" failed", adviceStop, err))
-		}
-	case beegfs.RestartService:
-		if err := beegfs.Restart(ctx, h, beegfs.ServiceStorage); err != nil {
-			diags.Append(nodeError("Storage Service Does Not Restart", node,
-				want.Directory+" is out of "+beegfs.StorageConfPath+", but "+beegfs.ServiceStorage+" did not start again for the host's other targets",
-				"Read its refusal below and repair the other targets (apply their resources); the destroyed target is not brought back.", err))
-		}
-	case beegfs.KeepService:
-	}
-	return diags
-}
-
-// checkWipe allows force_destroy_data only for the target's own directory on the filesystem it
-// was set up on.
-func checkWipe(node string, want beegfs.TargetIdentity, hs beegfs.StorageHost, mountpoint, uuid string) diag.Diagnostics {
-	var diags diag.Diagnostics
-	keep := "Nothing was changed. Set force_destroy_data = false (and apply) to destroy the resource without deleting data."
-	if !beegfs.OnRecordedFilesystem(hs.Mount, mountpoint, uuid) {
-		diags.Append(nodeAttributeError(path.Root("force_destroy_data"), "Storage Filesystem Missing", node,
-			"The target's data is not reachable, so it was not deleted", keep, beegfs.FilesystemMissing(want.Directory, mountpoint, uuid, hs.Mount)))
-		return diags
-	}
-	if err := beegfs.CheckWipe(want, hs.Dir); err != nil {
-		diags.Append(nodeAttributeError(path.Root("force_destroy_data"), "Storage Directory Not This Target", node,
-			"Nothing shows that "+want.Directory+" holds only this target's data, so it was not deleted", keep, err))
-	}
-	return diags
 }
 
 // ImportState takes NODE:PATH and reads the IDs from the target's ID files.

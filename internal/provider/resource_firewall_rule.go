@@ -439,33 +439,6 @@ func (r *firewallRuleResource) Delete(ctx context.Context, req resource.DeleteRe
 	resp.Diagnostics.Append(diags...)
 }
 
-// refuseLockout turns a firewall change that would drop the provider's own SSH connection into
-// an error that says which rule is missing and, through advice, what to do.
-func refuseLockout(ctx context.Context, h *transport.Host, node string, rules []firewall.Rule, enabled bool, incoming, change string, attr path.Path,
-	advice func(string, firewall.Connection) string) diag.Diagnostics {
-	if !firewall.CanLockOut(rules, enabled, incoming) {
-		return nil
-	}
-	conn, err := firewall.SSHConnection(ctx, h)
-	if err != nil {
-		return diag.Diagnostics{nodeError("Cannot Check For Lockout", node, "Finding the address the provider connects from failed, so it cannot prove the change keeps it connected", "", err)}
-	}
-	err = firewall.CheckLockout(rules, enabled, incoming, conn, change)
-	if err == nil {
-		return nil
-	}
-	if attr.Equal(path.Empty()) {
-		return diag.Diagnostics{nodeError("Firewall Would Lock Out The Provider", node, "The change was refused", advice(node, conn), err)}
-	}
-	return diag.Diagnostics{nodeAttributeError(attr, "Firewall Would Lock Out The Provider", node, "The change was refused", advice(node, conn), err)}
-}
-
-// sshRuleExample is a rule that admits conn on node, in configuration.
-func sshRuleExample(node string, conn firewall.Connection) string {
-	return fmt.Sprintf("  resource \"gpucluster_firewall_rule\" \"ssh\" {\n    node    = %q\n    port    = \"%d\"\n    from    = %q\n    comment = \"SSH\"\n  }",
-		node, conn.Port, conn.Source.String())
-}
-
 // ImportState takes NODE:ACTION:PORT/PROTO:from=SOURCE and records the rule as this resource's
 // in the node's ledger. A rule already in the ledger belongs to a resource in some state (the
 // ledger cannot tell which): importing it too would let either state's destroy remove the other's

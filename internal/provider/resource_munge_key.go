@@ -333,83 +333,6 @@ func (r *mungeKeyResource) converge(ctx context.Context, m *mungeKeyModel, in ke
 	return rotated, diags
 }
 
-// keyInputs are what chooseKey weighs besides the controller's key: whether rotation changed,
-// the fingerprint in state before this apply, and the one the plan shows ("" when unknown).
-type keyInputs struct {
-	rotationChanged  bool
-	inState, planned string
-}
-
-// keySource is where converge takes the cluster's key from.
-type keySource int
-
-const (
-	useControllerKey keySource = iota
-	generateNewKey
-)
-
-// chooseKey decides from the fingerprint of the controller's key now (current, "" when it has
-// none). A changed rotation asks for a new key only while the controller still holds the key
-// the state knows: another key there means the rotation already happened, in an apply that then
-// failed on some node, and a retry spreads that key instead of generating yet another and
-// restarting munged everywhere again. Without a rotation, a key other than the one the plan
-// shows was put there after the refresh the plan came from; spreading it would install a key
-// no plan showed (and break Terraform's promise that the applied value matches the plan), so
-// converge stops before changing anything and asks for a refresh.
-func chooseKey(current string, in keyInputs) (keySource, error) {
-	switch {
-	case !in.rotationChanged && in.planned != "" && current != in.planned:
-		holds := "no key"
-		if current != "" {
-			holds = "the key with sha256 " + current
-		}
-		return useControllerKey, fmt.Errorf("the controller holds %s; the plan was made for the key with sha256 %s", holds, in.planned)
-	case current == "", in.rotationChanged && current == in.inState:
-		return generateNewKey, nil
-	}
-	return useControllerKey, nil
-}
-
-// controllerKey takes the controller's key or generates a new one there, as chooseKey decides;
-// generated says which. The key stays in memory and is never written to local disk.
-func (r *mungeKeyResource) controllerKey(ctx context.Context, controller string, in keyInputs) (key []byte, generated bool, diags diag.Diagnostics) {
-	h, err := r.cluster.host(ctx, controller)
-	if err != nil {
-		diags.Append(connectError(controller, err))
-		return nil, false, diags
-	}
-	// The fingerprint alone decides, so a key munged would refuse can still be rotated away.
-	st, err := munge.ReadState(ctx, h)
-	if err != nil {
-		diags.Append(nodeError("Cannot Read MUNGE State", controller, "Reading the MUNGE key's fingerprint failed", "", err))
-		return nil, false, diags
-	}
-	source, err := chooseKey(st.Fingerprint, in)
-	if err != nil {
-		diags.Append(nodeError("MUNGE Key Changed Since Plan", controller,
-			"The key on the controller was replaced after the refresh this plan was made from, so nothing was changed",
-			"Apply again with a refresh (without -refresh=false): the refresh reports the new key and the plan shows which nodes get it.", err))
-		return nil, false, diags
-	}
-	if source == generateNewKey {
-		key, err := munge.GenerateKey(ctx, h)
-		if err != nil {
-			diags.Append(nodeError("Cannot Generate MUNGE Key", controller, "Generating a key with mungekey failed", "", err))
-		}
-		return key, err == nil, diags
-	}
-	key, exists, err := munge.ReadKey(ctx, h)
-	if err == nil && !exists {
-		err = fmt.Errorf("%s disappeared while the apply read it", munge.KeyPath)
-	}
-	if err != nil {
-		diags.Append(nodeError("Cannot Read MUNGE Key", controller, "Reading "+munge.KeyPath+" failed",
-			"Replace the key with a valid one (mungekey --create --force), or change rotation to generate a new one.", err))
-		return nil, false, diags
-	}
-	return key, false, diags
-}
-
 // verify is the guide's `munge -n | unmunge`: a credential made on the controller must decode
 // on every node, the controller included. It also returns the nodes where it did not.
 func (r *mungeKeyResource) verify(ctx context.Context, controller string, nodeNames []string) ([]nodeFailure, diag.Diagnostics) {
@@ -426,32 +349,6 @@ func (r *mungeKeyResource) verify(ctx context.Context, controller string, nodeNa
 	}
 	return failures, failureDiags(failures, "MUNGE Credential Does Not Decode", "A credential made on "+controller+" did not decode with unmunge",
 		"The node's munged may still run with another key, or its clock may be far off the controller's: check journalctl -u munge and timedatectl there, then apply again.")
-}
-
-// verifyMunge connects to the nodes and runs munge.VerifyAcross from the controller: nodes it
-// cannot reach and nodes where the credential does not decode come back as failures, sorted by
-// node; err is set alone when the controller made no credential. The resource and the
-// gpucluster_cluster_check data source share it, so both check MUNGE the same way.
-func verifyMunge(ctx context.Context, c *cluster, ctl *transport.Host, nodeNames []string) ([]nodeFailure, error) {
-	var mu sync.Mutex
-	hosts := make(map[string]munge.Executor, len(nodeNames))
-	failures := c.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
-		mu.Lock()
-		hosts[node] = h
-		mu.Unlock()
-		return nil
-	})
-	results, err := munge.VerifyAcross(ctx, ctl, hosts)
-	if err != nil {
-		return nil, err
-	}
-	for node, err := range results {
-		if err != nil {
-			failures = append(failures, nodeFailure{node: node, err: err})
-		}
-	}
-	slices.SortFunc(failures, func(a, b nodeFailure) int { return strings.Compare(a.node, b.node) })
-	return failures, nil
 }
 
 func (r *mungeKeyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {

@@ -197,42 +197,6 @@ func (r *slurmAccountingResource) ValidateConfig(ctx context.Context, req resour
 	}
 }
 
-// node is where slurmdbd runs: node, or the controller when node is unset.
-func (m slurmAccountingModel) node() types.String {
-	if m.Node.IsNull() || m.Node.IsUnknown() {
-		return m.Controller
-	}
-	return m.Node
-}
-
-// settings is the fragment's content; known is false while a value is unknown.
-func (m slurmAccountingModel) settings(ctx context.Context, diags *diag.Diagnostics) (slurm.AccountingSettings, bool) {
-	if m.DbdHost.IsUnknown() || m.DbdPort.IsUnknown() || !fullyKnown(m.TRES) || !fullyKnown(m.Enforce) {
-		return slurm.AccountingSettings{}, false
-	}
-	return slurm.AccountingSettings{
-		StorageHost: m.DbdHost.ValueString(), StoragePort: int(m.DbdPort.ValueInt64()),
-		TRES: setStrings(ctx, m.TRES, diags), Enforce: setStrings(ctx, m.Enforce, diags),
-	}, true
-}
-
-func (m *slurmAccountingModel) setSettings(a slurm.AccountingSettings) {
-	m.DbdHost = types.StringValue(a.StorageHost)
-	port := a.StoragePort
-	if port == 0 {
-		port = slurm.DefaultDbdPort
-	}
-	m.DbdPort = types.Int64Value(int64(port))
-	m.TRES = stringSetOrNull(a.TRES)
-	m.Enforce = stringSetOrNull(a.Enforce)
-}
-
-// slurmdbd is slurmdbd.conf's settings for the model; slurmUser comes from the controller.
-func (m slurmAccountingModel) slurmdbd(slurmUser string) slurm.Slurmdbd {
-	return slurm.Slurmdbd{DbdHost: m.DbdHost.ValueString(), DbdPort: int(m.DbdPort.ValueInt64()), SlurmUser: slurmUser,
-		Database: m.Database.ValueString(), DatabaseUser: m.DatabaseUser.ValueString()}
-}
-
 // ModifyPlan fills node and marks the accounting in sync, so drift shows as a change, and
 // records the fragment for the activation's plan.
 func (r *slurmAccountingResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -277,17 +241,6 @@ func (r *slurmAccountingResource) ModifyPlan(ctx context.Context, req resource.M
 	}
 	r.cluster.planSlurmChange(controller, &frag)
 	resp.Diagnostics.Append(r.cluster.previewSlurm(ctx, path.Root("tres"), controller, "the accounting settings", frag)...)
-}
-
-// accountingAttr is the attribute that holds a slurm.FieldError's field.
-func accountingAttr(field string) path.Path {
-	switch field {
-	case "AccountingStoragePort":
-		return path.Root("dbd_port")
-	case "AccountingStorage":
-		return path.Root("tres")
-	}
-	return path.Empty()
 }
 
 func (r *slurmAccountingResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

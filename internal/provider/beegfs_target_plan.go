@@ -1,0 +1,128 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
+)
+
+// targetDeclarations are the storage targets planned in this run, so that two resources with
+// one target ID, one node ID on two hosts, or one node and path, are refused at plan even
+// before either exists. Every apply and plan configures the provider anew, so each run starts
+// with no declarations (see declareRule).
+type targetDeclarations struct {
+	mu    sync.Mutex
+	byDir map[string]*declaredTarget
+}
+
+type declaredTarget struct {
+	target beegfs.TargetIdentity
+	counts planCounts
+}
+
+// declare records t unless it conflicts with another declared target: one node and path
+// declared by two resources, or IDs that another target holds.
+func (d *targetDeclarations) declare(t beegfs.TargetIdentity, kind planKind) (attr string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	key := nodePathID(t.Host, t.Directory)
+	others := make([]beegfs.TargetIdentity, 0, len(d.byDir))
+	for k, e := range d.byDir {
+		if k != key {
+			other := e.target
+			other.Declared = true
+			others = append(others, other)
+		}
+	}
+	if err := beegfs.CheckIDConflicts(others, t); err != nil {
+		return beegfs.ConflictAttribute(others, t), err
+	}
+	if d.byDir == nil {
+		d.byDir = map[string]*declaredTarget{}
+	}
+	e := d.byDir[key]
+	if e == nil {
+		e = &declaredTarget{}
+	}
+	next := *e
+	next.target = t
+	next.counts[kind]++
+	if next.counts.resources() > 1 {
+		return "path", fmt.Errorf("%s is declared by two %s resources", key, beegfsTargetResourceName)
+	}
+	d.byDir[key] = &next
+	return "", nil
+}
+
+// targetPlanKind tells a replacement from an update by the attributes that force one.
+func targetPlanKind(plan, state beegfsTargetModel, creating bool) planKind {
+	switch {
+	case creating:
+		return planCreate
+	case !plan.Node.Equal(state.Node) || !plan.Path.Equal(state.Path) ||
+		!plan.NodeNumID.Equal(state.NodeNumID) || !plan.TargetID.Equal(state.TargetID):
+		return planReplace
+	default:
+		return planUpdate
+	}
+}
+
+func (r *beegfsTargetResource) warnDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var state beegfsTargetModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !state.ForceDestroyData.ValueBool() {
+		resp.Diagnostics.Append(r.planDeregister(ctx, state)...)
+		return
+	}
+	resp.Diagnostics.AddWarning("Storage Target Data Will Be Deleted",
+		fmt.Sprintf("force_destroy_data is true: destroying %s deletes %s on node %s with all its data and takes it out of %s. This cannot be undone.",
+			beegfsTargetResourceName, state.Path.ValueString(), state.Node.ValueString(), beegfs.StorageConfPath))
+}
+
+// planDeregister says in the plan what destroy does to a target whose data it keeps, and
+// refuses it while the target holds file chunks and allow_deregister_with_data is not set.
+func (r *beegfsTargetResource) planDeregister(ctx context.Context, state beegfsTargetModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	node, dir := state.Node.ValueString(), state.Path.ValueString()
+	if r.cluster == nil || !r.cluster.settingsKnown() {
+		return diags
+	}
+	h, err := r.cluster.host(ctx, node)
+	if err != nil {
+		diags.Append(connectError(node, err))
+		return diags
+	}
+	chunks, err := beegfs.HoldsChunks(ctx, h, dir)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Looking for file chunks in "+dir+" failed", adviceRead, err))
+		return diags
+	}
+	diags.Append(deregisterDiag(node, dir, state.TargetID.ValueInt64(), chunks, state.AllowWithData.ValueBool()))
+	return diags
+}
+
+// deregisterDiag is what the plan says about a target destroyed without its data: a refusal
+// while it holds chunks and that is not allowed, a warning otherwise.
+func deregisterDiag(node, dir string, target int64, chunks, allowed bool) diag.Diagnostic {
+	what := fmt.Sprintf("Destroying %s takes target %d out of %s and leaves %s and its files on the disk.", beegfsTargetResourceName, target, beegfs.StorageConfPath, dir)
+	switch {
+	case chunks && !allowed:
+		return nodeAttributeError(path.Root("allow_deregister_with_data"), "Storage Target Holds Data", node,
+			what+" The target still holds file chunks: every BeeGFS file with a chunk there would become unreadable",
+			"Nothing was changed. Move the data off the target first (beegfs migrate), then apply again; or set allow_deregister_with_data = true and apply "+
+				"before removing the target, to deregister it with its chunks left on the disk; or force_destroy_data = true to delete them.", nil)
+	case chunks:
+		return nodeWarning("Storage Target Deregistered With Data", node,
+			what+" It still holds file chunks, and allow_deregister_with_data is true: BeeGFS files with a chunk there become unreadable", "", nil)
+	}
+	return nodeWarning("Storage Target Deregistered", node, what+" It holds no file chunks", "", nil)
+}

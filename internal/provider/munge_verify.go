@@ -1,0 +1,37 @@
+package provider
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/munge"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// verifyMunge connects to the nodes and runs munge.VerifyAcross from the controller: nodes it
+// cannot reach and nodes where the credential does not decode come back as failures, sorted by
+// node; err is set alone when the controller made no credential. The resource and the
+// gpucluster_cluster_check data source share it, so both check MUNGE the same way.
+func verifyMunge(ctx context.Context, c *cluster, ctl *transport.Host, nodeNames []string) ([]nodeFailure, error) {
+	var mu sync.Mutex
+	hosts := make(map[string]munge.Executor, len(nodeNames))
+	failures := c.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
+		mu.Lock()
+		hosts[node] = h
+		mu.Unlock()
+		return nil
+	})
+	results, err := munge.VerifyAcross(ctx, ctl, hosts)
+	if err != nil {
+		return nil, err
+	}
+	for node, err := range results {
+		if err != nil {
+			failures = append(failures, nodeFailure{node: node, err: err})
+		}
+	}
+	slices.SortFunc(failures, func(a, b nodeFailure) int { return strings.Compare(a.node, b.node) })
+	return failures, nil
+}
