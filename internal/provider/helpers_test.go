@@ -23,13 +23,18 @@ var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServe
 	"gpucluster": providerserver.NewProtocol6WithError(New("test")()),
 }
 
-// providerConfig points the provider at the lab the way an admin points it at a cluster:
-// key file, known_hosts, sudo password, login01 as jump host. extra is added inside the block.
-func providerConfig(l *lab.Lab, extra string) string {
+// labNodeBlocks are the provider's node blocks for every lab host.
+func labNodeBlocks(l *lab.Lab) string {
 	var nodes strings.Builder
 	for _, h := range l.Hosts {
 		fmt.Fprintf(&nodes, "  node {\n    name    = %q\n    address = %q\n  }\n", h.Name, h.Address)
 	}
+	return nodes.String()
+}
+
+// providerConfig points the provider at the lab the way an admin points it at a cluster:
+// key file, known_hosts, sudo password, login01 as jump host. extra is added inside the block.
+func providerConfig(l *lab.Lab, extra string) string {
 	return fmt.Sprintf(`
 provider "gpucluster" {
   user             = %q
@@ -39,7 +44,7 @@ provider "gpucluster" {
   login_node       = "login01"
 %s%s
 }
-`, l.AdminUser, l.AdminKeyPath, l.KnownHostsPath, l.AdminPassword, nodes.String(), extra)
+`, l.AdminUser, l.AdminKeyPath, l.KnownHostsPath, l.AdminPassword, labNodeBlocks(l), extra)
 }
 
 func labNodeNames(l *lab.Lab) []string {
@@ -102,10 +107,6 @@ func withHostKeys(t *testing.T, l *lab.Lab, keep []string, pinned ...string) str
 	if err := os.WriteFile(file, []byte(strings.Join(kept, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var nodes strings.Builder
-	for _, h := range l.Hosts {
-		fmt.Fprintf(&nodes, "  node {\n    name    = %q\n    address = %q\n  }\n", h.Name, h.Address)
-	}
 	return fmt.Sprintf(`
 provider "gpucluster" {
   user             = %q
@@ -115,11 +116,13 @@ provider "gpucluster" {
   known_hosts_file = %q
   host_keys        = %s
 %s}
-`, l.AdminUser, l.AdminKeyPath, l.AdminPassword, file, hclList(pinned), nodes.String())
+`, l.AdminUser, l.AdminKeyPath, l.AdminPassword, file, hclList(pinned), labNodeBlocks(l))
 }
 
-// realHostKey is one of the host's own keys ("type base64") from the lab's known_hosts.
-func realHostKey(t *testing.T, l *lab.Lab, host string) string {
+// labHostKey is one of the host's own keys ("type base64") from the lab's known_hosts: of
+// keyType ("ssh-ed25519", the key an unknown host is asked for first), or of any type when
+// keyType is "".
+func labHostKey(t *testing.T, l *lab.Lab, host, keyType string) string {
 	t.Helper()
 	content, err := os.ReadFile(l.KnownHostsPath)
 	if err != nil {
@@ -127,11 +130,11 @@ func realHostKey(t *testing.T, l *lab.Lab, host string) string {
 	}
 	for _, line := range strings.Split(string(content), "\n") {
 		fields := strings.Fields(line)
-		if len(fields) == 3 && slices.Contains(strings.Split(fields[0], ","), host) {
+		if len(fields) == 3 && (keyType == "" || fields[1] == keyType) && slices.Contains(strings.Split(fields[0], ","), host) {
 			return fields[1] + " " + fields[2]
 		}
 	}
-	t.Fatalf("no key for %s in %s", host, l.KnownHostsPath)
+	t.Fatalf("no %s key for %s in %s", keyType, host, l.KnownHostsPath)
 	return ""
 }
 

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -29,8 +28,8 @@ func TestAccProvider_acceptNewHostKeys(t *testing.T) {
 	config := strings.Replace(providerConfig(l, "  accept_new_host_keys = true\n"), l.KnownHostsPath, file, 1) + nodeGPU01
 	gpu01, login01 := l.Host("gpu01"), l.Host("login01")
 	wantLines := []string{
-		gpu01.Address + "," + gpu01.Name + " " + ed25519HostKey(t, l, "gpu01"),
-		login01.Address + "," + login01.Name + " " + ed25519HostKey(t, l, "login01"),
+		gpu01.Address + "," + gpu01.Name + " " + labHostKey(t, l, "gpu01", "ssh-ed25519"),
+		login01.Address + "," + login01.Name + " " + labHostKey(t, l, "login01", "ssh-ed25519"),
 	}
 	var tampered string
 	resource.Test(t, resource.TestCase{
@@ -57,7 +56,7 @@ func TestAccProvider_acceptNewHostKeys(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					tampered = strings.Replace(string(data), ed25519HostKey(t, l, "gpu01"), ed25519HostKey(t, l, "gpu02"), 1)
+					tampered = strings.Replace(string(data), labHostKey(t, l, "gpu01", "ssh-ed25519"), labHostKey(t, l, "gpu02", "ssh-ed25519"), 1)
 					if err := os.WriteFile(file, []byte(tampered), 0o600); err != nil {
 						t.Fatal(err)
 					}
@@ -85,7 +84,7 @@ func TestAccProvider_acceptNewHostKeys(t *testing.T) {
 func TestAccProvider_unknownHostKeyLinePins(t *testing.T) {
 	l := lab.Require(t)
 	gpu01 := l.Host("gpu01")
-	line := gpu01.Address + "," + gpu01.Name + " " + ed25519HostKey(t, l, "gpu01")
+	line := gpu01.Address + "," + gpu01.Name + " " + labHostKey(t, l, "gpu01", "ssh-ed25519")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -97,22 +96,4 @@ func TestAccProvider_unknownHostKeyLinePins(t *testing.T) {
 			{Config: withHostKeys(t, l, []string{"login01"}, line) + nodeGPU01},
 		},
 	})
-}
-
-// ed25519HostKey is the host's ed25519 key ("type base64") from the lab's known_hosts: the key
-// an unknown host is asked for first.
-func ed25519HostKey(t *testing.T, l *lab.Lab, host string) string {
-	t.Helper()
-	content, err := os.ReadFile(l.KnownHostsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(content), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) == 3 && fields[1] == "ssh-ed25519" && slices.Contains(strings.Split(fields[0], ","), host) {
-			return fields[1] + " " + fields[2]
-		}
-	}
-	t.Fatalf("no ed25519 key for %s in %s", host, l.KnownHostsPath)
-	return ""
 }

@@ -128,12 +128,12 @@ resource "gpucluster_node" "test" {
 			`Host Key Verification Failed`,
 		},
 		"real key of the target pinned for another host": {
-			withHostKeys(t, l, []string{"login01"}, "login01 "+realHostKey(t, l, "gpu01")) + node,
+			withHostKeys(t, l, []string{"login01"}, "login01 "+labHostKey(t, l, "gpu01", "")) + node,
 			`Unknown Host Key`,
 		},
 		"unknown host key": {
 			withHostKeys(t, l, []string{"login01"}) + node,
-			`(?s)Unknown Host Key.*` + regexp.QuoteMeta(gpu01.Address+","+gpu01.Name+" "+ed25519HostKey(t, l, "gpu01")),
+			`(?s)Unknown Host Key.*` + regexp.QuoteMeta(gpu01.Address+","+gpu01.Name+" "+labHostKey(t, l, "gpu01", "ssh-ed25519")),
 		},
 	}
 	for name, tc := range cases {

@@ -119,12 +119,12 @@ func TestAccSlurmAccounting_lifecycle(t *testing.T) {
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkSlurmConf(l, "AccountingStorageType=accounting_storage/slurmdbd", "AccountingStorageHost=login01", "AccountingStorageTRES=gres/gpu"),
-					checkHostOutput(l, "login01", "stat -c '%U:%G %a' "+slurm.SlurmdbdConfPath, "slurm:slurm 600"),
-					checkHostOutput(l, "login01", "systemctl is-active slurmdbd mariadb slurmctld | tr '\\n' ' '", "active active active"),
+					checkOnHost(l, "login01", "stat -c '%U:%G %a' "+slurm.SlurmdbdConfPath, "slurm:slurm 600"),
+					checkOnHost(l, "login01", "systemctl is-active slurmdbd mariadb slurmctld | tr '\\n' ' '", "active active active"),
 					// The real slurm.conf reaches slurmdbd, which knows the cluster and the GPU TRES
 					// slurmctld registered at its start.
-					checkHostOutput(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
-					checkHostOutput(l, "login01", "sacctmgr -nP show tres where type=gres format=type,name | grep -cx 'gres|gpu'", "1"),
+					checkOnHost(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
+					checkOnHost(l, "login01", "sacctmgr -nP show tres where type=gres format=type,name | grep -cx 'gres|gpu'", "1"),
 					// One start of slurmctld for the whole first apply.
 					func(*terraform.State) error {
 						if now := slurmctldStarts(t, l); now != startsBefore+1 {
@@ -171,9 +171,9 @@ func TestAccSlurmAccounting_lifecycle(t *testing.T) {
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkHostOutput(l, "login01", "grep -c DebugLevel "+slurm.SlurmdbdConfPath+" || true", "0"),
-					checkHostOutput(l, "login01", "systemctl is-active slurmdbd", "active"),
-					checkHostOutput(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
+					checkOnHost(l, "login01", "grep -c DebugLevel "+slurm.SlurmdbdConfPath+" || true", "0"),
+					checkOnHost(l, "login01", "systemctl is-active slurmdbd", "active"),
+					checkOnHost(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
 				),
 			},
 			{
@@ -186,9 +186,9 @@ func TestAccSlurmAccounting_lifecycle(t *testing.T) {
 				},
 				ConfigStateChecks: []statecheck.StateCheck{watch},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkHostOutput(l, "login01", "grep -c '^StoragePass="+accountingPassword2+"$' "+slurm.SlurmdbdConfPath, "1"),
-					checkHostOutput(l, "login01", "printf '[client]\\nuser=slurm\\npassword="+accountingPassword2+"\\n' > /root/t.cnf && mysql --defaults-extra-file=/root/t.cnf -N -e 'SELECT 1' slurm_acct_db; rm -f /root/t.cnf", "1"),
-					checkHostOutput(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
+					checkOnHost(l, "login01", "grep -c '^StoragePass="+accountingPassword2+"$' "+slurm.SlurmdbdConfPath, "1"),
+					checkOnHost(l, "login01", "printf '[client]\\nuser=slurm\\npassword="+accountingPassword2+"\\n' > /root/t.cnf && mysql --defaults-extra-file=/root/t.cnf -N -e 'SELECT 1' slurm_acct_db; rm -f /root/t.cnf", "1"),
+					checkOnHost(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
 				),
 			},
 			{
@@ -211,7 +211,7 @@ func TestAccSlurmAccounting_lifecycle(t *testing.T) {
 				Config:           extraTRES.config(l),
 				ConfigVariables:  pw2,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
-				Check:            checkHostOutput(l, "login01", "systemctl is-active slurmdbd", "active"),
+				Check:            checkOnHost(l, "login01", "systemctl is-active slurmdbd", "active"),
 			},
 		},
 	})
@@ -264,20 +264,6 @@ func (w passwordWatch) checkLog(t *testing.T, logFile string) {
 	}
 }
 
-// checkHostOutput wants a command's output on host, trimmed, to be want.
-func checkHostOutput(l *lab.Lab, host, script, want string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		out, err := onHostErr(l, host, script)
-		if err != nil {
-			return err
-		}
-		if out != want {
-			return fmt.Errorf("%s on %s: got %q, want %q", script, host, out, want)
-		}
-		return nil
-	}
-}
-
 // hostMarks are what an apply that changes something would move: the files' change times
 // and the daemons' start times on login01.
 type hostMarks string
@@ -326,7 +312,7 @@ func TestAccSlurmAccounting_otherNode(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(*terraform.State) error {
-			return checkHostOutput(l, "gpu02", "systemctl is-active slurmdbd || true", "inactive")(nil)
+			return checkOnHost(l, "gpu02", "systemctl is-active slurmdbd || true", "inactive")(nil)
 		},
 		Steps: []resource.TestStep{
 			{
@@ -335,7 +321,7 @@ func TestAccSlurmAccounting_otherNode(t *testing.T) {
 					checkSinfo(l, "1:idle"),
 					func(*terraform.State) error {
 						started = slurmctldStarts(t, l)
-						return checkHostOutput(l, "login01", "test -s /var/spool/slurmctld/clustername && echo saved", "saved")(nil)
+						return checkOnHost(l, "login01", "test -s /var/spool/slurmctld/clustername && echo saved", "saved")(nil)
 					},
 				),
 			},
@@ -347,10 +333,10 @@ func TestAccSlurmAccounting_otherNode(t *testing.T) {
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkSlurmConf(l, "AccountingStorageHost=gpu02", "AccountingStorageTRES=gres/gpu"),
-					checkHostOutput(l, "gpu02", "systemctl is-active slurmdbd mariadb | tr '\\n' ' '", "active active"),
-					checkHostOutput(l, "login01", "systemctl is-active slurmdbd || true", "inactive"),
-					checkHostOutput(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
-					checkHostOutput(l, "login01", "journalctl -u slurmctld -o cat | grep -c 'CLUSTER ID MISMATCH' || true", "0"),
+					checkOnHost(l, "gpu02", "systemctl is-active slurmdbd mariadb | tr '\\n' ' '", "active active"),
+					checkOnHost(l, "login01", "systemctl is-active slurmdbd || true", "inactive"),
+					checkOnHost(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
+					checkOnHost(l, "login01", "journalctl -u slurmctld -o cat | grep -c 'CLUSTER ID MISMATCH' || true", "0"),
 					checkPing(l),
 					checkSinfo(l, "1:idle"),
 					func(*terraform.State) error {

@@ -88,7 +88,7 @@ func TestAccSlurmAccounting_gpuHours(t *testing.T) {
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkSlurmConf(l, "AccountingStorageEnforce=associations,limits,qos", "AccountingStorageTRES=gres/gpu"),
-					checkHostOutput(l, "login01", "sacctmgr -nP show association where account=research format=Account,User,ParentName,Fairshare | LC_ALL=C sort",
+					checkOnHost(l, "login01", "sacctmgr -nP show association where account=research format=Account,User,ParentName,Fairshare | LC_ALL=C sort",
 						"research|"+slurmTestUser+"||1\nresearch||root|10"),
 					checkGPUJobs(l, "gpu01"),
 					checkJobsAccounted(l, &jobSeconds),
@@ -111,7 +111,7 @@ func TestAccSlurmAccounting_gpuHours(t *testing.T) {
 					statecheck.ExpectKnownValue(users[0], tfjsonpath.New("default_qos"), knownvalue.StringExact("gpu1")),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkHostOutput(l, "login01", "sacctmgr -nP show qos where name=gpu1 format=Name,Priority,MaxTRESPU", "gpu1|10|gres/gpu=1"),
+					checkOnHost(l, "login01", "sacctmgr -nP show qos where name=gpu1 format=Name,Priority,MaxTRESPU", "gpu1|10|gres/gpu=1"),
 					checkQOSLimit(l),
 					cancelJobs(l),
 				),
@@ -139,8 +139,8 @@ func TestAccSlurmAccounting_gpuHours(t *testing.T) {
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkHostOutput(l, "login01", "sacctmgr -nP show qos where name=gpu1 format=Priority", "10"),
-					checkHostOutput(l, "login01", "sacctmgr -nP show association where account=research user= format=Fairshare | head -n1", "10"),
+					checkOnHost(l, "login01", "sacctmgr -nP show qos where name=gpu1 format=Priority", "10"),
+					checkOnHost(l, "login01", "sacctmgr -nP show association where account=research user= format=Fairshare | head -n1", "10"),
 				),
 			},
 		},
