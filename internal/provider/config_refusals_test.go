@@ -118,3 +118,27 @@ func TestNodeRefusedAtPlan(t *testing.T) {
 		"unknown role": {"resource \"gpucluster_node\" \"test\" {\n  name  = \"gpu02\"\n  roles = [\"bartender\"]\n}\n", `(?s)roles.*value must be one of`},
 	})
 }
+
+// Two resources that declare one rule in the same configuration are refused by the plan-time
+// registry, before either exists.
+func TestFirewallRuleDuplicateRefusedAtPlan(t *testing.T) {
+	expectRefusedAtPlan(t, map[string]struct{ config, want string }{
+		"same rule twice": {firewallRuleBlock("one", "gpu02", "5605", "tcp", "10.0.0.10", "one") +
+			firewallRuleBlock("two", "gpu02", "5605", "tcp", "10.0.0.10/32", "two"),
+			`(?s)Duplicate Firewall Rule.*allow:5605/tcp:from=10.0.0.10`},
+	})
+}
+
+// The import ID is parsed before any node is asked; the nodes of offlineProvider would not answer.
+func TestFirewallRuleImportIDFormatInError(t *testing.T) {
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:        offlineProvider + firewallRuleBlock("test", "gpu01", "5604", "tcp", "any", ""),
+			ResourceName:  "gpucluster_firewall_rule.test",
+			ImportState:   true,
+			ImportStateId: "gpu01/5604",
+			ExpectError:   regexp.MustCompile(`(?s)Invalid Import ID.*NODE:ACTION:PORT/PROTO:from=SOURCE`),
+		}},
+	})
+}

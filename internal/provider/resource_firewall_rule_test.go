@@ -161,39 +161,6 @@ func TestAccFirewallRule_duplicateRefused(t *testing.T) {
 	})
 }
 
-// Two resources that declare one rule in the same configuration, neither of which exists yet,
-// are refused at plan, and nothing reaches the node.
-func TestAccFirewallRule_duplicateInOneConfigRefused(t *testing.T) {
-	l := lab.Require(t)
-	const node = "gpu02"
-	before := snapshotFirewalls(t, l)
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: firewallRuleConfig(l, "one", node, "5605", "tcp", "10.0.0.10", "one") +
-				firewallRuleBlock("two", node, "5605", "tcp", "10.0.0.10/32", "two"),
-			ExpectError: regexp.MustCompile(`(?s)Duplicate Firewall Rule.*allow:5605/tcp:from=10.0.0.10`),
-		}},
-	})
-	if after := snapshotFirewalls(t, l); after != before {
-		t.Errorf("a refused duplicate changed a firewall:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
-}
-
-func TestAccFirewallRule_importIDFormatInError(t *testing.T) {
-	l := lab.Require(t)
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config:        firewallRuleConfig(l, "test", "gpu02", "5604", "tcp", "any", ""),
-			ResourceName:  "gpucluster_firewall_rule.test",
-			ImportState:   true,
-			ImportStateId: "gpu02/5604",
-			ExpectError:   regexp.MustCompile(`(?s)Invalid Import ID.*NODE:ACTION:PORT/PROTO:from=SOURCE`),
-		}},
-	})
-}
-
 func checkUFWShows(l *lab.Lab, node, want string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		out, err := onHostErr(l, node, "ufw show added")
