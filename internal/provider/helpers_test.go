@@ -35,6 +35,12 @@ func labNodeBlocks(l *lab.Lab) string {
 // providerConfig points the provider at the lab the way an admin points it at a cluster:
 // key file, known_hosts, sudo password, login01 as jump host. extra is added inside the block.
 func providerConfig(l *lab.Lab, extra string) string {
+	return labProvider(l, labNodeBlocks(l)+extra)
+}
+
+// labProvider is providerConfig with the given node blocks and settings in place of the lab's
+// node blocks.
+func labProvider(l *lab.Lab, body string) string {
 	return fmt.Sprintf(`
 provider "gpucluster" {
   user             = %q
@@ -42,9 +48,9 @@ provider "gpucluster" {
   known_hosts_file = %q
   sudo_password    = %q
   login_node       = "login01"
-%s%s
+%s
 }
-`, l.AdminUser, l.AdminKeyPath, l.KnownHostsPath, l.AdminPassword, labNodeBlocks(l), extra)
+`, l.AdminUser, l.AdminKeyPath, l.KnownHostsPath, l.AdminPassword, body)
 }
 
 func labNodeNames(l *lab.Lab) []string {

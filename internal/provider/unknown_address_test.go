@@ -26,22 +26,7 @@ resource "terraform_data" "gpu02" {
   input = %q
 }
 
-provider "gpucluster" {
-  user             = %q
-  private_key_file = %q
-  known_hosts_file = %q
-  sudo_password    = %q
-  login_node       = "login01"
-  node {
-    name    = "login01"
-    address = %q
-  }
-  node {
-    name    = "gpu02"
-    address = terraform_data.gpu02.output
-  }
-}
-
+%s
 resource "gpucluster_node" "test" {
   name    = "gpu02"
   address = terraform_data.gpu02.output
@@ -53,7 +38,7 @@ resource "gpucluster_user" "test" {
   group = "users"
   nodes = ["login01", terraform_data.gpu02.output]
 }
-`, gpu02, l.AdminUser, l.AdminKeyPath, l.KnownHostsPath, l.AdminPassword, l.Host("login01").Address, name, uid)
+`, gpu02, gpu02LaterProvider(l), name, uid)
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -88,26 +73,11 @@ resource "terraform_data" "gpu02" {
   input = %q
 }
 
-provider "gpucluster" {
-  user             = %q
-  private_key_file = %q
-  known_hosts_file = %q
-  sudo_password    = %q
-  login_node       = "login01"
-  node {
-    name    = "login01"
-    address = %q
-  }
-  node {
-    name    = "gpu02"
-    address = terraform_data.gpu02.output
-  }
-}
-
+%s
 resource "gpucluster_firewall" "test" {
   node = "gpu02"
 }
-`, l.Host("gpu02").Address, l.AdminUser, l.AdminKeyPath, l.KnownHostsPath, l.AdminPassword, l.Host("login01").Address)
+`, l.Host("gpu02").Address, gpu02LaterProvider(l))
 	before := snapshotFirewalls(t, l)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -134,4 +104,11 @@ resource "gpucluster_firewall" "test" {
 	if after := snapshotFirewalls(t, l); after != before {
 		t.Errorf("the refused firewall changed a host:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
+}
+
+// gpu02LaterProvider is the lab's provider block with gpu02's address taken from
+// terraform_data.gpu02, which is known only after apply.
+func gpu02LaterProvider(l *lab.Lab) string {
+	return labProvider(l, fmt.Sprintf("  node {\n    name    = \"login01\"\n    address = %q\n  }\n"+
+		"  node {\n    name    = \"gpu02\"\n    address = terraform_data.gpu02.output\n  }", l.Host("login01").Address))
 }
