@@ -15,7 +15,6 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 // guideFirewall is the guide's table for one GPU server, the rules ordered before the firewall.
@@ -190,11 +189,13 @@ func TestAccFirewall_restoresEnabled(t *testing.T) {
 	l := lab.Require(t)
 	const node = "gpu02"
 	const sshByHand = "ufw allow from 10.0.0.10 to any port 22 proto tcp"
-	original := onHost(t, l, node, "grep -E '^DEFAULT_(INPUT|OUTPUT)_POLICY=' /etc/default/ufw")
+	// The cleanup puts UFW's files back byte for byte: tests after this one compare them, and a
+	// file that ufw rewrites on the way back differs from the image's in its comments and order.
+	const backup = "/root/ufw-before-restoresEnabled.tar"
+	onHost(t, l, node, "tar -cpf "+backup+" /etc/ufw /etc/default/ufw 2>/dev/null")
 	onHost(t, l, node, sshByHand+" && ufw default reject incoming && ufw default deny outgoing && ufw --force enable")
 	t.Cleanup(func() {
-		onHost(t, l, node, "ufw disable; ufw delete allow from 10.0.0.10 to any port 22 proto tcp; "+
-			"sed -i -E '/^DEFAULT_(INPUT|OUTPUT)_POLICY=/d' /etc/default/ufw && printf '%s\\n' "+shellQuoteLines(original)+" >> /etc/default/ufw")
+		onHost(t, l, node, "ufw --force disable >/dev/null && rm -rf /etc/ufw /etc/default/ufw && tar -xpf "+backup+" -C / && rm "+backup)
 	})
 	config := providerConfig(l, "") + firewallRuleBlock("ssh", node, "22", "tcp", "10.0.0.10", "") + `
 resource "gpucluster_firewall" "test" {
@@ -234,14 +235,6 @@ func checkUFWVerbose(l *lab.Lab, node string, lines ...string) resource.TestChec
 		}
 		return nil
 	}
-}
-
-func shellQuoteLines(s string) string {
-	var quoted []string
-	for _, line := range strings.Split(s, "\n") {
-		quoted = append(quoted, transport.Quote(line))
-	}
-	return strings.Join(quoted, " ")
 }
 
 func TestMissingRules(t *testing.T) {
