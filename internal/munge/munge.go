@@ -66,12 +66,12 @@ type NodeState struct {
 const scriptPrelude = "set -u\n" + transport.ScriptEnv
 
 // readStateScript hashes the key on the node, so only the fingerprint
-// crosses the wire.
-const readStateScript = scriptPrelude + transport.SectionFuncs + `k=` + KeyPath + `
+// crosses the wire; being no secret, it may be shared within the run.
+var readStateScript = transport.ReadOnly(scriptPrelude + transport.SectionFuncs + `k=` + KeyPath + `
 sec key; if [ -e "$k" ]; then sha256sum < "$k" && stat -c '%U %G %a' -- "$k"; else echo absent; fi; end $?
 sec active; systemctl is-active ` + service + `; end $?
 sec enabled; systemctl is-enabled ` + service + ` 2>/dev/null; end $?
-`
+`)
 
 // ReadState reads the key's fingerprint, owner and mode and munged's state in
 // one round trip.
