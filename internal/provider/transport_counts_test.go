@@ -305,9 +305,9 @@ func TestAccTransport_commandsPerHostPerNoOpPlan(t *testing.T) {
 			{Config: config, PlanOnly: true},
 		},
 	})
-	// Every run after the apply's is a no-op plan: the framework's plans after the apply and
-	// in the plan-only steps, some of them without refresh (they read only the data source);
-	// the destroy comes last.
+	// Every run after the apply's reads only: the framework's plans after the apply and in
+	// the plan-only steps, some of them without refresh (they read only the data source), up
+	// to the destroy, whose last run deletes.
 	all := runs()
 	refreshed := 0
 	for i, counts := range all[applied : len(all)-1] {
