@@ -98,13 +98,14 @@ func (d DirState) Initialised() bool { return d.NodeNumID != nil }
 
 // ReadHost runs one script that answers q. Section keys carry the index of
 // the asked item, not the item, so no value ever has to survive the trip as
-// a key.
+// a key. The read is shared within the run until the next change on the host
+// (transport.ReadOnly): it holds no secret, and nothing polls through it.
 func ReadHost(ctx context.Context, ex Executor, q HostQuery) (HostState, error) {
 	script, err := readHostScript(q)
 	if err != nil {
 		return HostState{}, err
 	}
-	res, err := ex.Sudo(ctx, script, nil)
+	res, err := ex.Sudo(ctx, transport.ReadOnly(script), nil)
 	if err != nil {
 		return HostState{}, fmt.Errorf("read BeeGFS state: %w", err)
 	}

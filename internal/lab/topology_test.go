@@ -195,3 +195,19 @@ func TestCgroupMountPoint(t *testing.T) {
 		t.Error("found a mount for an unmounted controller")
 	}
 }
+
+// The UUIDs are the ones the stand-in once worked out on the host with md5sum, so a host keeps
+// its GPUs' identities.
+func TestFakeGPUUUIDs(t *testing.T) {
+	got := strings.Split(strings.TrimSuffix(fakeGPUUUIDs("gpu01"), "\n"), "\n")
+	if len(got) != GPUsPerServer {
+		t.Fatalf("%d lines, want %d:\n%s", len(got), GPUsPerServer, strings.Join(got, "\n"))
+	}
+	// printf gpu01-0 | md5sum
+	if want := "0 GPU-cfb902ae-bda6-b179-7184-fb3c78412893"; got[0] != want {
+		t.Errorf("line 0 = %q, want %q", got[0], want)
+	}
+	if got[0] == got[1] || fakeGPUUUIDs("gpu02") == fakeGPUUUIDs("gpu01") {
+		t.Error("UUIDs repeat across GPUs or hosts")
+	}
+}

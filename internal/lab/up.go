@@ -3,7 +3,9 @@ package lab
 import (
 	"bufio"
 	"context"
+	"crypto/md5" //nolint:gosec // G501: the stand-in GPUs' UUIDs, as md5sum made them; no secret.
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -235,6 +237,7 @@ func prepareHost(ctx context.Context, inst Instance, img Image, p PlannedHost, a
 	if h.Role == RoleGPU {
 		files["etc/ssh/sshd_config.d/10-lab-login-only.conf"] = "# Lab GPU servers are reachable only through login01, as on the real cluster.\nAllowUsers *@" + subnetPrefix + strconv.Itoa(firstHostByte) + "\n"
 		files["etc/tmpfiles.d/lab-nvidia.conf"] = fakeGPUDevices()
+		files["etc/lab-nvidia-uuids"] = fakeGPUUUIDs(h.Name)
 	}
 	for rel, content := range files {
 		// System configuration the container's users and daemons must read.
@@ -264,6 +267,18 @@ func fakeGPUDevices() string {
 	b.WriteString("# Lab stand-ins for GPUs: /dev/null's device numbers under NVIDIA names.\n")
 	for i := 0; i < GPUsPerServer; i++ {
 		fmt.Fprintf(&b, "c! /dev/nvidia%d 0666 root root - 1:3\n", i)
+	}
+	return b.String()
+}
+
+// fakeGPUUUIDs renders "INDEX UUID" per stand-in GPU for the nvidia-smi stand-in, each UUID
+// derived from the host's name and the index, so it stays the same across the lab's restarts.
+func fakeGPUUUIDs(host string) string {
+	var b strings.Builder
+	for i := 0; i < GPUsPerServer; i++ {
+		sum := md5.Sum([]byte(host + "-" + strconv.Itoa(i))) //nolint:gosec // G401: see the import.
+		x := hex.EncodeToString(sum[:])
+		fmt.Fprintf(&b, "%d GPU-%s-%s-%s-%s-%s\n", i, x[:8], x[8:12], x[12:16], x[16:20], x[20:32])
 	}
 	return b.String()
 }

@@ -64,12 +64,12 @@ type NodeState struct {
 }
 
 // readStateScript hashes the key on the node, so only the fingerprint
-// crosses the wire.
-const readStateScript = transport.ScriptEnv + transport.SectionFuncs + `k=` + KeyPath + `
+// crosses the wire; being no secret, it may be shared within the run.
+var readStateScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + `k=` + KeyPath + `
 sec key; if [ -e "$k" ]; then sha256sum < "$k" && stat -c '%U %G %a' -- "$k"; else echo absent; fi; end $?
 sec active; systemctl is-active ` + service + `; end $?
 sec enabled; systemctl is-enabled ` + service + ` 2>/dev/null; end $?
-`
+`)
 
 // ReadState reads the key's fingerprint, owner and mode and munged's state in
 // one round trip.

@@ -2,7 +2,9 @@ package nodes
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -52,37 +54,79 @@ type Facts struct {
 // for tools that are not installed.
 const statusNotFound = 127
 
-const factsScript = transport.ScriptEnv + transport.SectionFuncs + `
-run() { name=$1; shift; sec "$name"; if command -v "$1" >/dev/null 2>&1; then "$@"; end $?; else end 127; fi; }
+// runFunc runs a tool in a section of its own, with the tool's status, 127 when it is not
+// installed.
+const runFunc = `run() { name=$1; shift; sec "$name"; if command -v "$1" >/dev/null 2>&1; then "$@"; rc=$?; else rc=127; fi; end $rc; return $rc; }
+`
+
+// kernelClockPerl prints the kernel clock's maximum error (adjtimex(2), which changes nothing
+// with modes 0), in microseconds. It is what timedatectl's NTPSynchronized reports (systemd's
+// ntp_synced(): synchronised while under 16 s), without timedatectl's cost: systemd-timedated
+// is started over D-Bus for each call once it has idled out, as on every plan, and that costs
+// each node more than the rest of its facts. perl is there (the root shell is Perl); the
+// syscall number is per architecture, and on one not listed (exit 3) timedatectl answers.
+// maxerror is struct timex's fourth field: after an int padded to a long, and two longs.
+const kernelClockPerl = `my %nr = (x86_64 => 159, aarch64 => 171, riscv64 => 171, ppc64le => 124, s390x => 124, i686 => 124, armv7l => 124);
+my $nr = $nr{$ARGV[0]} // exit 3;
+my $long = length pack("l!", 0);
+my $timex = "\0" x 512;
+syscall($nr, $timex) >= 0 or exit 4;
+print "maxerror=", unpack("l!", substr($timex, 3 * $long, $long)), "\n";`
+
+// factsScript runs lscpu only where slurmd -C fails; where slurmd -C answers something
+// ParseSlurmdC cannot read, Gather asks for lscpu in a second round trip (lscpuScript). A read
+// shared within the run: gpucluster_node and gpucluster_slurm_node read the same node.
+var factsScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + runFunc + `
 sec os-release; cat /etc/os-release 2>/dev/null || cat /usr/lib/os-release; end $?
 sec kernel; uname -r; end $?
 sec hostname; uname -n; end $?
-run slurmd-C slurmd -C 2>/dev/null
+run slurmd-C slurmd -C 2>/dev/null || run lscpu lscpu
 run slurmd-V slurmd -V 2>/dev/null
-run lscpu lscpu
 sec meminfo; cat /proc/meminfo; end $?
 run nvidia-smi nvidia-smi -L 2>&1
-run timedatectl timedatectl show -p NTP -p NTPSynchronized 2>&1
+sec kernel-clock; perl -e '` + kernelClockPerl + `' "$(uname -m)"; clock=$?; end $clock
+[ "$clock" -eq 0 ] || run timedatectl timedatectl show -p NTP -p NTPSynchronized 2>&1
 run chronyc chronyc -n tracking 2>&1
 sec timesyncd; test -e /run/systemd/timesync/synchronized; end $?
 sec allow-groups; if [ -e ` + AllowGroupsPath + ` ]; then cat ` + AllowGroupsPath + `; end $?; else end 127; fi
-`
+`)
 
-// Gather reads a node's facts in one round trip.
+var lscpuScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + runFunc + "run lscpu lscpu\n")
+
+// Gather reads a node's facts in one round trip, two where slurmd -C answers what cannot be read.
 func Gather(ctx context.Context, ex Executor) (Facts, error) {
 	res, err := ex.Sudo(ctx, factsScript, nil)
 	if err != nil {
 		return Facts{}, fmt.Errorf("gather facts: %w", err)
 	}
-	return ParseFacts(res.Stdout)
+	secs, err := transport.ParseSections(res.Stdout)
+	if err != nil {
+		return Facts{}, fmt.Errorf("gather facts: %w", err)
+	}
+	if _, err := slurmdHardware(secs); err != nil && !hasSection(secs, "lscpu") {
+		res, err := ex.Sudo(ctx, lscpuScript, nil)
+		if err != nil {
+			return Facts{}, fmt.Errorf("gather facts: %w", err)
+		}
+		more, err := transport.ParseSections(res.Stdout)
+		if err != nil {
+			return Facts{}, fmt.Errorf("gather facts: %w", err)
+		}
+		secs["lscpu"] = more["lscpu"]
+	}
+	return parseSections(secs)
 }
 
-// ParseFacts parses the output of the facts script.
+// ParseFacts parses the output of the facts script, with the lscpu section where it is needed.
 func ParseFacts(out []byte) (Facts, error) {
 	secs, err := transport.ParseSections(out)
 	if err != nil {
 		return Facts{}, fmt.Errorf("gather facts: %w", err)
 	}
+	return parseSections(secs)
+}
+
+func parseSections(secs map[string]transport.Section) (Facts, error) {
 	var f Facts
 	for _, step := range []func(*Facts, map[string]transport.Section) error{
 		parseIdentity, parseHardware, parseGPUs, parseTimeSync, parseAllowGroups,
@@ -114,6 +158,24 @@ func parseIdentity(f *Facts, secs map[string]transport.Section) error {
 	return nil
 }
 
+func hasSection(secs map[string]transport.Section, key string) bool {
+	_, ok := secs[key]
+	return ok
+}
+
+// errNoSlurmd: slurmd -C did not run (not installed) or failed.
+var errNoSlurmd = errors.New("slurmd -C gave no answer")
+
+// slurmdHardware is the hardware slurmd -C reported, or why lscpu has to give it instead.
+func slurmdHardware(secs map[string]transport.Section) (Hardware, error) {
+	s, ok := secs["slurmd-C"]
+	if !ok || s.Status != 0 {
+		return Hardware{}, errNoSlurmd
+	}
+	cfg, err := ParseSlurmdC(strings.Join(s.Lines, "\n"))
+	return cfg.Hardware, err
+}
+
 // parseHardware prefers slurmd -C, because that is what Slurm will compare
 // the node's declaration against; lscpu and /proc/meminfo are the fallback.
 func parseHardware(f *Facts, secs map[string]transport.Section) error {
@@ -124,13 +186,13 @@ func parseHardware(f *Facts, secs map[string]transport.Section) error {
 		}
 		f.SlurmdVersion = v
 	}
-	if s, ok := secs["slurmd-C"]; ok && s.Status == 0 {
-		cfg, err := ParseSlurmdC(strings.Join(s.Lines, "\n"))
-		if err == nil {
-			f.Hardware = cfg.Hardware
-			f.FactsSource = SourceSlurmd
-			return nil
-		}
+	hw, err := slurmdHardware(secs)
+	if err == nil {
+		f.Hardware = hw
+		f.FactsSource = SourceSlurmd
+		return nil
+	}
+	if !errors.Is(err, errNoSlurmd) {
 		f.Warnings = append(f.Warnings, fmt.Sprintf("%v; using lscpu instead", err))
 	}
 	lscpu, err := required(secs, "lscpu")
@@ -171,11 +233,28 @@ func parseGPUs(f *Facts, secs map[string]transport.Section) error {
 	return nil
 }
 
-// parseTimeSync trusts timedatectl (the kernel's NTP-synchronised flag),
-// then chrony, then systemd-timesyncd's marker file.
+// maxSyncedError is the kernel clock's maximum error (microseconds) from which systemd, and
+// so timedatectl's NTPSynchronized, counts the clock as not synchronised.
+const maxSyncedError = 16_000_000
+
+// parseTimeSync trusts the kernel's NTP-synchronised state (read directly, or through
+// timedatectl), then chrony, then systemd-timesyncd's marker file.
 func parseTimeSync(f *Facts, secs map[string]transport.Section) error {
 	var reasons []string
-	if s, ok := secs["timedatectl"]; ok && s.Status == 0 {
+	if s, ok := secs["kernel-clock"]; ok && s.Status == 0 {
+		_, v, _ := strings.Cut(strings.Join(s.Lines, ""), "maxerror=")
+		maxError, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case err != nil:
+			reasons = append(reasons, fmt.Sprintf("kernel clock: unexpected output %q", strings.Join(s.Lines, " ")))
+		case maxError < maxSyncedError:
+			f.TimeSynchronized = true
+			f.TimeSyncDetail = fmt.Sprintf("kernel clock: maximum error %d us (timedatectl: NTPSynchronized=yes)", maxError)
+			return nil
+		default:
+			reasons = append(reasons, fmt.Sprintf("kernel clock: maximum error %d us (timedatectl: NTPSynchronized=no)", maxError))
+		}
+	} else if s, ok := secs["timedatectl"]; ok && s.Status == 0 {
 		kv := map[string]string{}
 		for _, l := range s.Lines {
 			if k, v, ok := strings.Cut(l, "="); ok {

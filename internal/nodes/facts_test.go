@@ -105,6 +105,24 @@ func TestParseFactsVariants(t *testing.T) {
 				t.Errorf("detail %q, want %q", f.TimeSyncDetail, want)
 			}
 		}},
+		{"the kernel clock read directly, under 16 s of error", map[string]out{"kernel-clock": {"maxerror=250000", 0}, "timedatectl": {"NTPSynchronized=no", 0}},
+			func(t *testing.T, f Facts) {
+				if !f.TimeSynchronized || f.TimeSyncDetail != "kernel clock: maximum error 250000 us (timedatectl: NTPSynchronized=yes)" {
+					t.Errorf("%+v", f)
+				}
+			}},
+		{"the kernel clock at 16 s of error is not synchronised", map[string]out{"kernel-clock": {"maxerror=16000000", 0}, "timesyncd": {"", 1}},
+			func(t *testing.T, f Facts) {
+				if f.TimeSynchronized || f.TimeSyncDetail != "kernel clock: maximum error 16000000 us (timedatectl: NTPSynchronized=no)" {
+					t.Errorf("%+v", f)
+				}
+			}},
+		{"timedatectl where the kernel clock cannot be read", map[string]out{"kernel-clock": {"", 3}, "timedatectl": {"NTP=yes\nNTPSynchronized=yes", 0}},
+			func(t *testing.T, f Facts) {
+				if !f.TimeSynchronized || f.TimeSyncDetail != "timedatectl: NTPSynchronized=yes" {
+					t.Errorf("%+v", f)
+				}
+			}},
 		{"no time tools at all", map[string]out{"timedatectl": {"", 127}, "timesyncd": {"", 1}},
 			func(t *testing.T, f Facts) {
 				if f.TimeSynchronized || f.TimeSyncDetail != "timedatectl: not installed" {
@@ -198,5 +216,41 @@ func TestCheckHostname(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), tt.actual) {
 			t.Errorf("error %q does not name the host's hostname", err)
 		}
+	}
+}
+
+// lscpu costs a round trip of its own only where slurmd -C exits 0 with what cannot be read;
+// where slurmd -C answers, or fails (lscpu then runs in the same script), one round trip does.
+func TestGatherAsksForLscpuOnlyWhenNeeded(t *testing.T) {
+	withoutLscpu := func(change map[string]out) string {
+		secs := baseSections(t)
+		delete(secs, "lscpu")
+		for k, v := range change {
+			secs[k] = v
+		}
+		return string(scriptOutput(secs))
+	}
+	lscpu := string(scriptOutput(map[string]out{"lscpu": {readFixture(t, "lscpu-kvm-flat.txt"), 0}}))
+	tests := []struct {
+		name       string
+		replies    []transporttest.Reply
+		wantSource string
+		wantCalls  int
+	}{
+		{"slurmd -C answers", []transporttest.Reply{{Stdout: withoutLscpu(nil)}}, SourceSlurmd, 1},
+		{"slurmd -C failed, lscpu ran with it", []transporttest.Reply{{Stdout: withoutLscpu(map[string]out{"slurmd-C": {"", 127}, "lscpu": {readFixture(t, "lscpu-kvm-flat.txt"), 0}})}}, SourceLscpu, 1},
+		{"slurmd -C garbage", []transporttest.Reply{{Stdout: withoutLscpu(map[string]out{"slurmd-C": {"slurmd: fatal: oops", 0}})}, {Stdout: lscpu}}, SourceLscpu, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &transporttest.Fake{T: t, Replies: tt.replies}
+			f, err := Gather(context.Background(), fake)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.FactsSource != tt.wantSource || len(fake.Calls) != tt.wantCalls {
+				t.Errorf("source %q in %d round trips, want %q in %d", f.FactsSource, len(fake.Calls), tt.wantSource, tt.wantCalls)
+			}
+		})
 	}
 }

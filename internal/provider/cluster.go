@@ -154,9 +154,13 @@ type cluster struct {
 
 func newCluster(s settings) *cluster {
 	pool := transport.NewPool()
-	pool.Logger = tflogLogger{}
+	pool.Logger = newRunLogger()
 	return &cluster{settings: s, pool: pool}
 }
+
+// newRunLogger gives each run's pool its logger. The acceptance tests count each run's
+// commands per host through it.
+var newRunLogger = func() transport.Logger { return tflogLogger{} }
 
 // tflogLogger sends the transport's events to Terraform's log with the context of the request
 // that caused them, so each line carries that request's resource type and RPC.

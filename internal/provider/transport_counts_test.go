@@ -3,9 +3,11 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 // runCounter counts the provider's configurations: each is one Terraform run (plan, apply,
@@ -185,5 +188,142 @@ func TestAccTransport_wrongSudoPasswordTriedOncePerHost(t *testing.T) {
 	}
 	if out, err := onHostErr(l, guarded, "printf '%s\\n' "+shellQuote(l.AdminPassword)+" | runuser -u "+l.AdminUser+" -- sudo -S -k -p '' id -u"); err != nil || out != "0" {
 		t.Errorf("%s: %s cannot sudo after the plan (%q, %v): the account is locked", guarded, l.AdminUser, out, err)
+	}
+}
+
+// commandCounter counts one run's root-shell commands per host from the transport's "sudo
+// command" events, passing every event on to Terraform's log.
+type commandCounter struct {
+	tflogLogger
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (c *commandCounter) Debug(ctx context.Context, msg string, fields map[string]any) {
+	if msg == "sudo command" || msg == "sudo command failed" {
+		c.mu.Lock()
+		c.counts[fmt.Sprint(fields["node"])]++
+		c.mu.Unlock()
+	}
+	c.tflogLogger.Debug(ctx, msg, fields)
+}
+
+// countCommands gives every provider run started from now on a counter of its own; runs
+// returns them in the order the runs configured.
+func countCommands(t *testing.T) (runs func() []map[string]int) {
+	var mu sync.Mutex
+	var counters []*commandCounter
+	saved := newRunLogger
+	newRunLogger = func() transport.Logger {
+		c := &commandCounter{counts: map[string]int{}}
+		mu.Lock()
+		counters = append(counters, c)
+		mu.Unlock()
+		return c
+	}
+	t.Cleanup(func() { newRunLogger = saved })
+	return func() []map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		out := make([]map[string]int, len(counters))
+		for i, c := range counters {
+			c.mu.Lock()
+			out[i] = maps.Clone(c.counts)
+			c.mu.Unlock()
+		}
+		return out
+	}
+}
+
+// readsPerHostConfig puts on each of nodes what every node of the guide's cluster carries
+// several of: the node and its facts, accounts, firewall rules. count, not for_each: the
+// testing framework's state checks do not take string keys.
+func readsPerHostConfig(l *lab.Lab, nodes []string) string {
+	var b strings.Builder
+	b.WriteString(providerConfig(l, ""))
+	fmt.Fprintf(&b, `
+locals {
+  nodes = %s
+}
+
+resource "gpucluster_node" "n" {
+  count = length(local.nodes)
+  name  = local.nodes[count.index]
+}
+
+data "gpucluster_node_facts" "n" {
+  count = length(local.nodes)
+  node  = local.nodes[count.index]
+}
+
+resource "gpucluster_firewall_rule" "r" {
+  count   = 3 * length(local.nodes)
+  node    = local.nodes[floor(count.index / 3)]
+  port    = 7101 + count.index %% 3
+  proto   = "tcp"
+  from    = "10.0.0.0/24"
+  comment = "transport counts"
+}
+`, hclList(nodes))
+	for i := 1; i <= 5; i++ {
+		fmt.Fprintf(&b, `
+resource "gpucluster_user" "u%[1]d" {
+  name  = "tcount%[1]d"
+  uid   = %[2]d
+  group = "users"
+  nodes = local.nodes
+}
+`, i, 3100+i)
+	}
+	return b.String()
+}
+
+// A no-op plan costs each host one command per kind of state read there, however many
+// resources read it: the node's facts (gpucluster_node and gpucluster_node_facts), its
+// accounts (five users) and its firewall rules (three rules). Reads are shared within a run
+// only until a command that is not marked as a read runs on the host, so one unmarked read
+// among them shows here as a second listing of the accounts or of the rules.
+func TestAccTransport_commandsPerHostPerNoOpPlan(t *testing.T) {
+	l := lab.Require(t)
+	nodes := labNodeNames(l)[:3]
+	const wantPerHost = 3
+	config := readsPerHostConfig(l, nodes)
+	runs := countCommands(t)
+	var applied int
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkUserGone(l, "tcount1", nodes, ""),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(*terraform.State) error {
+					applied = len(runs())
+					return nil
+				},
+			},
+			{Config: config, PlanOnly: true},
+			{Config: config, PlanOnly: true},
+		},
+	})
+	// Every run after the apply's reads only: the framework's plans after the apply and in
+	// the plan-only steps, some of them without refresh (they read only the data source), up
+	// to the destroy, whose last run deletes.
+	all := runs()
+	refreshed := 0
+	for i, counts := range all[applied : len(all)-1] {
+		full := true
+		for _, node := range nodes {
+			t.Logf("no-op plan %d: %s: %d commands", i+1, node, counts[node])
+			if counts[node] > wantPerHost {
+				t.Errorf("no-op plan %d: %d commands on %s, want at most %d (facts, accounts, firewall rules)", i+1, counts[node], node, wantPerHost)
+			}
+			full = full && counts[node] == wantPerHost
+		}
+		if full {
+			refreshed++
+		}
+	}
+	if refreshed < 2 {
+		t.Errorf("%d no-op plans read every resource on every host (%d runs in all), want at least 2", refreshed, len(all))
 	}
 }

@@ -48,7 +48,7 @@ type ComputeState struct {
 	Version *version.Version
 }
 
-var computeStateScript = transport.ScriptEnv + transport.SectionFuncs +
+var computeStateScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs +
 	"sec defaults\nif [ -e " + SlurmdDefaultsPath + " ]; then base64 -w0 -- " + SlurmdDefaultsPath + "; end $?; else end " + strconv.Itoa(missingFile) + "; fi\n" +
 	"sec active\nsystemctl is-active --quiet slurmd; end $?\n" +
 	"sec enabled\nsystemctl is-enabled --quiet slurmd 2>/dev/null; end $?\n" +
@@ -56,7 +56,7 @@ var computeStateScript = transport.ScriptEnv + transport.SectionFuncs +
 	"sec gpus\ntest -e " + NVIDIADriverMarker + "; end $?\n" +
 	"sec client\ncommand -v srun >/dev/null; end $?\n" +
 	"sec controller\ntest -e " + FragmentDir + "/" + ControllerFile + "; end $?\n" +
-	versionSection("version", "slurmd")
+	versionSection("version", "slurmd"))
 
 // ReadCompute reads a compute node's ComputeState.
 func ReadCompute(ctx context.Context, ex Executor) (ComputeState, error) {
