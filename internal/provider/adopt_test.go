@@ -270,6 +270,7 @@ func (c hostCheck) CheckState(_ context.Context, _ statecheck.CheckStateRequest,
 func buildByHand(t *testing.T, l *lab.Lab) {
 	t.Helper()
 	t.Cleanup(func() { undoBuildByHand(t, l) })
+	t.Cleanup(func() { undoBeegfsByHand(t, l) })
 	cmd := exec.Command("tools/lab-build-by-hand.sh")
 	cmd.Dir = "../.." // the script runs bin/gpucluster-lab, which finds this lab through GPUCLUSTER_LAB
 	if out, err := cmd.CombinedOutput(); err != nil {
