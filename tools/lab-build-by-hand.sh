@@ -12,7 +12,9 @@
 # lab's necessary changes: proctrack/linuxproc, task/none and jobacct_gather/none (the
 # containers' cgroups are read-only), the stand-in GPUs /dev/nvidia[0-3] listed in gres.conf
 # (no NVML without GPUs), NodeName values from `slurmd -C` on the first GPU server as the guide
-# says, and DefMemPerGPU a quarter of that memory. Not built here yet: BeeGFS.
+# says, and DefMemPerGPU a quarter of that memory.
+#
+# Then BeeGFS, by the guide's "Shared Storage with BeeGFS" (see beegfs below).
 #
 # usage: tools/lab-build-by-hand.sh   (LAB=path of gpucluster-lab, default bin/gpucluster-lab;
 #        GPUCLUSTER_LAB_INSTANCE selects the lab as for every lab command)
@@ -154,6 +156,78 @@ PartitionName=gpu Nodes=$range Default=YES MaxTime=3-00:00:00 State=UP AllowGrou
 	exit 1
 }
 
+# The guide's "Shared Storage with BeeGFS", typed as the guide shows it, against the lab's
+# stand-in packages (installed in the image: no repository to add, no kernel module to build).
+# login01 makes conn.auth (dd, chmod 400) and the management API's certificate (openssl, which
+# the guide leaves to the admin), and both go to every node; db-file is set and the management
+# database initialised once; beegfs-setup-meta on login01 as node 1, beegfs-setup-storage on
+# each GPU server as node N with target N01; the interlock: storeAllowFirstRunInit = false and
+# storeFsUUID in both configs (the storage one with its leading comma) and the drop-ins
+# RequiresMountsFor=/beegfs and =/data; only then the services, management and metadata first.
+# The clients come last: admin's home is copied into BeeGFS from a separate mountpoint before
+# /home is mounted anywhere, so key-based SSH keeps working (the guide's warning).
+beegfs() {
+	local gpus=("${hosts[@]:1}") mgmt=$login_ip
+	on login01 sh -euc '
+		dd if=/dev/urandom of=/etc/beegfs/conn.auth bs=128 count=1 status=none
+		chmod 400 /etc/beegfs/conn.auth
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q openssl >/dev/null
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -noenc -days 3650 \
+			-subj /CN=login01 -addext "subjectAltName=DNS:login01,IP:$1" \
+			-keyout /etc/beegfs/key.pem -out /etc/beegfs/cert.pem 2>/dev/null' sh "$mgmt"
+	local auth cert
+	auth=$(on login01 base64 -w0 /etc/beegfs/conn.auth)
+	cert=$(on login01 base64 -w0 /etc/beegfs/cert.pem)
+	for h in "${gpus[@]}"; do
+		on "$h" sh -euc 'printf %s "$1" | base64 -d > /etc/beegfs/conn.auth
+			chmod 400 /etc/beegfs/conn.auth
+			printf %s "$2" | base64 -d > /etc/beegfs/cert.pem' sh "$auth" "$cert"
+	done
+
+	on login01 sh -euc '
+		sed -i "s|^# *db-file = .*|db-file = \"/beegfs/mgmtd/mgmtd.sqlite\"|" /etc/beegfs/beegfs-mgmtd.toml
+		mkdir -p /beegfs/mgmtd
+		/opt/beegfs/sbin/beegfs-mgmtd --init >/dev/null
+		/opt/beegfs/sbin/beegfs-setup-meta -p /beegfs/meta -s 1 -m "$1" >/dev/null
+		uuid=$(findmnt -n -o UUID /beegfs)
+		sed -i -e "s|^\(storeAllowFirstRunInit *=\).*|\1 false|" \
+			-e "s|^\(storeFsUUID *=\).*|\1 $uuid|" /etc/beegfs/beegfs-meta.conf
+		for s in mgmtd meta; do
+			mkdir -p /etc/systemd/system/beegfs-$s.service.d
+			printf "[Unit]\nRequiresMountsFor=/beegfs\n" > /etc/systemd/system/beegfs-$s.service.d/$s.conf
+		done
+		systemctl daemon-reload' sh "$mgmt"
+	for h in "${gpus[@]}"; do
+		local n=$((10#${h#gpu}))
+		on "$h" sh -euc '
+			/opt/beegfs/sbin/beegfs-setup-storage -p /data/beegfs-storage -s "$1" -i "$2" -m "$3" >/dev/null
+			uuid=$(findmnt -n -o UUID /data)
+			sed -i -e "s|^\(storeAllowFirstRunInit *=\).*|\1 false|" \
+				-e "s|^\(storeFsUUID *=\).*|\1 ,$uuid|" /etc/beegfs/beegfs-storage.conf
+			mkdir -p /etc/systemd/system/beegfs-storage.service.d
+			printf "[Unit]\nRequiresMountsFor=/data\n" > /etc/systemd/system/beegfs-storage.service.d/storage.conf
+			systemctl daemon-reload' sh "$n" "${n}01" "$mgmt"
+	done
+
+	on login01 systemctl enable --now beegfs-mgmtd beegfs-meta 2>/dev/null
+	for h in "${gpus[@]}"; do
+		on "$h" systemctl enable --now beegfs-storage 2>/dev/null
+	done
+
+	for h in "${hosts[@]}"; do
+		on "$h" /opt/beegfs/sbin/beegfs-setup-client -m "$mgmt" >/dev/null
+	done
+	on login01 sh -euc 'mkdir -p /mnt/beegfs
+		mount -t beegfs beegfs_nodev /mnt/beegfs -o cfgFile=/etc/beegfs/beegfs-client.conf
+		rsync -aHAX --numeric-ids /home/admin /mnt/beegfs/
+		umount /mnt/beegfs'
+	for h in "${hosts[@]}"; do
+		on "$h" sh -euc "echo '/home /etc/beegfs/beegfs-client.conf' > /etc/beegfs/beegfs-mounts.conf
+			systemctl enable --now beegfs-client 2>/dev/null
+			findmnt -n /home >/dev/null"
+	done
+}
+
 for h in "${hosts[@]}"; do
 	on "$h" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q munge >/dev/null
 	accounts "$h"
@@ -171,4 +245,5 @@ slurm
 for h in "${hosts[@]:1}"; do
 	on login01 sh -c 'munge -n' | on "$h" unmunge >/dev/null
 done
+beegfs
 echo "built by hand: ${hosts[*]}"

@@ -3,6 +3,7 @@ package beegfs
 import (
 	"fmt"
 	"io/fs"
+	"path"
 	"regexp"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -45,6 +46,23 @@ func RequiresMountsDropIn(service, name, mountpoint string) (transport.File, err
 		Group:   "root",
 		Mode:    fs.FileMode(0o644),
 	}, nil
+}
+
+// DropInGuards reports whether the service is kept from starting before
+// mountpoint is mounted: by the provider's own drop-in want, which must then
+// hold exactly its content, or, while that file is absent, by drop-ins an
+// admin wrote under other names (the guide's storage.conf), whose
+// RequiresMountsFor systemd adds up into required.
+func DropInGuards(own FileState, want transport.File, required []string, mountpoint string) bool {
+	if own.Exists {
+		return string(own.Content) == string(want.Content)
+	}
+	for _, m := range required {
+		if path.Clean(m) == path.Clean(mountpoint) {
+			return true
+		}
+	}
+	return false
 }
 
 // MountsConf is /etc/beegfs/beegfs-mounts.conf: one line per mount, the

@@ -30,6 +30,9 @@ type HostQuery struct {
 	Mounts []string
 	// Dirs are BeeGFS directories whose ID files are read.
 	Dirs []string
+	// DropInMounts are systemd units without ".service" whose drop-ins in
+	// SystemdUnitDir, whatever their names, are read for RequiresMountsFor.
+	DropInMounts []string
 }
 
 // HostState is the answer to a HostQuery, keyed by the names asked for.
@@ -43,6 +46,9 @@ type HostState struct {
 	Permissions map[string]string
 	Mounts      map[string]Mount
 	Dirs        map[string]DirState
+	// RequiredMounts are the mountpoints the DropInMounts units' drop-ins
+	// require, as systemd adds them up.
+	RequiredMounts map[string][]string
 }
 
 // ServiceState is what systemctl says of a unit.
@@ -154,6 +160,12 @@ func readHostScript(q HostQuery) (string, error) {
 		}
 		b.Text(fmt.Sprintf("sec dir%d; iddir %s; end $?", i, transport.Quote(d)))
 	}
+	for i, s := range q.DropInMounts {
+		if !unitName.MatchString(s) {
+			return "", fmt.Errorf("unit name %q is not valid", s)
+		}
+		fmt.Fprintf(&b, "sec req%d; requiredmounts %s; end $?\n", i, transport.Quote(SystemdUnitDir+"/"+s+".service.d"))
+	}
 	return b.String(), nil
 }
 
@@ -175,17 +187,24 @@ iddir() {
 		if [ -f "$1/$f" ]; then printf '%s=' "$f"; base64 -w0 -- "$1/$f"; echo; fi
 	done
 }
+requiredmounts() {
+	for f in "$1"/*.conf; do
+		[ -f "$f" ] || continue
+		sed -n 's/^[[:space:]]*RequiresMountsFor[[:space:]]*=[[:space:]]*/=/p' -- "$f"
+	done
+}
 `
 
 func parseHostState(q HostQuery, sections map[string]transport.Section) (HostState, error) {
 	st := HostState{
-		Packages:     map[string]string{},
-		Services:     map[string]ServiceState{},
-		Files:        map[string]FileState{},
-		Fingerprints: map[string]string{},
-		Permissions:  map[string]string{},
-		Mounts:       map[string]Mount{},
-		Dirs:         map[string]DirState{},
+		Packages:       map[string]string{},
+		Services:       map[string]ServiceState{},
+		Files:          map[string]FileState{},
+		Fingerprints:   map[string]string{},
+		Permissions:    map[string]string{},
+		Mounts:         map[string]Mount{},
+		Dirs:           map[string]DirState{},
+		RequiredMounts: map[string][]string{},
 	}
 	get := func(key string) (transport.Section, error) {
 		s, ok := sections[key]
@@ -253,7 +272,33 @@ func parseHostState(q HostQuery, sections map[string]transport.Section) (HostSta
 		}
 		st.Dirs[d] = ds
 	}
+	for i, unit := range q.DropInMounts {
+		s, err := get("req" + strconv.Itoa(i))
+		if err != nil {
+			return st, err
+		}
+		if s.Status != 0 {
+			return st, fmt.Errorf("read the drop-ins of %s: exit status %d", unit, s.Status)
+		}
+		st.RequiredMounts[unit] = requiredMounts(s.Lines)
+	}
 	return st, nil
+}
+
+// requiredMounts adds up RequiresMountsFor lines ("=" and the value) in the
+// order systemd reads the drop-ins: each adds its paths, and an empty
+// assignment drops those before it.
+func requiredMounts(lines []string) []string {
+	var mounts []string
+	for _, line := range lines {
+		value := strings.TrimPrefix(line, "=")
+		if strings.TrimSpace(value) == "" {
+			mounts = nil
+			continue
+		}
+		mounts = append(mounts, strings.Fields(value)...)
+	}
+	return mounts
 }
 
 // installedVersion reads dpkg-query's "ii 8.4.0": only an installed package

@@ -20,6 +20,8 @@ type MetaHost struct {
 	Service        ServiceState
 	Config         FileState
 	DropIn         FileState
+	// RequiredMounts are the mountpoints all of beegfs-meta's drop-ins require.
+	RequiredMounts []string
 	// Mount is the filesystem holding the directory (or its nearest
 	// existing ancestor before it is created).
 	Mount Mount
@@ -32,11 +34,12 @@ func ReadMeta(ctx context.Context, ex Executor, dir string) (MetaHost, error) {
 		return MetaHost{}, err
 	}
 	st, err := ReadHost(ctx, ex, HostQuery{
-		Packages: []string{MetaPackage},
-		Services: []string{ServiceMeta},
-		Files:    []string{MetaConfPath, MetaDropInPath},
-		Mounts:   []string{dir},
-		Dirs:     []string{dir},
+		Packages:     []string{MetaPackage},
+		Services:     []string{ServiceMeta},
+		Files:        []string{MetaConfPath, MetaDropInPath},
+		Mounts:       []string{dir},
+		Dirs:         []string{dir},
+		DropInMounts: []string{ServiceMeta},
 	})
 	if err != nil {
 		return MetaHost{}, err
@@ -46,6 +49,7 @@ func ReadMeta(ctx context.Context, ex Executor, dir string) (MetaHost, error) {
 		Service:        st.Services[ServiceMeta],
 		Config:         st.Files[MetaConfPath],
 		DropIn:         st.Files[MetaDropInPath],
+		RequiredMounts: st.RequiredMounts[ServiceMeta],
 		Mount:          st.Mounts[dir],
 		Dir:            st.Dirs[dir],
 	}, nil
@@ -161,7 +165,8 @@ func MetaProblems(m MetaHost, r Release, w MetaWant) []string {
 	} else {
 		problems = append(problems, metaConfProblems(c, m, r, w)...)
 	}
-	if d, err := MetaDropIn(firstSet(w.Mountpoint, m.Mount.Target)); err != nil || !m.DropIn.Exists || string(m.DropIn.Content) != string(d.Content) {
+	mountpoint := firstSet(w.Mountpoint, m.Mount.Target)
+	if d, err := MetaDropIn(mountpoint); err != nil || !DropInGuards(m.DropIn, d, m.RequiredMounts, mountpoint) {
 		problems = append(problems, "drop-in "+MetaDropInPath+" missing or changed")
 	}
 	return append(problems, daemonProblems(ServiceMeta, m.Service)...)

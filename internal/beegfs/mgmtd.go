@@ -15,6 +15,7 @@ import (
 	"net"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,6 +80,8 @@ type MgmtdHost struct {
 	TOML           FileState // 8.x config
 	ConfV7         FileState // 7.x config
 	DropIn         FileState
+	// RequiredMounts are the mountpoints all of beegfs-mgmtd's drop-ins require.
+	RequiredMounts []string
 	// Mount is the filesystem of the store's directory (or of its nearest
 	// existing ancestor before it is created).
 	Mount Mount
@@ -124,6 +127,7 @@ func ReadMgmtd(ctx context.Context, ex Executor, dbFile string) (MgmtdHost, erro
 		Fingerprints: []string{dbFile, ConnAuthPath, TLSCertPath, TLSKeyPath},
 		Mounts:       []string{dir},
 		Dirs:         []string{dir},
+		DropInMounts: []string{ServiceMgmtd},
 	})
 	if err != nil {
 		return MgmtdHost{}, err
@@ -134,6 +138,7 @@ func ReadMgmtd(ctx context.Context, ex Executor, dbFile string) (MgmtdHost, erro
 		TOML:           st.Files[MgmtdTOMLPath],
 		ConfV7:         st.Files[MgmtdConfV7Path],
 		DropIn:         st.Files[MgmtdDropInPath],
+		RequiredMounts: st.RequiredMounts[ServiceMgmtd],
 		Mount:          st.Mounts[dir],
 		DBSHA256:       st.Fingerprints[dbFile],
 		StoreDir:       st.Dirs[dir],
@@ -239,7 +244,7 @@ func MgmtdProblems(m MgmtdHost, r Release, dbFile, mountpoint, fsUUID string) []
 	if want, err := SetMgmtdStore(r, m.Config(r).Content, dbFile); err != nil || !m.Config(r).Exists || string(want) != string(m.Config(r).Content) {
 		problems = append(problems, fmt.Sprintf("%s does not set %s to %s", r.Layout().MgmtdConfigPath, r.Layout().MgmtdStoreKey, dbFile))
 	}
-	if d, err := MgmtdDropIn(mountpoint); err == nil && (!m.DropIn.Exists || string(m.DropIn.Content) != string(d.Content)) {
+	if d, err := MgmtdDropIn(mountpoint); err == nil && !DropInGuards(m.DropIn, d, m.RequiredMounts, mountpoint) {
 		problems = append(problems, "drop-in "+MgmtdDropInPath+" missing or changed")
 	}
 	if m.ConnAuthSHA256 == "" {
@@ -420,12 +425,22 @@ func SharedFiles(connAuth, cert []byte) []transport.File {
 const rootOnly = "root:root 400"
 
 // secretPermProblems reports a secret that others than root may read or
-// change; a missing file is reported elsewhere.
+// change; a missing file is reported elsewhere. Root's own write bit is no
+// problem: openssl writes a key 0600, and only root can use it either way.
 func secretPermProblems(file, perm string) []string {
-	if perm == "" || perm == rootOnly {
+	if perm == "" || rootAlone(perm) {
 		return nil
 	}
 	return []string{fmt.Sprintf("%s is %s, want %s", file, perm, rootOnly)}
+}
+
+// rootAlone reads stat's "owner:group mode": owned by root, and no
+// permission for the group or others.
+func rootAlone(perm string) bool {
+	owner, mode, ok := strings.Cut(perm, " ")
+	user, _, _ := strings.Cut(owner, ":")
+	bits, err := strconv.ParseUint(mode, 8, 32)
+	return ok && err == nil && user == "root" && bits&0o077 == 0
 }
 
 // LooseSecrets are the controller's secrets that others than root may read

@@ -19,8 +19,11 @@ type StorageHost struct {
 	Service ServiceState
 	Conf    FileState
 	DropIn  FileState
-	Mount   Mount
-	Dir     DirState
+	// RequiredMounts are the mountpoints all of beegfs-storage's drop-ins
+	// require, the provider's and an admin's.
+	RequiredMounts []string
+	Mount          Mount
+	Dir            DirState
 }
 
 // StorageDropIn is the target's RequiresMountsFor drop-in. It is named
@@ -49,6 +52,8 @@ func ReadStorageHost(ctx context.Context, ex Executor, dir string, targetID int6
 		Files:    []string{StorageConfPath},
 		Mounts:   []string{dir},
 		Dirs:     []string{dir},
+		// An admin's drop-in under another name guards the target as well.
+		DropInMounts: []string{ServiceStorage},
 	}
 	dropIn := StorageDropInPath(targetID)
 	if targetID != 0 {
@@ -59,12 +64,13 @@ func ReadStorageHost(ctx context.Context, ex Executor, dir string, targetID int6
 		return StorageHost{}, err
 	}
 	return StorageHost{
-		Version: st.Packages[StoragePackage],
-		Service: st.Services[ServiceStorage],
-		Conf:    st.Files[StorageConfPath],
-		DropIn:  st.Files[dropIn],
-		Mount:   st.Mounts[dir],
-		Dir:     st.Dirs[dir],
+		Version:        st.Packages[StoragePackage],
+		Service:        st.Services[ServiceStorage],
+		Conf:           st.Files[StorageConfPath],
+		DropIn:         st.Files[dropIn],
+		RequiredMounts: st.RequiredMounts[ServiceStorage],
+		Mount:          st.Mounts[dir],
+		Dir:            st.Dirs[dir],
 	}, nil
 }
 
@@ -216,8 +222,7 @@ func StorageDrift(h StorageHost, w StorageWant) []string {
 		problems = append(problems, w.Target.Directory+" is not an initialised target")
 	}
 	problems = append(problems, confDrift(h, w)...)
-	if want, err := StorageDropIn(w.Target.TargetID, w.Mountpoint); err == nil &&
-		(!h.DropIn.Exists || string(h.DropIn.Content) != string(want.Content)) {
+	if want, err := StorageDropIn(w.Target.TargetID, w.Mountpoint); err == nil && !DropInGuards(h.DropIn, want, h.RequiredMounts, w.Mountpoint) {
 		problems = append(problems, "drop-in "+want.Path+" is missing or changed")
 	}
 	if !h.Service.Running() {

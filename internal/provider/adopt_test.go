@@ -53,14 +53,14 @@ locals {
 `
 
 // adoptResources declares what tools/lab-build-by-hand.sh built, as the import reads it back:
-// useradd's shell is /bin/sh, roles follow the enabled Slurm daemons, the firewall lists every
+// useradd's shell is /bin/sh, roles follow the enabled daemons (BeeGFS too), the firewall lists every
 // rule of its node and names the controller slurmd takes its configuration from. The Slurm
 // daemons themselves are not imported yet (issue #10's next part).
 const adoptResources = `
 resource "gpucluster_node" "all" {
   for_each         = toset(local.nodes)
   name             = each.key
-  roles            = each.key == "login01" ? ["controller"] : ["compute"]
+  roles            = each.key == "login01" ? ["controller"] : ["compute", "storage"]
   ssh_allow_groups = each.key == "login01" ? null : ["sudo"]
 }
 
@@ -270,6 +270,7 @@ func (c hostCheck) CheckState(_ context.Context, _ statecheck.CheckStateRequest,
 func buildByHand(t *testing.T, l *lab.Lab) {
 	t.Helper()
 	t.Cleanup(func() { undoBuildByHand(t, l) })
+	t.Cleanup(func() { undoBeegfsByHand(t, l) })
 	cmd := exec.Command("tools/lab-build-by-hand.sh")
 	cmd.Dir = "../.." // the script runs bin/gpucluster-lab, which finds this lab through GPUCLUSTER_LAB
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -84,7 +84,8 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"The safety interlock is kept in `" + beegfs.StorageConfPath + "`: `" + beegfs.KeyAllowFirstRunInit + " = false`, and `" +
 			beegfs.KeyFsUUID + "` aligned with `" + beegfs.KeyStorageDirectory + "` as comma-separated lists that keep the leading empty " +
 			"element (pitfall P12). A systemd drop-in `" + beegfs.SystemdUnitDir + "/" + beegfs.ServiceStorage + ".service.d/target-TARGET.conf` " +
-			"with `RequiresMountsFor=` the path's mountpoint stops `" + beegfs.ServiceStorage + "` from starting while the filesystem is missing. " +
+			"with `RequiresMountsFor=` the path's mountpoint stops `" + beegfs.ServiceStorage + "` from starting while the filesystem is missing; " +
+			"the guide's own `storage.conf`, or any drop-in of the unit requiring that mountpoint, does the same and is no drift (destroy leaves it). " +
 			"The service is enabled and started, and restarted only when its config changed.\n\n" +
 			"The plan refuses a path on the root filesystem (it would land on the OS disk), a `" + beegfs.KeyFsUUID + "` that does not " +
 			"match the mounted filesystem, and a `target_id` or `node_num_id` already used by another target of the configuration or " +
