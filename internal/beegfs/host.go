@@ -161,10 +161,10 @@ func readHostScript(q HostQuery) (string, error) {
 		b.Text(fmt.Sprintf("sec dir%d; iddir %s; end $?", i, transport.Quote(d)))
 	}
 	for i, s := range q.DropInMounts {
-		if !unitName.MatchString(s) {
+		if !transport.UnitNamePattern.MatchString(s) {
 			return "", fmt.Errorf("unit name %q is not valid", s)
 		}
-		fmt.Fprintf(&b, "sec req%d; requiredmounts %s; end $?\n", i, transport.Quote(SystemdUnitDir+"/"+s+".service.d"))
+		b.Text(fmt.Sprintf("sec req%d; requiredmounts %s; end $?", i, transport.Quote(SystemdUnitDir+"/"+s+".service.d")))
 	}
 	return b.String(), nil
 }
