@@ -11,10 +11,12 @@ import (
 	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
 )
 
 // HostQuery names everything one resource needs to know about a host. ReadHost
-// answers it in a single round trip, whatever its size.
+// answers it in a single round trip, whatever its size, and the services from
+// the host's shared read of unit states (units.Read).
 type HostQuery struct {
 	// Packages are Debian package names whose installed version is read.
 	Packages []string
@@ -111,15 +113,28 @@ func ReadHost(ctx context.Context, ex Executor, q HostQuery) (HostState, error) 
 	if err != nil {
 		return HostState{}, err
 	}
-	res, err := ex.Sudo(ctx, transport.ReadOnly(script), nil)
-	if err != nil {
-		return HostState{}, fmt.Errorf("read BeeGFS state: %w", err)
+	sections := map[string]transport.Section{}
+	if len(q.Packages)+len(q.Files)+len(q.Fingerprints)+len(q.Mounts)+len(q.Dirs)+len(q.DropInMounts) > 0 {
+		res, err := ex.Sudo(ctx, transport.ReadOnly(script), nil)
+		if err != nil {
+			return HostState{}, fmt.Errorf("read BeeGFS state: %w", err)
+		}
+		if sections, err = transport.ParseSections(res.Stdout); err != nil {
+			return HostState{}, fmt.Errorf("read BeeGFS state: %w", err)
+		}
 	}
-	sections, err := transport.ParseSections(res.Stdout)
+	st, err := parseHostState(q, sections)
 	if err != nil {
-		return HostState{}, fmt.Errorf("read BeeGFS state: %w", err)
+		return st, err
 	}
-	return parseHostState(q, sections)
+	for _, s := range q.Services {
+		u, err := units.Read(ctx, ex, s+".service")
+		if err != nil {
+			return st, fmt.Errorf("read BeeGFS state: %w", err)
+		}
+		st.Services[s] = ServiceState(u)
+	}
+	return st, nil
 }
 
 func readHostScript(q HostQuery) (string, error) {
@@ -130,11 +145,10 @@ func readHostScript(q HostQuery) (string, error) {
 		}
 		b.Text(fmt.Sprintf("sec pkg%d; dpkg-query -W -f='${db:Status-Abbrev}${Version}' %s 2>/dev/null; end $?", i, transport.Quote(p)))
 	}
-	for i, s := range q.Services {
+	for _, s := range q.Services {
 		if !transport.UnitNamePattern.MatchString(s) {
 			return "", fmt.Errorf("unit name %q is not valid", s)
 		}
-		b.Text(fmt.Sprintf("sec svc%d; systemctl is-active %[2]s; systemctl is-enabled %[2]s 2>&1; end 0", i, transport.Quote(s+".service")))
 	}
 	for i, f := range q.Files {
 		if err := ValidatePath(f); err != nil {
@@ -219,13 +233,6 @@ func parseHostState(q HostQuery, sections map[string]transport.Section) (HostSta
 			return st, err
 		}
 		st.Packages[p] = installedVersion(s)
-	}
-	for i, name := range q.Services {
-		s, err := get("svc" + strconv.Itoa(i))
-		if err != nil {
-			return st, err
-		}
-		st.Services[name] = parseService(s)
 	}
 	for i, f := range q.Files {
 		s, err := get("file" + strconv.Itoa(i))
@@ -312,22 +319,6 @@ func installedVersion(s transport.Section) string {
 		return ""
 	}
 	return strings.TrimSpace(version)
-}
-
-func parseService(s transport.Section) ServiceState {
-	st := ServiceState{Active: "unknown", Enabled: "not-found"}
-	if len(s.Lines) > 0 {
-		st.Active = strings.TrimSpace(s.Lines[0])
-	}
-	if len(s.Lines) > 1 {
-		enabled := strings.TrimSpace(s.Lines[1])
-		// systemctl prints an error sentence, not a state, for a unit it
-		// does not know.
-		if !strings.Contains(enabled, " ") {
-			st.Enabled = enabled
-		}
-	}
-	return st
 }
 
 func parseFile(name string, s transport.Section) (FileState, error) {

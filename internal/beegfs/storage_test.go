@@ -369,14 +369,16 @@ func TestReadStorageHostAndWipe(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "etc", "beegfs-storage.conf"), conf, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// This machine runs no systemd: a stand-in answers as systemctl does for units it lacks.
+	const systemctl = `systemctl() { v=$1; shift; for u; do if [ "$v" = is-active ]; then echo inactive; else echo not-found; fi; done; }` + "\n"
 	sh := transporttest.Shell{Rewrite: func(s string) string {
-		return strings.ReplaceAll(s, StorageConfPath, filepath.Join(root, "etc", "beegfs-storage.conf"))
+		return systemctl + strings.ReplaceAll(s, StorageConfPath, filepath.Join(root, "etc", "beegfs-storage.conf"))
 	}}
 	h, err := ReadStorageHost(context.Background(), sh, dir, 201)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(h.Conf.Content) != string(conf) || h.DropIn.Exists || h.Mount.Target == "" {
+	if string(h.Conf.Content) != string(conf) || h.DropIn.Exists || h.Mount.Target == "" || h.Service != (ServiceState{"inactive", "not-found"}) {
 		t.Errorf("read %+v", h)
 	}
 	if err := CheckDirIDs(TargetIdentity{Directory: dir, NodeNumID: 2, TargetID: 201}, h.Dir); err != nil {

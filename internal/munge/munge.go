@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
 )
 
 // The key's place and protection as the guide installs it.
@@ -67,18 +68,25 @@ type NodeState struct {
 // crosses the wire; being no secret, it may be shared within the run.
 var readStateScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + `k=` + KeyPath + `
 sec key; if [ -e "$k" ]; then sha256sum < "$k" && stat -c '%U %G %a' -- "$k"; else echo absent; fi; end $?
-sec active; systemctl is-active ` + service + `; end $?
-sec enabled; systemctl is-enabled ` + service + ` 2>/dev/null; end $?
 `)
 
-// ReadState reads the key's fingerprint, owner and mode and munged's state in
-// one round trip.
+// ReadState reads the key's fingerprint, owner and mode, and munged's state from the host's
+// shared read of unit states.
 func ReadState(ctx context.Context, ex Executor) (NodeState, error) {
 	res, err := ex.Sudo(ctx, readStateScript, nil)
 	if err != nil {
 		return NodeState{}, fmt.Errorf("read MUNGE state: %w", err)
 	}
-	return parseState(res.Stdout)
+	st, err := parseState(res.Stdout)
+	if err != nil {
+		return st, err
+	}
+	u, err := units.Read(ctx, ex, service+".service")
+	if err != nil {
+		return NodeState{}, fmt.Errorf("read MUNGE state: %w", err)
+	}
+	st.Active, st.Enabled = u.Active == "active", u.Enabled == "enabled"
+	return st, nil
 }
 
 func parseState(out []byte) (NodeState, error) {
@@ -93,10 +101,7 @@ func parseState(out []byte) (NodeState, error) {
 	if key.Status != 0 {
 		return NodeState{}, fmt.Errorf("read MUNGE state: hashing %s exited with status %d", KeyPath, key.Status)
 	}
-	st := NodeState{
-		Active:  firstLine(sections["active"]) == "active",
-		Enabled: firstLine(sections["enabled"]) == "enabled",
-	}
+	var st NodeState
 	if len(key.Lines) == 1 && key.Lines[0] == "absent" {
 		return st, nil
 	}
@@ -117,13 +122,6 @@ func parseState(out []byte) (NodeState, error) {
 	st.Owner, st.Group = owner[0], owner[1]
 	st.Mode = fs.FileMode(mode)
 	return st, nil
-}
-
-func firstLine(s transport.Section) string {
-	if len(s.Lines) == 0 {
-		return ""
-	}
-	return strings.TrimSpace(s.Lines[0])
 }
 
 // Problems says in words what differs on node from a key with fingerprint

@@ -11,31 +11,37 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units/unitstest"
 )
 
 const sum = "d795bc42b84290bfb7f00acdcb1136adc62622d81da0d86e7ffdb5dff96a58b2"
 
-func stateOut(key, active, enabled string) string {
-	return "@@gpucluster key\n" + key + "\n@@rc 0\n" +
-		"@@gpucluster active\n" + active + "\n@@rc 0\n" +
-		"@@gpucluster enabled\n" + enabled + "\n@@rc 0\n"
+func keyOut(key string) string { return "@@gpucluster key\n" + key + "\n@@rc 0\n" }
+
+// stateReplies answer ReadState: the key's read, then the host's shared read of unit states.
+func stateReplies(key, active, enabled string) []transporttest.Reply {
+	return []transporttest.Reply{{Stdout: keyOut(key)}, {Stdout: unitstest.Out(service+".service", units.State{Active: active, Enabled: enabled})}}
 }
 
-func TestParseState(t *testing.T) {
+func TestReadState(t *testing.T) {
 	tests := []struct {
-		name string
-		out  string
-		want NodeState
+		name    string
+		replies []transporttest.Reply
+		want    NodeState
 	}{
-		{"installed", stateOut(sum+"  -\nmunge munge 400", "active", "enabled"),
+		{"installed", stateReplies(sum+"  -\nmunge munge 400", "active", "enabled"),
 			NodeState{KeyExists: true, Fingerprint: sum, Owner: "munge", Group: "munge", Mode: 0o400, Active: true, Enabled: true}},
-		{"debian default mode, stopped", stateOut(sum+"  -\nmunge munge 600", "inactive", "disabled"),
+		{"debian default mode, stopped", stateReplies(sum+"  -\nmunge munge 600", "inactive", "disabled"),
 			NodeState{KeyExists: true, Fingerprint: sum, Owner: "munge", Group: "munge", Mode: 0o600}},
-		{"no key", stateOut("absent", "failed", "enabled"), NodeState{Enabled: true}},
+		{"no key", stateReplies("absent", "failed", "enabled"), NodeState{Enabled: true}},
+		// munged's words, not is-active's and is-enabled's exit statuses, as before the shared read.
+		{"reloading, static", stateReplies("absent", "reloading", "static"), NodeState{}},
+		{"not installed", stateReplies("absent", "inactive", "not-found"), NodeState{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseState([]byte(tt.out))
+			got, err := ReadState(context.Background(), &transporttest.Fake{T: t, Replies: tt.replies})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,8 +57,8 @@ func TestParseStateErrors(t *testing.T) {
 		{"truncated", "@@gpucluster key\n" + sum + "  -\n", "truncated"},
 		{"no key section", "@@gpucluster active\nactive\n@@rc 0\n", "no key section"},
 		{"unreadable key", "@@gpucluster key\n@@rc 1\n", "status 1"},
-		{"short checksum", stateOut("abc  -\nmunge munge 400", "active", "enabled"), "unexpected checksum"},
-		{"bad mode", stateOut(sum+"  -\nmunge munge 4x0", "active", "enabled"), "mode"},
+		{"short checksum", keyOut("abc  -\nmunge munge 400"), "unexpected checksum"},
+		{"bad mode", keyOut(sum + "  -\nmunge munge 4x0"), "mode"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,7 +71,7 @@ func TestParseStateErrors(t *testing.T) {
 }
 
 func TestReadStateHashesOnTheNode(t *testing.T) {
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: stateOut(sum+"  -\nmunge munge 400", "active", "enabled")}}}
+	f := &transporttest.Fake{T: t, Replies: stateReplies(sum+"  -\nmunge munge 400", "active", "enabled")}
 	if _, err := ReadState(context.Background(), f); err != nil {
 		t.Fatal(err)
 	}
@@ -163,19 +169,19 @@ func TestInstall(t *testing.T) {
 	installed := fp + "  -\nmunge munge 400"
 	tests := []struct {
 		name       string
-		state      string
+		state      []transporttest.Reply
 		want       Outcome
 		wantScript string
 	}{
-		{"in sync: no restart", stateOut(installed, "active", "enabled"), Outcome{}, ""},
-		{"other key: restart", stateOut(sum+"  -\nmunge munge 600", "active", "enabled"), Outcome{KeyChanged: true, Restarted: true}, "systemctl restart munge"},
-		{"no key: restart", stateOut("absent", "failed", "enabled"), Outcome{KeyChanged: true, Restarted: true}, "systemctl restart munge"},
-		{"same key, stopped: start", stateOut(installed, "inactive", "enabled"), Outcome{Restarted: true}, "systemctl restart munge"},
-		{"same key, not enabled: enable only", stateOut(installed, "active", "disabled"), Outcome{}, "systemctl enable --quiet munge"},
+		{"in sync: no restart", stateReplies(installed, "active", "enabled"), Outcome{}, ""},
+		{"other key: restart", stateReplies(sum+"  -\nmunge munge 600", "active", "enabled"), Outcome{KeyChanged: true, Restarted: true}, "systemctl restart munge"},
+		{"no key: restart", stateReplies("absent", "failed", "enabled"), Outcome{KeyChanged: true, Restarted: true}, "systemctl restart munge"},
+		{"same key, stopped: start", stateReplies(installed, "inactive", "enabled"), Outcome{Restarted: true}, "systemctl restart munge"},
+		{"same key, not enabled: enable only", stateReplies(installed, "active", "disabled"), Outcome{}, "systemctl enable --quiet munge"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			replies := []transporttest.Reply{{Stdout: tt.state}}
+			replies := tt.state
 			if tt.wantScript != "" {
 				replies = append(replies, transporttest.Reply{})
 			}
@@ -194,8 +200,8 @@ func TestInstall(t *testing.T) {
 			if len(h.written) != 1 || !reflect.DeepEqual(h.written[0], want) {
 				t.Errorf("wrote %+v, want the key once as %s munge:munge 0400", h.written, KeyPath)
 			}
-			if tt.wantScript != "" && !strings.Contains(h.Calls[1].Script, tt.wantScript) {
-				t.Errorf("second script lacks %q:\n%s", tt.wantScript, h.Calls[1].Script)
+			if tt.wantScript != "" && !strings.Contains(h.Calls[2].Script, tt.wantScript) {
+				t.Errorf("the script after the reads lacks %q:\n%s", tt.wantScript, h.Calls[2].Script)
 			}
 			if len(h.Replies) != 0 {
 				t.Errorf("%d scripts expected but not run", len(h.Replies))
@@ -212,7 +218,7 @@ func TestInstall(t *testing.T) {
 func TestInstallQuotesRestartFailure(t *testing.T) {
 	key := bytes.Repeat([]byte{7}, 128)
 	journal := &transport.ExitError{Host: "gpu02", Status: 1, Stderr: "munged: Error: Keyfile is insecure"}
-	h := &host{Fake: &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: stateOut("absent", "failed", "enabled")}, {Err: journal}}}}
+	h := &host{Fake: &transporttest.Fake{T: t, Replies: append(stateReplies("absent", "failed", "enabled"), transporttest.Reply{Err: journal})}}
 	_, err := Install(context.Background(), h, key)
 	if err == nil || !strings.Contains(err.Error(), "restart munge") || !strings.Contains(err.Error(), "Keyfile is insecure") {
 		t.Fatalf("got %v, want the restart failure with munged's words", err)
@@ -221,7 +227,7 @@ func TestInstallQuotesRestartFailure(t *testing.T) {
 
 func TestInstallWriteFailure(t *testing.T) {
 	key := bytes.Repeat([]byte{7}, 128)
-	h := &host{Fake: &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: stateOut("absent", "failed", "enabled")}}}, writeErr: errors.New("disk full")}
+	h := &host{Fake: &transporttest.Fake{T: t, Replies: stateReplies("absent", "failed", "enabled")}, writeErr: errors.New("disk full")}
 	_, err := Install(context.Background(), h, key)
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("got %v, want the write failure", err)

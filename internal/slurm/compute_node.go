@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-version"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
 )
 
 // The packages of a configless compute node. The NVML plugin belongs only on nodes with
@@ -28,7 +29,8 @@ const (
 // which device files alone (the lab's stand-ins) are not.
 const NVIDIADriverMarker = "/proc/driver/nvidia/version"
 
-// ComputeState is a compute node as one round trip finds it.
+// ComputeState is a compute node as one round trip and the host's shared read of unit states
+// find it.
 type ComputeState struct {
 	// Defaults is SlurmdDefaultsPath's content, nil when it does not exist.
 	Defaults []byte
@@ -50,8 +52,6 @@ type ComputeState struct {
 
 var computeStateScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs +
 	"sec defaults\nif [ -e " + SlurmdDefaultsPath + " ]; then base64 -w0 -- " + SlurmdDefaultsPath + "; end $?; else end " + strconv.Itoa(missingFile) + "; fi\n" +
-	"sec active\nsystemctl is-active --quiet slurmd; end $?\n" +
-	"sec enabled\nsystemctl is-enabled --quiet slurmd 2>/dev/null; end $?\n" +
 	"sec localconf\ntest -e " + ConfDir + "/slurm.conf; end $?\n" +
 	"sec gpus\ntest -e " + NVIDIADriverMarker + "; end $?\n" +
 	"sec client\ncommand -v srun >/dev/null; end $?\n" +
@@ -69,8 +69,6 @@ func ReadCompute(ctx context.Context, ex Executor) (ComputeState, error) {
 		return ComputeState{}, fmt.Errorf("read the compute node's state: %w", err)
 	}
 	st := ComputeState{
-		Active:         sections["active"].Status == 0,
-		Enabled:        sections["enabled"].Status == 0,
 		LocalSlurmConf: sections["localconf"].Status == 0,
 		RealGPUs:       sections["gpus"].Status == 0,
 		Client:         sections["client"].Status == 0,
@@ -86,6 +84,11 @@ func ReadCompute(ctx context.Context, ex Executor) (ComputeState, error) {
 	if st.Version, err = parseVersionSection("slurmd", sections["version"]); err != nil {
 		return ComputeState{}, err
 	}
+	u, err := units.Read(ctx, ex, "slurmd.service")
+	if err != nil {
+		return ComputeState{}, fmt.Errorf("read the compute node's state: %w", err)
+	}
+	st.Active, st.Enabled = u.IsActive(), u.IsEnabled()
 	return st, nil
 }
 

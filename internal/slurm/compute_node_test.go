@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units/unitstest"
 
 	"github.com/hashicorp/go-version"
 )
@@ -59,15 +61,16 @@ func TestComputeProblems(t *testing.T) {
 // compute resource on login01 reached as "login01" with slurmctld_host "login01.example.org"
 // keeps the cluster's slurm.conf, and the removal script itself refuses to delete it there.
 func TestReadComputeRecognisesController(t *testing.T) {
-	out := "@@gpucluster defaults\n@@rc 200\n@@gpucluster active\n@@rc 0\n@@gpucluster enabled\n@@rc 0\n" +
+	out := "@@gpucluster defaults\n@@rc 200\n" +
 		"@@gpucluster localconf\n@@rc 0\n@@gpucluster gpus\n@@rc 1\n@@gpucluster controller\n@@rc 0\n" +
 		"@@gpucluster version\nslurm-wlm 24.11.5\n@@rc 0\n"
-	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}, {}}}
+	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}, {Stdout: unitstest.Out("slurmd.service", units.State{Active: "activating", Enabled: "static"})}, {}}}
 	st, err := ReadCompute(context.Background(), fake)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !st.Controller || !st.LocalSlurmConf || st.Version == nil || st.Version.String() != "24.11.5" {
+	// is-active --quiet fails for activating, is-enabled --quiet succeeds for static.
+	if !st.Controller || !st.LocalSlurmConf || st.Version == nil || st.Version.String() != "24.11.5" || st.Active || !st.Enabled {
 		t.Errorf("state %+v", st)
 	}
 	if !strings.Contains(fake.Calls[0].Script, "test -e "+FragmentDir+"/"+ControllerFile) {
@@ -76,7 +79,7 @@ func TestReadComputeRecognisesController(t *testing.T) {
 	if err := RemoveLocalSlurmConf(context.Background(), fake); err != nil {
 		t.Fatal(err)
 	}
-	if script := fake.Calls[1].Script; !strings.Contains(script, "[ -e "+FragmentDir+"/"+ControllerFile+" ] || rm -f") {
+	if script := fake.Calls[2].Script; !strings.Contains(script, "[ -e "+FragmentDir+"/"+ControllerFile+" ] || rm -f") {
 		t.Errorf("the removal does not spare the controller:\n%s", script)
 	}
 }

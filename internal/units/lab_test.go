@@ -1,0 +1,81 @@
+package units
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
+)
+
+// TestLabBatchSaysWhatEachUnitAloneSays reads, in one batch on gpu01, the shared units (whatever
+// state the lab left them in) and test units in the states systemctl has words for, and compares
+// each unit's words with `systemctl is-active UNIT` and `systemctl is-enabled UNIT` run alone,
+// and IsActive and IsEnabled with their --quiet exit statuses.
+func TestLabBatchSaysWhatEachUnitAloneSays(t *testing.T) {
+	l := lab.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const setup = `set -e
+cd /etc/systemd/system
+printf '[Service]\nExecStart=/bin/sleep infinity\n' > gpucluster-t-static.service
+printf '[Service]\nExecStart=/bin/sleep infinity\n[Install]\nWantedBy=multi-user.target\nAlias=gpucluster-t-alias.service\n' > gpucluster-t-enabled.service
+printf '[Service]\nExecStart=/bin/false\n[Install]\nWantedBy=multi-user.target\n' > gpucluster-t-failed.service
+printf '[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n' > gpucluster-t-disabled.service
+systemctl daemon-reload
+systemctl enable --quiet gpucluster-t-enabled.service gpucluster-t-failed.service
+systemctl mask --quiet gpucluster-t-masked.service
+systemctl start gpucluster-t-static.service gpucluster-t-enabled.service
+systemctl start gpucluster-t-failed.service || true
+`
+	const cleanup = `cd /etc/systemd/system
+systemctl stop gpucluster-t-static.service gpucluster-t-enabled.service gpucluster-t-failed.service
+systemctl disable --quiet gpucluster-t-enabled.service gpucluster-t-failed.service
+systemctl unmask --quiet gpucluster-t-masked.service
+rm -f gpucluster-t-*.service
+systemctl daemon-reload
+systemctl reset-failed gpucluster-t-failed.service
+`
+	t.Cleanup(func() {
+		if out, _, err := l.Exec(context.Background(), "gpu01", cleanup); err != nil {
+			t.Errorf("cleanup: %v\n%s", err, out)
+		}
+	})
+	if out, _, err := l.Exec(ctx, "gpu01", setup); err != nil {
+		t.Fatalf("setup: %v\n%s", err, out)
+	}
+	list := append(append([]string{}, Shared...), "gpucluster-t-static.service", "gpucluster-t-enabled.service",
+		"gpucluster-t-alias.service", "gpucluster-t-failed.service", "gpucluster-t-disabled.service",
+		"gpucluster-t-masked.service", "gpucluster-t-missing.service")
+	states, err := read(ctx, transporttest.LabHost{Lab: l, Host: "gpu01"}, list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := map[string]bool{}
+	for _, u := range list {
+		out, _, err := l.Exec(ctx, "gpu01", fmt.Sprintf(`u=%s
+systemctl is-active "$u"; systemctl is-active --quiet "$u"; echo $?
+systemctl is-enabled "$u" 2>/dev/null || :; systemctl is-enabled --quiet "$u" 2>/dev/null; echo $?`, u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(out)
+		if len(f) != 4 {
+			t.Fatalf("%s alone: %q", u, out)
+		}
+		got := states[u]
+		if got.Active != f[0] || (got.IsActive()) != (f[1] == "0") || got.Enabled != f[2] || got.IsEnabled() != (f[3] == "0") {
+			t.Errorf("%s: batch %+v (is-active --quiet %v, is-enabled --quiet %v); alone %q", u, got, got.IsActive(), got.IsEnabled(), out)
+		}
+		words[got.Active+" "+got.Enabled] = true
+	}
+	// The test units must have reached the states they stand for, or the comparison proved less.
+	for _, w := range []string{"active static", "active enabled", "active alias", "failed enabled", "inactive disabled", "inactive masked", "inactive not-found"} {
+		if !words[w] {
+			t.Errorf("no unit was %q; seen %v", w, words)
+		}
+	}
+}

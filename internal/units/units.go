@@ -1,0 +1,143 @@
+// Package units reads the state of the systemd units the provider manages, for every resource
+// of a host from one shared read: a no-op plan asked systemctl about munge, slurmd and the
+// BeeGFS services eight times per GPU server, each invocation a process and a D-Bus round trip
+// through systemd, where two serve them all.
+package units
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// Executor runs a script as root on one host.
+type Executor interface {
+	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
+}
+
+// Shared are the units read together. One fixed list makes one script text per host, which is
+// what transport.ReadOnly shares within a run; asking about all of them costs systemctl hardly
+// more than asking about one.
+var Shared = []string{
+	"munge.service",
+	"slurmd.service",
+	"beegfs-mgmtd.service",
+	"beegfs-meta.service",
+	"beegfs-storage.service",
+	"beegfs-client.service",
+}
+
+// State is a unit's words as `systemctl is-active` and `systemctl is-enabled` print them:
+// Active "active", "inactive" (also for a unit that does not exist), "failed", "activating", ...;
+// Enabled "enabled", "disabled", "static", "alias", "masked", "not-found", ...
+type State struct {
+	Active  string
+	Enabled string
+}
+
+// IsActive is `systemctl is-active --quiet`'s exit status 0.
+func (s State) IsActive() bool {
+	return slices.Contains([]string{"active", "reloading", "refreshing"}, s.Active)
+}
+
+// IsEnabled is `systemctl is-enabled --quiet`'s exit status 0: a unit that starts when its
+// dependents or the boot do, not only one enabled by its own [Install] section.
+func (s State) IsEnabled() bool {
+	return slices.Contains([]string{"enabled", "enabled-runtime", "static", "alias", "indirect", "generated"}, s.Enabled)
+}
+
+// Read returns unit's state, from the host's shared read when unit is one of Shared.
+func Read(ctx context.Context, ex Executor, unit string) (State, error) {
+	list := Shared
+	if !slices.Contains(Shared, unit) {
+		list = []string{unit}
+	}
+	states, err := read(ctx, ex, list)
+	if err != nil {
+		return State{}, err
+	}
+	return states[unit], nil
+}
+
+func read(ctx context.Context, ex Executor, list []string) (map[string]State, error) {
+	for _, u := range list {
+		if !transport.UnitNamePattern.MatchString(u) {
+			return nil, fmt.Errorf("read the state of systemd units: unit name %q is not valid", u)
+		}
+	}
+	res, err := ex.Sudo(ctx, transport.ReadOnly(batchScript(list)), nil)
+	if err != nil {
+		return nil, fmt.Errorf("read the state of systemd units: %w", err)
+	}
+	states, ok, err := parseBatch(list, res.Stdout)
+	if err != nil || ok {
+		return states, err
+	}
+	// An older systemd ends is-enabled at the first unit without a unit file, where a newer one
+	// prints "not-found" in its place: then ask each unit alone, as before the batch.
+	res, err = ex.Sudo(ctx, transport.ReadOnly(oneByOneScript(list)), nil)
+	if err != nil {
+		return nil, fmt.Errorf("read the state of systemd units: %w", err)
+	}
+	return parseOneByOne(list, res.Stdout)
+}
+
+// batchScript asks systemctl once per verb; each prints one line per unit, in order, whatever
+// its exit status (which says only whether some unit is active or enabled).
+func batchScript(list []string) string {
+	return transport.NewScript().Text(transport.SectionFuncs).Args(list...).
+		Text(`sec active; systemctl is-active "$@"; end $?
+sec enabled; systemctl is-enabled "$@" 2>/dev/null; end $?`).String()
+}
+
+// parseBatch reads batchScript's answer; ok is false when is-enabled did not answer for every
+// unit.
+func parseBatch(list []string, out []byte) (map[string]State, bool, error) {
+	sections, err := transport.ParseSections(out)
+	if err != nil {
+		return nil, false, fmt.Errorf("read the state of systemd units: %w", err)
+	}
+	active, enabled := sections["active"].Lines, sections["enabled"].Lines
+	if len(active) != len(list) {
+		return nil, false, fmt.Errorf("read the state of systemd units: systemctl is-active printed %d lines for %d units: %q", len(active), len(list), active)
+	}
+	if len(enabled) != len(list) {
+		return nil, false, nil
+	}
+	states := make(map[string]State, len(list))
+	for i, u := range list {
+		states[u] = State{Active: strings.TrimSpace(active[i]), Enabled: strings.TrimSpace(enabled[i])}
+	}
+	return states, true, nil
+}
+
+// oneByOneScript asks about each unit alone; a unit is-enabled cannot tell about prints only a
+// complaint on stderr.
+func oneByOneScript(list []string) string {
+	return transport.NewScript().Text(transport.SectionFuncs).Args(list...).
+		Text(`i=0
+for u; do sec "u$i"; systemctl is-active "$u"; end 0; sec "e$i"; systemctl is-enabled "$u" 2>/dev/null; end 0; i=$((i+1)); done`).String()
+}
+
+// parseOneByOne reads oneByOneScript's answer. A unit is-enabled has no word for reads as
+// "not-found", which it is in the systemd that prints that word.
+func parseOneByOne(list []string, out []byte) (map[string]State, error) {
+	sections, err := transport.ParseSections(out)
+	if err != nil {
+		return nil, fmt.Errorf("read the state of systemd units: %w", err)
+	}
+	word := func(key, none string) string {
+		if lines := sections[key].Lines; len(lines) > 0 {
+			return strings.TrimSpace(lines[0])
+		}
+		return none
+	}
+	states := make(map[string]State, len(list))
+	for i, u := range list {
+		states[u] = State{Active: word(fmt.Sprintf("u%d", i), "unknown"), Enabled: word(fmt.Sprintf("e%d", i), "not-found")}
+	}
+	return states, nil
+}

@@ -1,0 +1,120 @@
+package units
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
+)
+
+// batchOut is batchScript's answer: one word per Shared unit and verb.
+func batchOut(active, enabled []string) string {
+	return "@@gpucluster active\n" + strings.Join(active, "\n") + "\n\n@@rc 0\n" +
+		"@@gpucluster enabled\n" + strings.Join(enabled, "\n") + "\n\n@@rc 0\n"
+}
+
+// The words of trixie's systemd 257 for munge enabled and up, slurmd masked, BeeGFS's
+// management missing, its metadata static, storage an alias, the client enabled but failed.
+var (
+	active  = []string{"active", "inactive", "inactive", "reloading", "activating", "failed"}
+	enabled = []string{"enabled", "masked", "not-found", "static", "alias", "enabled-runtime"}
+)
+
+func TestReadSharesOneScriptForEveryUnit(t *testing.T) {
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: batchOut(active, enabled)}, {Stdout: batchOut(active, enabled)}}}
+	munge, err := Read(context.Background(), f, "munge.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	storage, err := Read(context.Background(), f, "beegfs-storage.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if munge != (State{"active", "enabled"}) || storage != (State{"activating", "alias"}) {
+		t.Errorf("munge %+v, storage %+v", munge, storage)
+	}
+	if s := f.Scripts(); s[0] != s[1] {
+		t.Errorf("two units, two scripts: the host's read cache could not share them:\n%s\n%s", s[0], s[1])
+	}
+	script := f.Scripts()[0]
+	for _, want := range []string{"# gpucluster: read only", "set -- munge.service slurmd.service", `systemctl is-active "$@"`, `systemctl is-enabled "$@" 2>/dev/null`} {
+		if !strings.Contains(script, want) {
+			t.Errorf("script lacks %q:\n%s", want, script)
+		}
+	}
+}
+
+func TestReadAsksAnOtherUnitAlone(t *testing.T) {
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: batchOut([]string{"active"}, []string{"enabled"})}}}
+	st, err := Read(context.Background(), f, "beegfs-helperd.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != (State{"active", "enabled"}) || !strings.Contains(f.Scripts()[0], "set -- beegfs-helperd.service\n") {
+		t.Errorf("state %+v from\n%s", st, f.Scripts()[0])
+	}
+}
+
+// An older systemd ends is-enabled at a unit without a unit file: each unit is then asked alone,
+// and one without an answer reads as "not-found", as a newer systemd says.
+func TestReadFallsBackUnitByUnit(t *testing.T) {
+	var one strings.Builder
+	for i := range Shared {
+		one.WriteString("@@gpucluster u" + string(rune('0'+i)) + "\n" + active[i] + "\n@@rc 0\n@@gpucluster e" + string(rune('0'+i)) + "\n")
+		if enabled[i] != "not-found" {
+			one.WriteString(enabled[i] + "\n")
+		}
+		one.WriteString("@@rc 0\n")
+	}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: batchOut(active, enabled[:2])}, {Stdout: one.String()}}}
+	st, err := Read(context.Background(), f, "beegfs-mgmtd.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != (State{"inactive", "not-found"}) {
+		t.Errorf("state %+v", st)
+	}
+	if len(f.Calls) != 2 || !strings.Contains(f.Scripts()[1], `for u; do sec "u$i"; systemctl is-active "$u"`) {
+		t.Errorf("no unit-by-unit read:\n%s", strings.Join(f.Scripts(), "\n---\n"))
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		unit, out string
+		err       error
+		want      string
+	}{
+		"bad name":         {unit: "munge;reboot", want: `unit name "munge;reboot" is not valid`},
+		"host error":       {unit: "munge.service", err: errors.New("connection lost"), want: "connection lost"},
+		"short is-active":  {unit: "munge.service", out: batchOut(active[:3], enabled), want: "systemctl is-active printed 3 lines for 6 units"},
+		"truncated answer": {unit: "munge.service", out: "@@gpucluster active\nactive\n", want: "truncated"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: tc.out, Err: tc.err}}}
+			if _, err := Read(context.Background(), f, tc.unit); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// IsActive and IsEnabled are the exit statuses of is-active --quiet and is-enabled --quiet, as
+// systemctl's own lists of good states define them.
+func TestExitStatusWords(t *testing.T) {
+	for word, want := range map[string]bool{"active": true, "reloading": true, "refreshing": true,
+		"inactive": false, "failed": false, "activating": false, "deactivating": false, "unknown": false} {
+		if got := (State{Active: word}).IsActive(); got != want {
+			t.Errorf("is-active %q: %v, want %v", word, got, want)
+		}
+	}
+	for word, want := range map[string]bool{"enabled": true, "enabled-runtime": true, "static": true, "alias": true,
+		"indirect": true, "generated": true, "disabled": false, "masked": false, "masked-runtime": false,
+		"linked": false, "linked-runtime": false, "transient": false, "bad": false, "not-found": false, "": false} {
+		if got := (State{Enabled: word}).IsEnabled(); got != want {
+			t.Errorf("is-enabled %q: %v, want %v", word, got, want)
+		}
+	}
+}
