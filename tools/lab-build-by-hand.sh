@@ -12,7 +12,9 @@
 # lab's necessary changes: proctrack/linuxproc, task/none and jobacct_gather/none (the
 # containers' cgroups are read-only), the stand-in GPUs /dev/nvidia[0-3] listed in gres.conf
 # (no NVML without GPUs), NodeName values from `slurmd -C` on the first GPU server as the guide
-# says, and DefMemPerGPU a quarter of that memory. Not built here yet: BeeGFS.
+# says, and DefMemPerGPU a quarter of that memory; and slurm-client beside slurmd on the GPU
+# servers, as a batch script that calls srun runs it there (the guide's role installs slurmd
+# alone, which the provider reports as drift). Not built here yet: BeeGFS.
 #
 # usage: tools/lab-build-by-hand.sh   (LAB=path of gpucluster-lab, default bin/gpucluster-lab;
 #        GPUCLUSTER_LAB_INSTANCE selects the lab as for every lab command)
@@ -94,7 +96,7 @@ slurm() {
 	local gpus=("${hosts[@]:1}")
 	on login01 env DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurmctld >/dev/null
 	for h in "${gpus[@]}"; do
-		on "$h" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurmd >/dev/null
+		on "$h" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurmd slurm-client >/dev/null
 	done
 	local hw mem range
 	# "NodeName=gpu01 CPUs=2 Boards=1 ... RealMemory=N", without the name and any UpTime line.
