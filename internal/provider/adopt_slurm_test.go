@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,10 +22,12 @@ import (
 // adoptSlurm declares the Slurm part of what tools/lab-build-by-hand.sh built, as an admin
 // adopting it writes it: the guide's values, the lab's plugins, no MailProg line (the
 // guide's listing has none), one node resource per GPU server although slurm.conf defines
-// them on one hostlist line. %[1]d is the partition's DefMemPerGPU as the script wrote it.
+// them on one hostlist line. %[1]d is the partition's DefMemPerGPU as the script wrote it,
+// %[2]s the nodes' drain reasons, an HCL map.
 const adoptSlurm = `
 locals {
-  gpus = [for n in local.nodes : n if n != "login01"]
+  gpus   = [for n in local.nodes : n if n != "login01"]
+  drains = %[2]s
 }
 
 resource "gpucluster_slurm_controller" "cluster" {
@@ -41,7 +44,8 @@ resource "gpucluster_slurm_node" "gpu" {
   controller = gpucluster_slurm_controller.cluster.id
   name       = each.key
   gres       = "gpu:4"
-  gpu_files  = "/dev/nvidia[0-3]"
+  gpu_files    = "/dev/nvidia[0-3]"
+  drain_reason = lookup(local.drains, each.key, null)
 }
 
 resource "gpucluster_slurm_partition" "gpu" {
@@ -139,14 +143,16 @@ func TestAccAdopt_handBuiltSlurm(t *testing.T) {
 	if err != nil {
 		t.Fatalf("DefMemPerGPU of the hand-written slurm.conf: %v", err)
 	}
-	slurmConfig := fmt.Sprintf(adoptSlurm, defMem)
-	config := func(l *lab.Lab, nodes []string) string {
-		return providerConfig(l, "") + fmt.Sprintf(adoptTable, hclList(nodes)) + adoptResources + slurmConfig
+	config := func(l *lab.Lab, nodes []string, drains string) string {
+		return providerConfig(l, "") + fmt.Sprintf(adoptTable, hclList(nodes)) + adoptResources + fmt.Sprintf(adoptSlurm, defMem, drains)
 	}
+	logFile := filepath.Join(t.TempDir(), "terraform.log")
+	t.Setenv("TF_ACC_LOG_PATH", logFile)
+	t.Setenv("TF_LOG", "WARN")
 	grown := labWith(t, l, added)
 	all := append(slices.Clone(nodes), added)
-	var found, imported string
-	var etcBefore map[string]string
+	var found, imported, daemons string
+	var etcBefore, cursors map[string]string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(*terraform.State) error {
@@ -156,7 +162,7 @@ func TestAccAdopt_handBuiltSlurm(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() { found = hostSnapshot(t, l, false) },
-				Config:    config(l, nodes) + adoptImports + adoptSlurmImports,
+				Config:    config(l, nodes, "{}") + adoptImports + adoptSlurmImports,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
@@ -170,7 +176,7 @@ func TestAccAdopt_handBuiltSlurm(t *testing.T) {
 				},
 			},
 			{
-				Config: config(l, nodes),
+				Config: config(l, nodes, "{}"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
@@ -186,13 +192,37 @@ func TestAccAdopt_handBuiltSlurm(t *testing.T) {
 				})},
 			},
 			{
+				// The first Slurm change, a drain, is no change of slurm.conf: the fragments
+				// read from the hand-written files go on disk and the files are rewritten from
+				// them, with no daemon restarted or reconfigured (a reconfigure re-executes
+				// slurmctld and slurmd, which changes their MainPID).
+				PreConfig: func() { daemons = daemonStates(t, l) },
+				Config:    config(l, nodes, `{ gpu02 = "adoption test" }`),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpucluster_slurm_activation.cluster", tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.NoChange.String())),
+					hostCheck(func() error {
+						return checkLogHas(logFile, "Hand-Written Slurm Files Will Be Rewritten")
+					}),
+					hostCheck(func() error {
+						return checkLogHas(logFile, "The settings Slurm runs with stay the same: no daemon is restarted or reconfigured for the new layout.")
+					}),
+					hostCheck(func() error { return sameSnapshot("rewriting into the provider's layout", daemons, daemonStates(t, l)) }),
+					hostCheck(func() error { return checkAdoptedFragments(l, nodes[1:]) }),
+					hostCheck(func() error {
+						return checkSlurmConfRegexp(l, `(?s)^# Managed by terraform-provider-gpucluster.*\nNodeName=gpu\[01-02\] `)(nil)
+					}),
+					hostCheck(func() error { return checkNodeStates(l, "gpu01:idle\ngpu02:drained")(nil) }),
+				},
+			},
+			{
 				// gpu03 joins the lab bare, as the add-gpu-servers test does; the lab's new line
 				// in every /etc/hosts is not the provider's, so /etc is compared from then on.
 				PreConfig: func() {
 					addLabHost(t, l, added)
 					etcBefore = etcChecksums(t, l, nodes[1:])
+					cursors = journalCursors(t, l, all)
 				},
-				Config: config(grown, all),
+				Config: config(grown, all, "{}"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction("gpucluster_slurm_controller.cluster", plancheck.ResourceActionNoop),
@@ -206,6 +236,11 @@ func TestAccAdopt_handBuiltSlurm(t *testing.T) {
 				// Check would take the state in the legacy form, which has no for_each keys.
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("gpucluster_slurm_activation.cluster", tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.OrderedRestart.String())),
+					// Counted first, before a check could start anything: one ordered restart.
+					hostCheck(func() error { return checkStarts(l, cursors, "slurmctld", map[string]int{"login01": 1}) }),
+					hostCheck(func() error {
+						return checkStarts(l, cursors, "slurmd", map[string]int{"gpu01": 1, "gpu02": 1, "gpu03": 1})
+					}),
 					hostCheck(func() error { return checkNodeStates(l, "gpu01:idle\ngpu02:idle\ngpu03:idle")(nil) }),
 					hostCheck(func() error { return checkSlurmConfRegexp(l, `(?m)^PartitionName=gpu Nodes=gpu\[01-03\] `)(nil) }),
 					hostCheck(func() error { return checkAdoptedFragments(l, all[1:]) }),
@@ -218,6 +253,17 @@ func TestAccAdopt_handBuiltSlurm(t *testing.T) {
 			},
 		},
 	})
+}
+
+// daemonStates are the MainPID and start time of munged, slurmctld and slurmd on every host.
+func daemonStates(t *testing.T, l *lab.Lab) string {
+	t.Helper()
+	var b strings.Builder
+	for _, n := range labNodeNames(l) {
+		fmt.Fprintf(&b, "== %s\n%s\n", n, onHost(t, l, n,
+			"for u in munge slurmctld slurmd; do systemctl show -p Id -p ExecMainStartTimestampMonotonic -p MainPID \"$u.service\"; done"))
+	}
+	return b.String()
 }
 
 // checkAdoptedFragments wants the provider's layout on the controller: a fragment for the
