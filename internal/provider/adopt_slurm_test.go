@@ -185,8 +185,11 @@ func TestAccAdopt_handBuiltSlurm(t *testing.T) {
 						return err
 					}
 					out, err := onHostErr(l, "login01", "ls -A "+slurm.FragmentDir+" 2>/dev/null; head -c 12 "+slurm.ConfDir+"/slurm.conf")
-					if err != nil || out != "ClusterName=" {
-						return fmt.Errorf("after the import the controller must keep its hand-written slurm.conf and no fragment: %q, %v", out, err)
+					if err != nil {
+						return err
+					}
+					if out != "ClusterName=" {
+						return fmt.Errorf("after the import the controller must keep its hand-written slurm.conf and no fragment: %q", out)
 					}
 					return nil
 				})},
