@@ -12,7 +12,8 @@ import (
 type AdoptError struct{ Err error }
 
 func (e *AdoptError) Error() string {
-	return "the hand-written " + ConfDir + " files cannot be adopted without changing what Slurm runs with: " + e.Err.Error()
+	return "the hand-written " + ConfDir + " files cannot be adopted without changing what Slurm runs with: " + e.Err.Error() +
+		"; change the line named so the resources can hold it, or move " + ConfDir + "/slurm.conf away to have the provider write the files from its resources alone"
 }
 
 func (e *AdoptError) Unwrap() error { return e.Err }
@@ -337,4 +338,14 @@ func gresEntries(content []byte, nodes []string) (map[string][]gresEntry, error)
 		}
 	}
 	return out, nil
+}
+
+// fragmentsOrAdopted are the fragments on disk, or, while there are none and slurm.conf
+// exists, those AdoptFiles reads from the files.
+func fragmentsOrAdopted(onDisk map[string][]byte, files Files) (map[string][]byte, bool, error) {
+	if len(onDisk) > 0 || files.SlurmConf == nil {
+		return onDisk, false, nil
+	}
+	adopted, err := AdoptFiles(files)
+	return adopted, err == nil, err
 }

@@ -236,3 +236,28 @@ func TestAdoptOnController(t *testing.T) {
 		t.Errorf("after the rewrite: %+v, %v", out, err)
 	}
 }
+
+// A hand-written slurm.conf the resources cannot hold stops every read and write, and
+// nothing is written.
+func TestAdoptRefusedOnController(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, true)
+	if err := os.WriteFile(s.root+ConfDir+"/slurm.conf", append([]byte("Include=/etc/slurm/more.conf\n"), handWritten.SlurmConf...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var adopt *AdoptError
+	if _, err := ReadStatus(ctx, s); !errors.As(err, &adopt) {
+		t.Errorf("ReadStatus: %v, want an AdoptError", err)
+	}
+	frag, err := NodeFragment(NodeDef{Name: "gpu09", State: DefaultNodeState})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused *RefusedError
+	if err := WriteFragments(ctx, s, frag); !errors.As(err, &refused) || !errors.As(err, &adopt) || !strings.Contains(err.Error(), "line 1: Include") {
+		t.Errorf("WriteFragments: %v, want a refusal naming the Include line", err)
+	}
+	if len(s.writes) > 0 {
+		t.Errorf("a refused adoption wrote %v", s.writes)
+	}
+}

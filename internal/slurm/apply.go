@@ -92,6 +92,10 @@ type state struct {
 // removed before the partition that lists it is updated). Writes are conditional on the
 // content read, so a second process changing a fragment at the same time makes the write
 // start over rather than lose that change.
+//
+// While FragmentDir holds no fragment but slurm.conf exists (a cluster built by hand), the
+// fragments are those AdoptFiles reads from the files, and the first write puts all of them
+// on disk with the changes, so what Slurm runs with changes by the changes only.
 func WriteFragments(ctx context.Context, h ControllerHost, changes ...Fragment) error {
 	if err := checkFragmentNames(changes); err != nil {
 		return &RefusedError{Err: err}
@@ -103,6 +107,10 @@ func WriteFragments(ctx context.Context, h ControllerHost, changes ...Fragment) 
 	defer unlock()
 	for attempt := 1; ; attempt++ {
 		current, onDisk, err := readFragments(ctx, h)
+		var adopt *AdoptError
+		if errors.As(err, &adopt) {
+			return &RefusedError{Err: err}
+		}
 		if err != nil {
 			return err
 		}
@@ -116,10 +124,6 @@ func WriteFragments(ctx context.Context, h ControllerHost, changes ...Fragment) 
 		}
 	}
 }
-
-// While FragmentDir holds no fragment but slurm.conf exists (a cluster built by hand), the
-// fragments are those AdoptFiles reads from the files, and the first write puts all of them
-// on disk with the changes, so the configuration Slurm runs with changes by the changes only.
 
 // Activate brings slurm.conf, cgroup.conf and gres.conf and the running slurmctld in line
 // with the fragments, once, under the host's lock: nothing is written and no daemon touched
@@ -429,16 +433,6 @@ func readFragments(ctx context.Context, ex Executor) (current, onDisk map[string
 	}
 	current, _, err = fragmentsOrAdopted(onDisk, files)
 	return current, onDisk, err
-}
-
-// fragmentsOrAdopted are the fragments on disk, or, while there are none and slurm.conf
-// exists, those AdoptFiles reads from the files.
-func fragmentsOrAdopted(onDisk map[string][]byte, files Files) (map[string][]byte, bool, error) {
-	if len(onDisk) > 0 || files.SlurmConf == nil {
-		return onDisk, false, nil
-	}
-	adopted, err := AdoptFiles(files)
-	return adopted, err == nil, err
 }
 
 func fragmentSections(sections map[string]transport.Section) (map[string][]byte, error) {
