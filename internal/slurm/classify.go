@@ -3,6 +3,8 @@ package slurm
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -148,7 +150,7 @@ func Classify(old, new Files) (Classification, error) {
 	if !sameCgroupConf(old.CgroupConf, new.CgroupConf) {
 		raise(Reconfigure, "cgroup.conf changed")
 	}
-	if !sameGresConf(old.GresConf, new.GresConf, union(mapKeys(before.nodes), mapKeys(after.nodes))) {
+	if !sameGresConf(old.GresConf, new.GresConf, union(slices.Collect(maps.Keys(before.nodes)), slices.Collect(maps.Keys(after.nodes)))) {
 		raise(Reconfigure, "gres.conf changed")
 	}
 	if c.Class == OrderedRestart {
@@ -158,14 +160,6 @@ func Classify(old, new Files) (Classification, error) {
 		sort.Strings(c.RestartNodes)
 	}
 	return c, nil
-}
-
-func mapKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
 }
 
 // changedKeys are the keys whose values differ, or that only one side has.
