@@ -133,7 +133,10 @@ NodeName=$range $hw Gres=gpu:4 State=UNKNOWN
 
 PartitionName=gpu Nodes=$range Default=YES MaxTime=3-00:00:00 State=UP AllowGroups=users DefMemPerGPU=$((mem / 4))
 "
-	on login01 sh -euc 'install -d -o slurm -g slurm /var/spool/slurmctld
+	# A new server has no slurmctld state; a lab that earlier tests used keeps theirs (nodes
+	# drained on their way out), which this cluster must not start from.
+	on login01 sh -euc 'rm -rf /var/spool/slurmctld
+		install -d -o slurm -g slurm /var/spool/slurmctld
 		printf %s "$1" > /etc/slurm/slurm.conf
 		printf "CgroupPlugin=autodetect\nConstrainCores=yes\nConstrainDevices=yes\nConstrainRAMSpace=no\n" > /etc/slurm/cgroup.conf
 		printf "Name=gpu File=/dev/nvidia[0-3]\n" > /etc/slurm/gres.conf
