@@ -12,7 +12,9 @@
 # lab's necessary changes: proctrack/linuxproc, task/none and jobacct_gather/none (the
 # containers' cgroups are read-only), the stand-in GPUs /dev/nvidia[0-3] listed in gres.conf
 # (no NVML without GPUs), NodeName values from `slurmd -C` on the first GPU server as the guide
-# says, and DefMemPerGPU a quarter of that memory.
+# says, and DefMemPerGPU a quarter of that memory; and slurm-client beside slurmd on the GPU
+# servers, as a batch script that calls srun runs it there (the guide's role installs slurmd
+# alone, which the provider reports as drift).
 #
 # Then BeeGFS, by the guide's "Shared Storage with BeeGFS" (see beegfs below).
 #
@@ -96,7 +98,7 @@ slurm() {
 	local gpus=("${hosts[@]:1}")
 	on login01 env DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurmctld >/dev/null
 	for h in "${gpus[@]}"; do
-		on "$h" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurmd >/dev/null
+		on "$h" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurmd slurm-client >/dev/null
 	done
 	local hw mem range
 	# "NodeName=gpu01 CPUs=2 Boards=1 ... RealMemory=N", without the name and any UpTime line.
@@ -133,7 +135,10 @@ NodeName=$range $hw Gres=gpu:4 State=UNKNOWN
 
 PartitionName=gpu Nodes=$range Default=YES MaxTime=3-00:00:00 State=UP AllowGroups=users DefMemPerGPU=$((mem / 4))
 "
-	on login01 sh -euc 'install -d -o slurm -g slurm /var/spool/slurmctld
+	# A new server has no slurmctld state; a lab that earlier tests used keeps theirs (nodes
+	# drained on their way out), which this cluster must not start from.
+	on login01 sh -euc 'rm -rf /var/spool/slurmctld
+		install -d -o slurm -g slurm /var/spool/slurmctld
 		printf %s "$1" > /etc/slurm/slurm.conf
 		printf "CgroupPlugin=autodetect\nConstrainCores=yes\nConstrainDevices=yes\nConstrainRAMSpace=no\n" > /etc/slurm/cgroup.conf
 		printf "Name=gpu File=/dev/nvidia[0-3]\n" > /etc/slurm/gres.conf

@@ -1,7 +1,6 @@
 package firewall
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/netip"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/pitfalls"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 )
 
 // DefaultSlurmdPort is slurmd's port when slurm.conf sets no SlurmdPort.
@@ -138,33 +138,23 @@ func SubnetOf(ipAddrOutput string, addr netip.Addr) (netip.Prefix, bool) {
 	return netip.Prefix{}, false
 }
 
-// ParseSlurmConf reads SlurmdPort and SrunPortRange from slurm.conf. Slurm's keys are
-// case-insensitive, and one line may hold several Key=Value pairs.
+// ParseSlurmConf reads SlurmdPort and SrunPortRange from slurm.conf, with the slurm
+// package's parser: keys are case-insensitive, one line may hold several settings, and the
+// last one counts.
 func ParseSlurmConf(content string) (SlurmConf, error) {
-	c := SlurmConf{SlurmdPort: DefaultSlurmdPort}
-	sc := bufio.NewScanner(strings.NewReader(content))
-	for sc.Scan() {
-		line, _, _ := strings.Cut(sc.Text(), "#")
-		for _, pair := range strings.Fields(line) {
-			key, value, ok := strings.Cut(pair, "=")
-			if !ok {
-				continue
-			}
-			switch strings.ToLower(key) {
-			case "slurmdport":
-				port, err := strconv.Atoi(value)
-				if err != nil || port < 1 || port > 65535 {
-					return SlurmConf{}, fmt.Errorf("slurm.conf: SlurmdPort=%s is not a port", value)
-				}
-				c.SlurmdPort = port
-			case "srunportrange":
-				c.SrunPortRange = value
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
+	conf, err := slurm.ParseConf([]byte(content))
+	if err != nil {
 		return SlurmConf{}, fmt.Errorf("read slurm.conf: %w", err)
 	}
+	c := SlurmConf{SlurmdPort: DefaultSlurmdPort}
+	if value, ok := conf.Setting("SlurmdPort"); ok {
+		port, err := strconv.Atoi(value)
+		if err != nil || port < 1 || port > 65535 {
+			return SlurmConf{}, fmt.Errorf("slurm.conf: SlurmdPort=%s is not a port", value)
+		}
+		c.SlurmdPort = port
+	}
+	c.SrunPortRange, _ = conf.Setting("SrunPortRange")
 	return c, nil
 }
 

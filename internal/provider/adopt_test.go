@@ -281,7 +281,7 @@ func buildByHand(t *testing.T, l *lab.Lab) {
 func undoBuildByHand(t *testing.T, l *lab.Lab) {
 	for _, n := range labNodeNames(l) {
 		_, stderr, err := l.Exec(context.Background(), n, `export DEBIAN_FRONTEND=noninteractive
-apt-get purge -y -q slurmctld slurmd >/dev/null; rm -rf /etc/slurm /etc/default/slurmd /var/spool/slurmctld /var/spool/slurmd
+apt-get purge -y -q slurmctld slurmd slurm-client >/dev/null; rm -rf /etc/slurm /etc/default/slurmd /var/spool/slurmctld /var/spool/slurmd
 ufw --force reset >/dev/null; rm -f /etc/ufw/*.rules.[0-9]*
 userdel alice; userdel bob
 rm -rf /etc/ansible

@@ -204,6 +204,15 @@ func activationWarnings(controller string, out slurm.Outcome, unknown int) diag.
 			fmt.Sprintf("Activating the Slurm configuration on %s restarts slurmd on %s (where it runs): %s. Running jobs survive the restart.",
 				controller, slurm.CompressHostlist(out.RestartNodes), reasons))
 	}
+	if len(out.Adopted) > 0 {
+		effect := "The settings Slurm runs with stay the same: no daemon is restarted or reconfigured for the new layout."
+		if out.Class != slurm.NoChange {
+			effect = "Only the changes of this plan reach the daemons: " + out.Class.String() + " (" + reasons + ")."
+		}
+		diags.AddWarning("Hand-Written Slurm Files Will Be Rewritten",
+			fmt.Sprintf("%s/slurm.conf, cgroup.conf and gres.conf on %s were written by hand, not by this provider. This apply writes the fragments %s in %s, read from them, "+
+				"and then assembles the three files from the fragments in the provider's layout. %s", slurm.ConfDir, controller, strings.Join(out.Adopted, ", "), slurm.FragmentDir, effect))
+	}
 	var drains []string
 	for _, c := range out.NodeStates {
 		if c.Drain {

@@ -119,6 +119,10 @@ var regexpNoComma = regexp.MustCompile(`^[^\s#,]+$`)
 // pattern the slurm package checks itself.
 var slurmValue = stringvalidator.RegexMatches(slurm.ValuePattern, "must not contain whitespace or '#'")
 
+// slurmValueOrEmpty is a controller setting, where "" leaves the line out: what a
+// hand-written slurm.conf without the line imports as.
+var slurmValueOrEmpty = stringvalidator.Any(stringvalidator.LengthAtMost(0), slurmValue)
+
 func (r *slurmControllerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_slurm_controller"
 }
@@ -217,11 +221,11 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 	}
 	for _, s := range controllerStrings {
 		attrs[s.attr] = schema.StringAttribute{
-			MarkdownDescription: settingClassDoc(fmt.Sprintf("`%s`: %s Defaults to `%s`.", s.key, s.doc, *s.field(&def)), s.key),
+			MarkdownDescription: settingClassDoc(fmt.Sprintf("`%s`: %s Defaults to `%s`; `\"\"` leaves the line out, so Slurm's own default applies (a hand-written slurm.conf without the line imports so).", s.key, s.doc, *s.field(&def)), s.key),
 			Optional:            true,
 			Computed:            true,
 			Default:             stringdefault.StaticString(*s.field(&def)),
-			Validators:          []validator.String{slurmValue},
+			Validators:          []validator.String{slurmValueOrEmpty},
 		}
 	}
 	resp.Schema = schema.Schema{
@@ -234,7 +238,13 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 			" Each attribute says which class a change of it needs; the activation's plan warns about restarts. Before a restart the new slurm.conf passes Slurm's own parser; if slurmctld does not come back, " +
 			"the previous files are restored, slurmctld restarted, and the error quotes its log.\n\n" +
 			"Make this resource depend on `gpucluster_munge_key` (pitfall P10): slurmctld authenticates with MUNGE, and the apply refuses to set it up where `munge -n | unmunge` fails. Destroy stops and disables slurmctld and removes the assembled files and its " +
-			"fragment; the packages, the state in `state_save_location` and the other resources' fragments stay. One resource per cluster.",
+			"fragment; the packages, the state in `state_save_location` and the other resources' fragments stay. One resource per cluster.\n\n" +
+			"Import with the controller node, for example `login01`. A controller set up by hand (the guide's own steps) imports too: while `" + slurm.FragmentDir + "` holds no fragment, " +
+			"this resource and `gpucluster_slurm_node`, `gpucluster_slurm_partition` and `gpucluster_slurm_activation` read the `slurm.conf`, `cgroup.conf` and `gres.conf` slurmctld runs with " +
+			"(a `NodeName` line with a hostlist gives one node each, `DEFAULT` lines apply to the lines after them), and nothing on the controller changes until a Slurm resource changes. " +
+			"That first change writes every fragment read from those files, and the files are assembled from them: slurmctld is reconfigured or restarted only as the changes themselves need, " +
+			"not for the new layout, and the activation's plan warns first, naming the fragments. Until then a hand-built controller keeps Debian's `plugstack.conf`. " +
+			"What the resources cannot hold is refused with the line it is on: a second `SlurmctldHost`, `Include`, `NodeSet`, `DownNodes`, `Nodes=ALL`, gres.conf lines other than `Name=gpu` with `File=` or `AutoDetect=nvml`.",
 		Attributes: attrs,
 	}
 }
@@ -546,7 +556,9 @@ func (r *slurmControllerResource) Read(ctx context.Context, req resource.ReadReq
 	state.ID = state.Node
 	var problems []string
 	state.Version = types.StringNull()
-	if st.DebianPlugstack {
+	// A controller adopted from hand-written files runs as its admin set it up, Debian's
+	// plugstack.conf included, until an apply of this resource replaces it.
+	if st.DebianPlugstack && !st.Adopted {
 		problems = append(problems, slurm.PlugstackPath+" is Debian's, whose include fails at every start of slurmctld")
 	}
 	if st.Version == nil {
@@ -593,7 +605,8 @@ func (r *slurmControllerResource) Delete(ctx context.Context, req resource.Delet
 	}
 }
 
-// ImportState takes the controller node; the settings are read from its fragment.
+// ImportState takes the controller node; the settings are read from its fragment, or, on a
+// controller set up by hand, from the slurm.conf and cgroup.conf slurmctld runs with.
 func (r *slurmControllerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if !nodeRefPattern.MatchString(req.ID) {
 		resp.Diagnostics.Append(invalidImportID(req.ID, "CONTROLLER, the controller node as in the resource's node attribute", "login01", ""))
@@ -606,7 +619,7 @@ func (r *slurmControllerResource) ImportState(ctx context.Context, req resource.
 	}
 	if st.Fragments.Controller == nil {
 		resp.Diagnostics.AddError("No Slurm Controller To Import",
-			fmt.Sprintf("%s has no controller fragment %s/%s: it was not set up by this provider. Create the resource instead; it adopts the node and rewrites %s/slurm.conf.",
+			fmt.Sprintf("%s has neither a controller fragment %s/%s nor a %s/slurm.conf: no Slurm controller is set up there. Create the resource instead.",
 				req.ID, slurm.FragmentDir, slurm.ControllerFile, slurm.ConfDir))
 		return
 	}

@@ -59,7 +59,9 @@ func (r *slurmPartitionResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"Every node it lists needs a `gpucluster_slurm_node` (pitfall P14): a name no node fragment on the controller defines is a plan error. Refer to the nodes as " +
 			"`gpucluster_slurm_node.NAME.id`: those are unknown until the nodes exist, so nodes created in the same apply are checked at apply instead, where slurm.conf " +
 			"is never written with an undefined node. A literal name is checked against the controller's node fragments at plan time.\n\n" +
-			"With `AllowGroups` the partition is hidden from other accounts, admin included: use `sinfo -a` or `sudo scontrol show partition`. Import with `NAME@CONTROLLER`, for example `gpu@login01`.",
+			"With `AllowGroups` the partition is hidden from other accounts, admin included: use `sinfo -a` or `sudo scontrol show partition`.\n\n" +
+			"Destroy removes the partition's fragment, and the activation removes its line with a reconfigure; jobs already in it keep running. " +
+			"Import with `NAME@CONTROLLER`, for example `gpu@login01`; on a controller set up by hand the partition is read from its `PartitionName` line (see `gpucluster_slurm_controller`).",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				MarkdownDescription: "The partition name.",
@@ -270,7 +272,8 @@ func (r *slurmPartitionResource) Delete(ctx context.Context, req resource.Delete
 	resp.Diagnostics.Append(r.cluster.writeSlurmFragments(ctx, state.Controller.ValueString(), slurm.RemoveFragment(slurm.PartitionFile(state.Name.ValueString())))...)
 }
 
-// ImportState takes NAME@CONTROLLER; the definition is read from the partition's fragment.
+// ImportState takes NAME@CONTROLLER; Read then reads the definition from the partition's
+// fragment, or from slurm.conf on a controller set up by hand.
 func (r *slurmPartitionResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	name, controller, diags := parseNameAtController(req.ID, "gpu@login01")
 	resp.Diagnostics.Append(diags...)

@@ -49,6 +49,10 @@ type Outcome struct {
 	CurrentSHA256, NextSHA256 string
 	// NodeStates are the drains and resumes SetNodeStates would make after the activation.
 	NodeStates []NodeStateChange
+	// Adopted are the fragments the change writes that were read from hand-written files
+	// (AdoptFiles), before the files are rewritten from them: empty once FragmentDir holds the
+	// provider's layout.
+	Adopted []string
 }
 
 // NotRunningReason is the reason an activation starts a slurmctld that does not run.
@@ -73,6 +77,9 @@ type state struct {
 	runtime map[string]NodeRuntime
 	// debianPlugstack: plugstack.conf is Debian's, whose include fails.
 	debianPlugstack bool
+	// adopted: FragmentDir holds no fragment, and fragments were read from hand-written
+	// files by AdoptFiles: none of them is on disk yet.
+	adopted bool
 }
 
 // WriteFragments puts or removes fragments on the controller under the host's lock and
@@ -85,6 +92,10 @@ type state struct {
 // removed before the partition that lists it is updated). Writes are conditional on the
 // content read, so a second process changing a fragment at the same time makes the write
 // start over rather than lose that change.
+//
+// While FragmentDir holds no fragment but slurm.conf exists (a cluster built by hand), the
+// fragments are those AdoptFiles reads from the files, and the first write puts all of them
+// on disk with the changes, so what Slurm runs with changes by the changes only.
 func WriteFragments(ctx context.Context, h ControllerHost, changes ...Fragment) error {
 	if err := checkFragmentNames(changes); err != nil {
 		return &RefusedError{Err: err}
@@ -95,7 +106,11 @@ func WriteFragments(ctx context.Context, h ControllerHost, changes ...Fragment) 
 	}
 	defer unlock()
 	for attempt := 1; ; attempt++ {
-		current, err := readFragments(ctx, h)
+		current, onDisk, err := readFragments(ctx, h)
+		var adopt *AdoptError
+		if errors.As(err, &adopt) {
+			return &RefusedError{Err: err}
+		}
 		if err != nil {
 			return err
 		}
@@ -103,7 +118,7 @@ func WriteFragments(ctx context.Context, h ControllerHost, changes ...Fragment) 
 		if _, err := ParseFragments(next); err != nil {
 			return &RefusedError{Err: err}
 		}
-		err = writeFragments(ctx, h, current, next)
+		err = writeFragments(ctx, h, onDisk, next)
 		if !errors.Is(err, transport.ErrWriteConflict) || attempt == writeAttempts {
 			return err
 		}
@@ -149,13 +164,28 @@ func activateOnce(ctx context.Context, h ControllerHost, wait time.Duration) (Ou
 	if c.files == nil {
 		return Outcome{}, &RefusedError{Err: fmt.Errorf("%s/%s does not exist: there is nothing to activate before gpucluster_slurm_controller writes it", FragmentDir, ControllerFile)}
 	}
-	if c.out.Class == NoChange {
+	if c.out.Class == NoChange && !st.adopted && filesEqual(st.files, *c.files) {
 		return c.out, nil
 	}
 	if !filesEqual(st.files, *c.files) {
 		if err := ValidateSlurmConf(ctx, h, c.files.SlurmConf); err != nil {
 			return Outcome{}, &RefusedError{Err: err}
 		}
+	}
+	if st.adopted {
+		// The fragments read from the hand-written files go on disk first, so the files
+		// written next are assembled from fragments that exist.
+		if err := writeFragments(ctx, h, nil, c.next); err != nil {
+			return Outcome{}, err
+		}
+	}
+	if c.out.Class == NoChange {
+		// The same settings in the provider's layout: slurmctld runs them already, and
+		// configless nodes fetch the same from it, so no daemon is touched.
+		if err := writeFiles(ctx, h, *c.files, &st.files); err != nil {
+			return Outcome{}, err
+		}
+		return c.out, nil
 	}
 	// From the first write on, a cancelled apply (Ctrl-C) must not leave slurmctld stopped
 	// or the files half-written: this part runs to its end, bounded by its own timeout,
@@ -241,6 +271,14 @@ type change struct {
 func prepare(st state, changes []Fragment) (change, error) {
 	c := change{next: withChanges(st.fragments, changes)}
 	c.out.CurrentSHA256 = filesSHA256(st.files)
+	if st.adopted {
+		for name := range st.fragments {
+			if _, ok := c.next[name]; ok {
+				c.out.Adopted = append(c.out.Adopted, name)
+			}
+		}
+		sort.Strings(c.out.Adopted)
+	}
 	var err error
 	if c.fragments, err = ParseFragments(c.next); err != nil {
 		return change{}, err
@@ -374,17 +412,27 @@ var confFiles = []string{"slurm.conf", "cgroup.conf", "gres.conf"}
 // lines, and slurm.conf has them.
 var fragmentsScript = fmt.Sprintf("for f in %s/*.conf; do\n\t[ -e \"$f\" ] || continue\n\tsec \"fragment ${f##*/}\"; base64 -w0 -- \"$f\"; end $?\ndone\n", FragmentDir)
 
-// readFragments reads every fragment in one round trip, for a write that needs nothing else.
-func readFragments(ctx context.Context, ex Executor) (map[string][]byte, error) {
-	res, err := ex.Sudo(ctx, transport.ScriptEnv+transport.SectionFuncs+fragmentsScript, nil)
+// readFragments reads every fragment, and the files, in one round trip, for a write that
+// needs nothing else: current are the fragments the resources have (AdoptFiles' while
+// FragmentDir holds none), onDisk those FragmentDir holds.
+func readFragments(ctx context.Context, ex Executor) (current, onDisk map[string][]byte, err error) {
+	res, err := ex.Sudo(ctx, transport.ScriptEnv+transport.SectionFuncs+fragmentsScript+filesScript(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("read the slurm fragments: %w", err)
+		return nil, nil, fmt.Errorf("read the slurm fragments: %w", err)
 	}
 	sections, err := transport.ParseSections(res.Stdout)
 	if err != nil {
-		return nil, fmt.Errorf("read the slurm fragments: %w", err)
+		return nil, nil, fmt.Errorf("read the slurm fragments: %w", err)
 	}
-	return fragmentSections(sections)
+	if onDisk, err = fragmentSections(sections); err != nil {
+		return nil, nil, err
+	}
+	files, err := fileSections(sections)
+	if err != nil {
+		return nil, nil, err
+	}
+	current, _, err = fragmentsOrAdopted(onDisk, files)
+	return current, onDisk, err
 }
 
 func fragmentSections(sections map[string]transport.Section) (map[string][]byte, error) {
@@ -403,17 +451,41 @@ func fragmentSections(sections map[string]transport.Section) (map[string][]byte,
 	return fragments, nil
 }
 
+// filesScript sends the three files, base64-encoded, or the missingFile status.
+func filesScript() string {
+	var b strings.Builder
+	for _, f := range confFiles {
+		p := transport.Quote(ConfDir + "/" + f)
+		fmt.Fprintf(&b, "sec 'file %s'\nif [ -e %s ]; then base64 -w0 -- %s; end $?; else end %d; fi\n", f, p, p, missingFile)
+	}
+	return b.String()
+}
+
+func fileSections(sections map[string]transport.Section) (Files, error) {
+	contents := make([][]byte, len(confFiles))
+	for i, f := range confFiles {
+		sec, ok := sections["file "+f]
+		if !ok {
+			return Files{}, fmt.Errorf("read the slurm configuration: no answer for %s", f)
+		}
+		if sec.Status == missingFile {
+			continue
+		}
+		var err error
+		if contents[i], err = decodeSection(f, sec); err != nil {
+			return Files{}, err
+		}
+	}
+	return Files{SlurmConf: contents[0], CgroupConf: contents[1], GresConf: contents[2]}, nil
+}
+
 // readStateScript reads every fragment, the three files, slurmctld's
 // version and whether it runs. Contents travel base64-encoded: the section
 // parser drops blank lines, and slurm.conf has them. Every Slurm resource of a run
 // reads this, so it is shared until the provider changes the controller.
 func readStateScript() string {
 	var b strings.Builder
-	b.WriteString(transport.ScriptEnv + transport.SectionFuncs + fragmentsScript)
-	for _, f := range confFiles {
-		p := transport.Quote(ConfDir + "/" + f)
-		fmt.Fprintf(&b, "sec 'file %s'\nif [ -e %s ]; then base64 -w0 -- %s; end $?; else end %d; fi\n", f, p, p, missingFile)
-	}
+	b.WriteString(transport.ScriptEnv + transport.SectionFuncs + fragmentsScript + filesScript())
 	b.WriteString(versionSection("version", "slurmctld"))
 	b.WriteString("sec candidate\ncommand -v slurmctld >/dev/null || apt-cache policy slurmctld 2>/dev/null | sed -n 's/^ *Candidate: *//p'; end 0\n")
 	b.WriteString("sec active\nsystemctl is-active --quiet slurmctld; end $?\n")
@@ -436,20 +508,12 @@ func readState(ctx context.Context, ex Executor) (state, error) {
 	if st.fragments, err = fragmentSections(sections); err != nil {
 		return state{}, err
 	}
-	contents := make([][]byte, len(confFiles))
-	for i, f := range confFiles {
-		sec, ok := sections["file "+f]
-		if !ok {
-			return state{}, fmt.Errorf("read the slurm configuration: no answer for %s", f)
-		}
-		if sec.Status == missingFile {
-			continue
-		}
-		if contents[i], err = decodeSection(f, sec); err != nil {
-			return state{}, err
-		}
+	if st.files, err = fileSections(sections); err != nil {
+		return state{}, err
 	}
-	st.files = Files{SlurmConf: contents[0], CgroupConf: contents[1], GresConf: contents[2]}
+	if st.fragments, st.adopted, err = fragmentsOrAdopted(st.fragments, st.files); err != nil {
+		return state{}, err
+	}
 	if st.version, err = parseVersionSection("slurmctld", sections["version"]); err != nil {
 		return state{}, err
 	}

@@ -1,9 +1,10 @@
 package slurm
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -118,11 +119,11 @@ func Classify(old, new Files) (Classification, error) {
 	if len(old.SlurmConf) == 0 {
 		return Classification{Class: RestartController, Reasons: []string{"slurm.conf is new"}}, nil
 	}
-	before, err := parseConf(old.SlurmConf)
+	before, err := viewOf(old.SlurmConf)
 	if err != nil {
 		return Classification{}, fmt.Errorf("current slurm.conf: %w", err)
 	}
-	after, err := parseConf(new.SlurmConf)
+	after, err := viewOf(new.SlurmConf)
 	if err != nil {
 		return Classification{}, fmt.Errorf("new slurm.conf: %w", err)
 	}
@@ -146,17 +147,14 @@ func Classify(old, new Files) (Classification, error) {
 	for _, name := range changedKeys(before.partitions, after.partitions) {
 		raise(Reconfigure, "partition "+name+" changed")
 	}
-	if !bytes.Equal(old.CgroupConf, new.CgroupConf) {
+	if !sameCgroupConf(old.CgroupConf, new.CgroupConf) {
 		raise(Reconfigure, "cgroup.conf changed")
 	}
-	if !bytes.Equal(old.GresConf, new.GresConf) {
+	if !sameGresConf(old.GresConf, new.GresConf, union(slices.Collect(maps.Keys(before.nodes)), slices.Collect(maps.Keys(after.nodes)))) {
 		raise(Reconfigure, "gres.conf changed")
 	}
 	if c.Class == OrderedRestart {
 		for name := range after.nodes {
-			if name == defaultsLine {
-				continue
-			}
 			c.RestartNodes = append(c.RestartNodes, name)
 		}
 		sort.Strings(c.RestartNodes)
@@ -181,12 +179,10 @@ func changedKeys(a, b map[string]string) []string {
 	return keys
 }
 
-// defaultsLine keys a NodeName=DEFAULT line among the nodes: no node can
-// be called that, as a name with a space is not a hostname.
-const defaultsLine = "NodeName DEFAULT"
-
-// confView is slurm.conf as the classification needs it: settings by
-// lower-case key, and node and partition lines by name.
+// confView is slurm.conf as the classification needs it: settings by lower-case key, node
+// lines by node name and partition lines by partition name, DEFAULT lines merged into the
+// lines they apply to, and attributes normalized so that order, key case and the form of a
+// hostlist do not count as a change.
 type confView struct {
 	params     map[string]string
 	names      map[string]string // lower-case key to the spelling in the file
@@ -194,59 +190,87 @@ type confView struct {
 	partitions map[string]string
 }
 
-func parseConf(b []byte) (confView, error) {
+func viewOf(b []byte) (confView, error) {
 	v := confView{params: map[string]string{}, names: map[string]string{}, nodes: map[string]string{}, partitions: map[string]string{}}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line, _, _ := strings.Cut(sc.Text(), "#")
-		fields := strings.Fields(line)
-		if len(fields) == 0 {
-			continue
-		}
-		key, value, ok := strings.Cut(fields[0], "=")
-		if !ok {
-			return confView{}, fmt.Errorf("line %q: want key=value", line)
-		}
-		if err := v.add(key, value, fields[1:]); err != nil {
-			return confView{}, err
+	c, err := ParseConf(b)
+	if err != nil {
+		return confView{}, err
+	}
+	for _, l := range c.Lines {
+		lower := strings.ToLower(l.Key)
+		switch {
+		case lower == "nodename" || lower == "partitionname":
+		case l.IsRecord():
+			// NodeSet, DownNodes, FrontendName: one setting each, by name.
+			key := lower + " " + l.Value
+			v.params[key], v.names[key] = normalizeAttrs(l.Attrs), l.Key+"="+l.Value
+		default:
+			v.params[lower], v.names[lower] = l.Value, l.Key
 		}
 	}
-	return v, sc.Err()
-}
-
-func (v *confView) add(key, value string, rest []string) error {
-	attrs := normalizeAttrs(rest)
-	switch lower := strings.ToLower(key); {
-	case lower == "nodename" && !strings.EqualFold(value, "DEFAULT"):
-		names, err := ExpandHostlist(value)
-		if err != nil {
-			return err
-		}
-		for _, n := range names {
-			v.nodes[n] = attrs
-		}
-	case lower == "partitionname" && !strings.EqualFold(value, "DEFAULT"):
-		v.partitions[value] = attrs
-	default:
-		// Defaults lines and settings: a change in a NodeName=DEFAULT line
-		// changes node hardware, so it counts as a node change below.
-		if lower == "nodename" {
-			v.nodes[defaultsLine] = attrs
-			return nil
-		}
-		v.params[lower] = strings.TrimSpace(value + " " + attrs)
-		v.names[lower] = key
+	nodes, err := nodeRecords(c)
+	if err != nil {
+		return confView{}, err
 	}
-	return nil
+	for _, n := range nodes {
+		v.nodes[n.name] = normalizeAttrs(n.attrs)
+	}
+	for _, p := range partitionRecords(c) {
+		v.partitions[p.name] = normalizeAttrs(p.attrs)
+	}
+	return v, nil
 }
 
-// normalizeAttrs makes attribute order and key case irrelevant.
-func normalizeAttrs(words []string) string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		k, val, _ := strings.Cut(w, "=")
-		out[i] = strings.ToLower(k) + "=" + val
+// implicitAttrs are attributes whose value is Slurm's default, so writing them or not is
+// the same: a node's State=UNKNOWN, a partition's Default=NO.
+var implicitAttrs = map[string]bool{"state=unknown": true, "default=no": true}
+
+// normalizeAttrs makes attribute order, key case, the case of yes/no and state values, and
+// the form of a partition's node hostlist irrelevant.
+func normalizeAttrs(pairs []ConfPair) string {
+	out := make([]string, 0, len(pairs))
+	for _, p := range pairs {
+		k, val := strings.ToLower(p.Key), p.Value
+		switch k {
+		case "state", "default":
+			val = strings.ToLower(val)
+		case "nodes":
+			if names, err := ExpandHostlist(val); err == nil {
+				sort.Strings(names)
+				val = strings.Join(names, ",")
+			}
+		}
+		if w := k + "=" + val; !implicitAttrs[w] {
+			out = append(out, w)
+		}
 	}
 	sort.Strings(out)
 	return strings.Join(out, " ")
+}
+
+// sameCgroupConf compares two cgroup.conf files by the settings they make, so the form of a
+// file written by hand does not count as a change; files that do not parse are compared
+// byte by byte.
+func sameCgroupConf(a, b []byte) bool {
+	ca, errA := adoptCgroup(a)
+	cb, errB := adoptCgroup(b)
+	if errA != nil || errB != nil {
+		return bytes.Equal(a, b)
+	}
+	return bytes.Equal(RenderCgroupConf(ca), RenderCgroupConf(cb))
+}
+
+// sameGresConf compares two gres.conf files by what each gives every node of nodes.
+func sameGresConf(a, b []byte, nodes []string) bool {
+	ga, errA := gresByNode(a, nodes)
+	gb, errB := gresByNode(b, nodes)
+	if errA != nil || errB != nil {
+		return bytes.Equal(a, b)
+	}
+	for _, n := range nodes {
+		if strings.Join(ga[n], " | ") != strings.Join(gb[n], " | ") {
+			return false
+		}
+	}
+	return true
 }

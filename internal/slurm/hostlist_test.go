@@ -17,6 +17,9 @@ func TestExpandHostlist(t *testing.T) {
 		{"gpu[08-10],login01", []string{"gpu08", "gpu09", "gpu10", "login01"}},
 		{"rack[1-2]-n[01-02]", []string{"rack1-n01", "rack1-n02", "rack2-n01", "rack2-n02"}},
 		{"a[1]", []string{"a1"}},
+		{"node[1-10]", []string{"node1", "node2", "node3", "node4", "node5", "node6", "node7", "node8", "node9", "node10"}},
+		{"gpu[01-02],gpu[07-08]", []string{"gpu01", "gpu02", "gpu07", "gpu08"}},
+		{"10.0.0.[11-12]", []string{"10.0.0.11", "10.0.0.12"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

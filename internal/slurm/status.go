@@ -21,6 +21,9 @@ type Status struct {
 	// DebianPlugstack: plugstack.conf is Debian's, whose include fails at every start of
 	// slurmctld; QuietPlugstack replaces it.
 	DebianPlugstack bool
+	// Adopted: FragmentDir holds no fragment, and Fragments were read from the hand-written
+	// files slurmctld runs with (AdoptFiles).
+	Adopted bool
 }
 
 // ReadStatus reads the controller's Status.
@@ -33,7 +36,7 @@ func ReadStatus(ctx context.Context, ex Executor) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	return Status{Fragments: fragments, Version: st.version, Runtime: st.runtime, DebianPlugstack: st.debianPlugstack}, nil
+	return Status{Fragments: fragments, Version: st.version, Runtime: st.runtime, DebianPlugstack: st.debianPlugstack, Adopted: st.adopted}, nil
 }
 
 // StopController stops and disables slurmctld and removes the files assembled for it; the
