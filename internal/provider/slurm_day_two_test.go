@@ -38,6 +38,9 @@ func TestAccSlurmNode_drain(t *testing.T) {
 	drained := labCluster{computeNodes: gpus, nodeExtra: map[string]string{"gpu02": fmt.Sprintf("  drain_reason = %q\n", maintenanceReason)}}
 	var jobID, slurmctldSince, slurmdSince string
 	t.Cleanup(func() { _ = cancelJobs(l)(nil) })
+	// Only this test's own slurmctld starts count: a test before it on the same lab may have
+	// started slurmctld with other files.
+	testStart := journalCursors(t, l, []string{"login01"})["login01"]
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -52,7 +55,7 @@ func TestAccSlurmNode_drain(t *testing.T) {
 					checkSinfo(l, "2:idle"),
 					// First: until a first job, slurmctld has no job state to load, and says so.
 					checkSrunInBatchJob(l, gpus),
-					checkCleanSlurmctldStarts(l),
+					checkCleanSlurmctldStarts(l, testStart),
 				),
 			},
 			{
@@ -215,9 +218,9 @@ func checkNoNewJob(l *lab.Lab, node string) error {
 }
 
 // checkCleanSlurmctldStarts restarts slurmctld on login01 and wants no error line in its
-// journal from that start, and none about MailProg or plugstack.conf since the host booted,
-// the first start the apply made included.
-func checkCleanSlurmctldStarts(l *lab.Lab) resource.TestCheckFunc {
+// journal from that start, and none about MailProg or plugstack.conf since since (a journal
+// cursor taken before the test's first apply), so the first start the apply made counts too.
+func checkCleanSlurmctldStarts(l *lab.Lab, since string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		cursor, err := onHostErr(l, "login01", "journalctl -q -n 0 --show-cursor | sed 's/^-- cursor: //'")
 		if err != nil {
@@ -248,12 +251,12 @@ func checkCleanSlurmctldStarts(l *lab.Lab) resource.TestCheckFunc {
 		if errors != "" {
 			return fmt.Errorf("slurmctld logged errors at its start:\n%s", errors)
 		}
-		noise, err := onHostErr(l, "login01", "journalctl -q -u slurmctld -b -o cat | grep -E 'MailProg|plugstack' || true")
+		noise, err := onHostErr(l, "login01", fmt.Sprintf("journalctl -q -u slurmctld --after-cursor='%s' -o cat | grep -E 'MailProg|plugstack' || true", since))
 		if err != nil {
 			return err
 		}
 		if noise != "" {
-			return fmt.Errorf("slurmctld logged, since the host booted:\n%s", noise)
+			return fmt.Errorf("slurmctld logged, since the test began:\n%s", noise)
 		}
 		return nil
 	}
