@@ -324,3 +324,37 @@ func TestFactsScriptMatchesUnameAndCat(t *testing.T) {
 		}
 	}
 }
+
+// The real scripts on this machine where slurmd -C answers what cannot be read: the second
+// round trip brings lscpu and /proc/meminfo, which the first no longer reads.
+func TestGatherLocalShellSecondRoundTrip(t *testing.T) {
+	rounds := 0
+	sh := transporttest.Shell{Rewrite: func(script string) string {
+		rounds++
+		return strings.Replace(script, "run slurmd-C slurmd -C", "run slurmd-C echo NodeName=garbled", 1)
+	}}
+	f, err := Gather(context.Background(), sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rounds != 2 || f.FactsSource != SourceLscpu || f.CPUs < 1 || f.RealMemoryMiB < 1 || len(f.Warnings) != 1 {
+		t.Errorf("%d round trips, facts %+v", rounds, f)
+	}
+}
+
+// Without /proc/sys/kernel/arch (kernels before it), the clock read takes uname -m's machine.
+func TestKernelClockWithoutProcArch(t *testing.T) {
+	sh := transporttest.Shell{Rewrite: func(script string) string {
+		if !strings.Contains(script, "/proc/sys/kernel/arch") {
+			t.Fatal("the facts script no longer reads /proc/sys/kernel/arch")
+		}
+		return strings.Replace(script, "/proc/sys/kernel/arch", "/nonexistent/arch", 1)
+	}}
+	f, err := Gather(context.Background(), sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(f.TimeSyncDetail, "kernel clock: maximum error ") {
+		t.Errorf("time sync detail %q, want the kernel clock's", f.TimeSyncDetail)
+	}
+}
