@@ -84,8 +84,8 @@ print "maxerror=", unpack("l!", substr($timex, 3 * $long, $long)), "\n";`
 // parseHardware needs neither where it does.
 const hardwareFallback = "run lscpu lscpu; sec meminfo; catf /proc/meminfo; end $?"
 
-// factsScript starts four programs where slurmd is installed (slurmd twice, nvidia-smi and
-// perl) and reads everything else with the shell's builtins: the kernel's release and the
+// factsScript starts at most four programs where slurmd -C answers (slurmd -C and -V,
+// nvidia-smi, perl) and reads everything else with the shell's builtins: the kernel's release and the
 // hostname from /proc/sys/kernel, which are what uname(2) returns. It runs lscpu only where
 // slurmd -C fails; where slurmd -C answers something ParseSlurmdC cannot read, Gather asks for
 // lscpu in a second round trip (lscpuScript). A read shared within the run: gpucluster_node and
