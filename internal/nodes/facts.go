@@ -54,9 +54,11 @@ type Facts struct {
 // for tools that are not installed.
 const statusNotFound = 127
 
-// runFunc runs a tool in a section of its own, with the tool's status, 127 when it is not
-// installed.
-const runFunc = `run() { name=$1; shift; sec "$name"; if command -v "$1" >/dev/null 2>&1; then "$@"; rc=$?; else rc=127; fi; end $rc; return $rc; }
+// readFuncs: run runs a tool in a section of its own, with the tool's status, 127 when it is not
+// installed; catf prints a file as cat does, but with the shell's own read and printf, so the
+// files and /proc entries that need no tool cost no process.
+const readFuncs = `run() { name=$1; shift; sec "$name"; if command -v "$1" >/dev/null 2>&1; then "$@"; rc=$?; else rc=127; fi; end $rc; return $rc; }
+catf() { while IFS= read -r line; do printf '%s\n' "$line"; done < "$1" || return; printf '%s' "$line"; }
 `
 
 // kernelClockPerl prints the kernel clock's maximum error (adjtimex(2), which changes nothing
@@ -64,34 +66,45 @@ const runFunc = `run() { name=$1; shift; sec "$name"; if command -v "$1" >/dev/n
 // ntp_synced(): synchronised while under 16 s), without timedatectl's cost: systemd-timedated
 // is started over D-Bus for each call once it has idled out, as on every plan, and that costs
 // each node more than the rest of its facts. perl is there (the root shell is Perl); the
-// syscall number is per architecture, and on one not listed (exit 3) timedatectl answers.
-// maxerror is struct timex's fourth field: after an int padded to a long, and two longs.
+// syscall number is per architecture, uname -m's machine, which the kernel also gives as
+// /proc/sys/kernel/arch (uname runs only on kernels without it); on an architecture not listed
+// (exit 3) timedatectl answers. maxerror is struct timex's fourth field: after an int padded
+// to a long, and two longs.
 const kernelClockPerl = `my %nr = (x86_64 => 159, aarch64 => 171, riscv64 => 171, ppc64le => 124, s390x => 124, i686 => 124, armv7l => 124);
-my $nr = $nr{$ARGV[0]} // exit 3;
+my $arch;
+my $machine = (open($arch, "<", "/proc/sys/kernel/arch") ? readline($arch) : ` + "`uname -m`" + `) // "";
+chomp $machine;
+my $nr = $nr{$machine} // exit 3;
 my $long = length pack("l!", 0);
 my $timex = "\0" x 512;
 syscall($nr, $timex) >= 0 or exit 4;
 print "maxerror=", unpack("l!", substr($timex, 3 * $long, $long)), "\n";`
 
-// factsScript runs lscpu only where slurmd -C fails; where slurmd -C answers something
-// ParseSlurmdC cannot read, Gather asks for lscpu in a second round trip (lscpuScript). A read
-// shared within the run: gpucluster_node and gpucluster_slurm_node read the same node.
-var factsScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + runFunc + `
-sec os-release; cat /etc/os-release 2>/dev/null || cat /usr/lib/os-release; end $?
-sec kernel; uname -r; end $?
-sec hostname; uname -n; end $?
-run slurmd-C slurmd -C 2>/dev/null || run lscpu lscpu
+// hardwareFallback is lscpu and /proc/meminfo, read only where slurmd -C does not answer:
+// parseHardware needs neither where it does.
+const hardwareFallback = "run lscpu lscpu; sec meminfo; catf /proc/meminfo; end $?"
+
+// factsScript starts at most four programs where slurmd -C answers (slurmd -C and -V,
+// nvidia-smi, perl) and reads everything else with the shell's builtins: the kernel's release and the
+// hostname from /proc/sys/kernel, which are what uname(2) returns. It runs lscpu only where
+// slurmd -C fails; where slurmd -C answers something ParseSlurmdC cannot read, Gather asks for
+// lscpu in a second round trip (lscpuScript). A read shared within the run: gpucluster_node and
+// gpucluster_slurm_node read the same node.
+var factsScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + readFuncs + `
+sec os-release; catf /etc/os-release 2>/dev/null || catf /usr/lib/os-release; end $?
+sec kernel; catf /proc/sys/kernel/osrelease; end $?
+sec hostname; catf /proc/sys/kernel/hostname; end $?
+run slurmd-C slurmd -C 2>/dev/null || { ` + hardwareFallback + `; }
 run slurmd-V slurmd -V 2>/dev/null
-sec meminfo; cat /proc/meminfo; end $?
 run nvidia-smi nvidia-smi -L 2>&1
-sec kernel-clock; perl -e '` + kernelClockPerl + `' "$(uname -m)"; clock=$?; end $clock
+sec kernel-clock; perl -e '` + kernelClockPerl + `'; clock=$?; end $clock
 [ "$clock" -eq 0 ] || run timedatectl timedatectl show -p NTP -p NTPSynchronized 2>&1
 run chronyc chronyc -n tracking 2>&1
 sec timesyncd; test -e /run/systemd/timesync/synchronized; end $?
-sec allow-groups; if [ -e ` + AllowGroupsPath + ` ]; then cat ` + AllowGroupsPath + `; end $?; else end 127; fi
+sec allow-groups; if [ -e ` + AllowGroupsPath + ` ]; then catf ` + AllowGroupsPath + `; end $?; else end 127; fi
 `)
 
-var lscpuScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + runFunc + "run lscpu lscpu\n")
+var lscpuScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + readFuncs + hardwareFallback + "\n")
 
 // Gather reads a node's facts in one round trip, two where slurmd -C answers what cannot be read.
 func Gather(ctx context.Context, ex Executor) (Facts, error) {
@@ -112,7 +125,7 @@ func Gather(ctx context.Context, ex Executor) (Facts, error) {
 		if err != nil {
 			return Facts{}, fmt.Errorf("gather facts: %w", err)
 		}
-		secs["lscpu"] = more["lscpu"]
+		secs["lscpu"], secs["meminfo"] = more["lscpu"], more["meminfo"]
 	}
 	return parseSections(secs)
 }

@@ -3,10 +3,12 @@ package nodes
 import (
 	"context"
 	"os"
+	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
@@ -219,27 +221,33 @@ func TestCheckHostname(t *testing.T) {
 	}
 }
 
-// lscpu costs a round trip of its own only where slurmd -C exits 0 with what cannot be read;
-// where slurmd -C answers, or fails (lscpu then runs in the same script), one round trip does.
+// lscpu and /proc/meminfo cost a round trip of their own only where slurmd -C exits 0 with what
+// cannot be read; where slurmd -C answers, neither is read; where it fails, both come in the
+// same script.
 func TestGatherAsksForLscpuOnlyWhenNeeded(t *testing.T) {
-	withoutLscpu := func(change map[string]out) string {
+	withoutFallback := func(change map[string]out) string {
 		secs := baseSections(t)
 		delete(secs, "lscpu")
+		delete(secs, "meminfo")
 		for k, v := range change {
 			secs[k] = v
 		}
 		return string(scriptOutput(secs))
 	}
-	lscpu := string(scriptOutput(map[string]out{"lscpu": {readFixture(t, "lscpu-kvm-flat.txt"), 0}}))
+	fallback := map[string]out{"lscpu": {readFixture(t, "lscpu-kvm-flat.txt"), 0}, "meminfo": {readFixture(t, "meminfo.txt"), 0}}
+	slurmdFailed := map[string]out{"slurmd-C": {"", 127}}
+	for k, v := range fallback {
+		slurmdFailed[k] = v
+	}
 	tests := []struct {
 		name       string
 		replies    []transporttest.Reply
 		wantSource string
 		wantCalls  int
 	}{
-		{"slurmd -C answers", []transporttest.Reply{{Stdout: withoutLscpu(nil)}}, SourceSlurmd, 1},
-		{"slurmd -C failed, lscpu ran with it", []transporttest.Reply{{Stdout: withoutLscpu(map[string]out{"slurmd-C": {"", 127}, "lscpu": {readFixture(t, "lscpu-kvm-flat.txt"), 0}})}}, SourceLscpu, 1},
-		{"slurmd -C garbage", []transporttest.Reply{{Stdout: withoutLscpu(map[string]out{"slurmd-C": {"slurmd: fatal: oops", 0}})}, {Stdout: lscpu}}, SourceLscpu, 2},
+		{"slurmd -C answers", []transporttest.Reply{{Stdout: withoutFallback(nil)}}, SourceSlurmd, 1},
+		{"slurmd -C failed, lscpu ran with it", []transporttest.Reply{{Stdout: withoutFallback(slurmdFailed)}}, SourceLscpu, 1},
+		{"slurmd -C garbage", []transporttest.Reply{{Stdout: withoutFallback(map[string]out{"slurmd-C": {"slurmd: fatal: oops", 0}})}, {Stdout: string(scriptOutput(fallback))}}, SourceLscpu, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -251,6 +259,102 @@ func TestGatherAsksForLscpuOnlyWhenNeeded(t *testing.T) {
 			if f.FactsSource != tt.wantSource || len(fake.Calls) != tt.wantCalls {
 				t.Errorf("source %q in %d round trips, want %q in %d", f.FactsSource, len(fake.Calls), tt.wantSource, tt.wantCalls)
 			}
+			if f.CPUs != 2 || f.RealMemoryMiB != 24105 {
+				t.Errorf("hardware %+v, want 2 CPUs and 24105 MiB", f.Hardware)
+			}
 		})
+	}
+}
+
+// catf, the script's cat without a process, prints what cat prints: a last line without a
+// newline stays without one, blank lines and backslashes stay, and a file that cannot be read
+// fails the section.
+func TestCatfPrintsWhatCatPrints(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"plain":      "ID=debian\nVERSION_ID=\"13\"\n",
+		"no-newline": "# Managed\nAllowGroups sudo",
+		"odd":        "  leading and trailing  \n\n\ta\\tb \\\n%s %d\n",
+		"empty":      "",
+	} {
+		path := dir + "/" + name
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(name, func(t *testing.T) {
+			got, err := exec.Command("/bin/sh", "-c", readFuncs+`catf "$1"`, "sh", path).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != content {
+				t.Errorf("catf printed %q, the file holds %q", got, content)
+			}
+		})
+	}
+	if err := exec.Command("/bin/sh", "-c", readFuncs+`catf "$1" 2>/dev/null`, "sh", dir+"/missing").Run(); err == nil {
+		t.Error("catf of a missing file succeeded")
+	}
+}
+
+// The sections read without a program hold what the programs print on this machine: uname -r
+// and uname -n for the kernel and hostname, cat for os-release.
+func TestFactsScriptMatchesUnameAndCat(t *testing.T) {
+	res, err := transporttest.Shell{}.Sudo(context.Background(), factsScript, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs, err := transport.ParseSections(res.Stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	osRelease := "/etc/os-release"
+	if _, err := os.Stat(osRelease); err != nil {
+		osRelease = "/usr/lib/os-release"
+	}
+	for key, argv := range map[string][]string{
+		"kernel": {"uname", "-r"}, "hostname": {"uname", "-n"}, "os-release": {"cat", osRelease},
+	} {
+		want, err := exec.Command(argv[0], argv[1:]...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantLines, _ := transport.ParseSections([]byte("@@gpucluster x\n" + string(want) + "\n@@rc 0\n"))
+		if got := secs[key]; got.Status != 0 || !reflect.DeepEqual(got.Lines, wantLines["x"].Lines) {
+			t.Errorf("section %s = %q (status %d), %s prints %q", key, got.Lines, got.Status, strings.Join(argv, " "), want)
+		}
+	}
+}
+
+// The real scripts on this machine where slurmd -C answers what cannot be read: the second
+// round trip brings lscpu and /proc/meminfo, which the first no longer reads.
+func TestGatherLocalShellSecondRoundTrip(t *testing.T) {
+	rounds := 0
+	sh := transporttest.Shell{Rewrite: func(script string) string {
+		rounds++
+		return strings.Replace(script, "run slurmd-C slurmd -C", "run slurmd-C echo NodeName=garbled", 1)
+	}}
+	f, err := Gather(context.Background(), sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rounds != 2 || f.FactsSource != SourceLscpu || f.CPUs < 1 || f.RealMemoryMiB < 1 || len(f.Warnings) != 1 {
+		t.Errorf("%d round trips, facts %+v", rounds, f)
+	}
+}
+
+// Without /proc/sys/kernel/arch (kernels before it), the clock read takes uname -m's machine.
+func TestKernelClockWithoutProcArch(t *testing.T) {
+	sh := transporttest.Shell{Rewrite: func(script string) string {
+		if !strings.Contains(script, "/proc/sys/kernel/arch") {
+			t.Fatal("the facts script no longer reads /proc/sys/kernel/arch")
+		}
+		return strings.Replace(script, "/proc/sys/kernel/arch", "/nonexistent/arch", 1)
+	}}
+	f, err := Gather(context.Background(), sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(f.TimeSyncDetail, "kernel clock: maximum error ") {
+		t.Errorf("time sync detail %q, want the kernel clock's", f.TimeSyncDetail)
 	}
 }

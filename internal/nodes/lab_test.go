@@ -45,6 +45,14 @@ func TestLabGather(t *testing.T) {
 			if f.OSID != "debian" || f.OSVersionID != "13" || f.Kernel == "" {
 				t.Errorf("OS facts: %+v", f)
 			}
+			// Read from /proc/sys/kernel, they are what the host's own uname prints.
+			uname, _, err := l.Exec(ctx, h.Name, "uname -r -n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.Fields(uname); len(want) != 2 || f.Hostname != want[0] || f.Kernel != want[1] {
+				t.Errorf("hostname %q and kernel %q, the host's uname -n -r says %q", f.Hostname, f.Kernel, uname)
+			}
 			// Hosts start bare; earlier tests may have installed slurmd since.
 			wantSource, wantVersion := SourceLscpu, regexp.MustCompile(`^$`)
 			if _, _, err := l.Exec(ctx, h.Name, "command -v slurmd"); err == nil {
