@@ -487,5 +487,8 @@ func importOwnedRule(node, key string) diag.Diagnostic {
 		fmt.Sprintf("The rule %s is listed in %s: a gpucluster_firewall_rule in another state (or in this one) already manages it, "+
 			"and importing it a second time would let either state's destroy remove the other's rule. Nothing was changed", key, firewall.LedgerPath),
 		fmt.Sprintf("Import it only to move it: remove it from the owning state first (terraform state rm, or a removed block with destroy = false), "+
-			"then hand it over by deleting its line on the node (sudo sed -i '\\|^%s$|d' %s) and import again.", key, firewall.LedgerPath), nil)
+			"then hand it over by deleting its line on the node (sudo sed -i '\\|^%s$|d' %s) and import again. "+
+			"An import block records its rule when it is planned, so an earlier plan of this same configuration that was never applied "+
+			"leaves the line too: delete it as above, then plan once and apply that plan (terraform plan -out=FILE, terraform apply FILE), "+
+			"or run terraform apply alone.", key, firewall.LedgerPath), nil)
 }
