@@ -29,6 +29,8 @@ func TestReadHostDropInMountsOnThisMachine(t *testing.T) {
 	write("beegfs-storage.service.d/storage.conf", "[Unit]\nRequiresMountsFor=/data\n")
 	write("beegfs-storage.service.d/zz-more.conf", "[Unit]\n  RequiresMountsFor = /scratch /data2/\n")
 	write("beegfs-storage.service.d/ignored.txt", "[Unit]\nRequiresMountsFor=/not-a-drop-in\n")
+	// Another target's own drop-in guards that target only.
+	write("beegfs-storage.service.d/target-201.conf", "[Unit]\nRequiresMountsFor=/other-target\n")
 	// An empty assignment drops what came before it, as systemd reads it.
 	write("beegfs-meta.service.d/a.conf", "[Unit]\nRequiresMountsFor=/old\n")
 	write("beegfs-meta.service.d/b.conf", "[Unit]\nRequiresMountsFor=\nRequiresMountsFor=/beegfs\n")
@@ -71,6 +73,10 @@ func TestDropInGuards(t *testing.T) {
 	for name, tt := range tests {
 		if got := DropInGuards(tt.own, own, tt.required, "/data"); got != tt.want {
 			t.Errorf("%s: %v, want %v", name, got, tt.want)
+		}
+		// The provider writes its own only where no drop-in of the admin's guards the service.
+		if byHand := GuardedByHand(tt.own, tt.required, "/data"); byHand != (tt.want && !tt.own.Exists) {
+			t.Errorf("%s: guarded by hand %v", name, byHand)
 		}
 	}
 }

@@ -56,7 +56,7 @@ func SetUpMgmtd(ctx context.Context, h ControllerHost, mh MgmtdHost, rel Release
 		}
 		restart = restart || changed
 	}
-	_, err = WriteMgmtdDropIn(ctx, h, h, mh.Mount.Target)
+	_, err = WriteMgmtdDropIn(ctx, h, h, mh)
 	return restart, err
 }
 

@@ -57,6 +57,17 @@ func DropInGuards(own FileState, want transport.File, required []string, mountpo
 	if own.Exists {
 		return string(own.Content) == string(want.Content)
 	}
+	return requires(required, mountpoint)
+}
+
+// GuardedByHand reports whether drop-ins an admin wrote under other names
+// already require mountpoint while the provider's own is absent: then the
+// provider writes none, and an apply on an adopted node adds no file.
+func GuardedByHand(own FileState, required []string, mountpoint string) bool {
+	return !own.Exists && requires(required, mountpoint)
+}
+
+func requires(required []string, mountpoint string) bool {
 	for _, m := range required {
 		if path.Clean(m) == path.Clean(mountpoint) {
 			return true

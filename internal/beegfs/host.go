@@ -33,7 +33,9 @@ type HostQuery struct {
 	// Dirs are BeeGFS directories whose ID files are read.
 	Dirs []string
 	// DropInMounts are systemd units without ".service" whose drop-ins in
-	// SystemdUnitDir, whatever their names, are read for RequiresMountsFor.
+	// SystemdUnitDir are read for RequiresMountsFor: any name but that of a
+	// target's own (target-N.conf), which guards its target alone and goes
+	// when that target is destroyed.
 	DropInMounts []string
 }
 
@@ -203,6 +205,7 @@ iddir() {
 }
 requiredmounts() {
 	for f in "$1"/*.conf; do
+		case ${f##*/} in target-[0-9]*.conf) continue ;; esac
 		[ -f "$f" ] || continue
 		sed -n 's/^[[:space:]]*RequiresMountsFor[[:space:]]*=[[:space:]]*/=/p' -- "$f"
 	done

@@ -287,9 +287,13 @@ func DisableMeta(ctx context.Context, ex Executor, s ServiceState) error {
 	return disableAndDropDropIn(ctx, ex, ServiceMeta, s, MetaDropInPath)
 }
 
-// WriteMetaDropIn writes beegfs-meta's drop-in, creating its directory.
-func WriteMetaDropIn(ctx context.Context, w FileWriter, ex Executor, mountpoint string) (changed bool, err error) {
-	f, err := MetaDropIn(mountpoint)
+// WriteMetaDropIn writes beegfs-meta's drop-in for the filesystem of the
+// directory, creating its directory, unless the admin's own drop-ins guard it.
+func WriteMetaDropIn(ctx context.Context, w FileWriter, ex Executor, mh MetaHost) (changed bool, err error) {
+	if GuardedByHand(mh.DropIn, mh.RequiredMounts, mh.Mount.Target) {
+		return false, nil
+	}
+	f, err := MetaDropIn(mh.Mount.Target)
 	if err != nil {
 		return false, err
 	}

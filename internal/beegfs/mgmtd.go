@@ -535,9 +535,13 @@ func disableAndDropDropIn(ctx context.Context, ex Executor, service string, s Se
 	return RemoveDropIn(ctx, ex, dropIn)
 }
 
-// WriteMgmtdDropIn writes beegfs-mgmtd's drop-in, creating its directory.
-func WriteMgmtdDropIn(ctx context.Context, w FileWriter, ex Executor, mountpoint string) (changed bool, err error) {
-	f, err := MgmtdDropIn(mountpoint)
+// WriteMgmtdDropIn writes beegfs-mgmtd's drop-in for the filesystem of the
+// store, creating its directory, unless the admin's own drop-ins guard it.
+func WriteMgmtdDropIn(ctx context.Context, w FileWriter, ex Executor, mh MgmtdHost) (changed bool, err error) {
+	if GuardedByHand(mh.DropIn, mh.RequiredMounts, mh.Mount.Target) {
+		return false, nil
+	}
+	f, err := MgmtdDropIn(mh.Mount.Target)
 	if err != nil {
 		return false, err
 	}

@@ -19,8 +19,8 @@ type StorageHost struct {
 	Service ServiceState
 	Conf    FileState
 	DropIn  FileState
-	// RequiredMounts are the mountpoints all of beegfs-storage's drop-ins
-	// require, the provider's and an admin's.
+	// RequiredMounts are the mountpoints beegfs-storage's drop-ins other
+	// than the targets' own require: an admin's, as the guide's storage.conf.
 	RequiredMounts []string
 	Mount          Mount
 	Dir            DirState
@@ -35,6 +35,19 @@ func StorageDropIn(targetID int64, mountpoint string) (transport.File, error) {
 		return transport.File{}, err
 	}
 	return RequiresMountsDropIn(ServiceStorage, "target-"+strconv.FormatInt(targetID, 10), mountpoint)
+}
+
+// WriteStorageDropIn writes the target's drop-in for mountpoint, creating its
+// directory, unless the admin's own drop-ins (the guide's storage.conf) guard it.
+func WriteStorageDropIn(ctx context.Context, w FileWriter, ex Executor, h StorageHost, targetID int64, mountpoint string) (changed bool, err error) {
+	if GuardedByHand(h.DropIn, h.RequiredMounts, mountpoint) {
+		return false, nil
+	}
+	f, err := StorageDropIn(targetID, mountpoint)
+	if err != nil {
+		return false, err
+	}
+	return WriteDropIn(ctx, w, ex, f)
 }
 
 // StorageDropInPath is where StorageDropIn writes, known without a mountpoint.

@@ -141,6 +141,21 @@ func TestAccAdoptBeegfs_handBuiltCluster(t *testing.T) {
 				})},
 			},
 			{
+				// Repairing an adopted target starts beegfs-storage again and writes no drop-in
+				// of the provider's own beside the guide's storage.conf.
+				PreConfig: func() { onHost(t, l, "gpu01", "systemctl stop beegfs-storage") },
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(`gpucluster_beegfs_target.gpu["gpu01"]`, plancheck.ResourceActionUpdate),
+						plancheck.ExpectResourceAction(`gpucluster_beegfs_target.gpu["gpu02"]`, plancheck.ResourceActionNoop),
+					},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{hostCheck(func() error {
+					return checkOnHost(l, "gpu01", "systemctl is-active beegfs-storage; ls /etc/systemd/system/beegfs-storage.service.d", "active\nstorage.conf")(nil)
+				})},
+			},
+			{
 				PreConfig: func() { found = snapshot(false) },
 				Config:    providerConfig(l, "") + adoptBeegfsRelease,
 			},

@@ -71,7 +71,7 @@ func (r *beegfsManagementResource) Schema(_ context.Context, _ resource.SchemaRe
 			"` (valid for the node's name and address, `0644`) when they are missing. `conn.auth` and `cert.pem` are then copied, host to host through the " +
 			"provider's memory, to every node in `auth_nodes`. The secret and the key never enter the state, the plan or the logs; the state keeps SHA-256 fingerprints.\n\n" +
 			"A drop-in written by hand under another name (a cluster built by the guide's commands) guards the service as well when it requires the same mountpoint: " +
-			"it is no drift, and the provider writes its own only when an apply has something to change.\n\n" +
+			"it is no drift, and the provider writes no drop-in of its own beside it.\n\n" +
 			"Destroy stops and disables `" + beegfs.ServiceMgmtd + "` and removes its own drop-in; the database, the shared files and drop-ins written by hand stay.\n\n" +
 			"Import with the node's name: `terraform import gpucluster_beegfs_management.cluster login01`, or `login01@gpu01,gpu02` to import `auth_nodes` too.",
 		Attributes: map[string]schema.Attribute{

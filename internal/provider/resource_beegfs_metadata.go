@@ -62,7 +62,7 @@ func (r *beegfsMetadataResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"to the UUID of the filesystem holding `path`, as a single value with no comma, and a drop-in makes systemd start `" + beegfs.ServiceMeta +
 			"` only once that filesystem is mounted (`RequiresMountsFor=`). The service is enabled and started. The package `" + beegfs.MetaPackage + "` must be installed.\n\n" +
 			"Make it depend on `gpucluster_beegfs_management`: the daemon refuses to start without `" + beegfs.ConnAuthPath + "`.\n\n" +
-			"A drop-in written by hand under another name (the guide's own steps) that requires the same mountpoint guards the service as well and is no drift.\n\n" +
+			"A drop-in written by hand under another name (the guide's own steps) that requires the same mountpoint guards the service as well: it is no drift, and no drop-in of the provider's is added beside it.\n\n" +
 			"Destroy stops and disables the service and removes its own drop-in; the metadata directory and drop-ins written by hand are left untouched.\n\n" +
 			"Import with `NODE:PATH`: `terraform import gpucluster_beegfs_metadata.cluster login01:/beegfs/meta`; `node_num_id` is read from the directory.",
 		Attributes: map[string]schema.Attribute{
@@ -393,7 +393,7 @@ func (r *beegfsMetadataResource) configure(ctx context.Context, h *transport.Hos
 	if err != nil {
 		return false, err
 	}
-	_, err = beegfs.WriteMetaDropIn(ctx, h, h, mh.Mount.Target)
+	_, err = beegfs.WriteMetaDropIn(ctx, h, h, mh)
 	return restart, err
 }
 

@@ -85,7 +85,7 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 			beegfs.KeyFsUUID + "` aligned with `" + beegfs.KeyStorageDirectory + "` as comma-separated lists that keep the leading empty " +
 			"element (pitfall P12). A systemd drop-in `" + beegfs.SystemdUnitDir + "/" + beegfs.ServiceStorage + ".service.d/target-TARGET.conf` " +
 			"with `RequiresMountsFor=` the path's mountpoint stops `" + beegfs.ServiceStorage + "` from starting while the filesystem is missing; " +
-			"the guide's own `storage.conf`, or any drop-in of the unit requiring that mountpoint, does the same and is no drift (destroy leaves it). " +
+			"the guide's own `storage.conf`, or any drop-in of the unit requiring that mountpoint, does the same: it is no drift, none of the provider's is added beside it, and destroy leaves it. " +
 			"The service is enabled and started, and restarted only when its config changed.\n\n" +
 			"The plan refuses a path on the root filesystem (it would land on the OS disk), a `" + beegfs.KeyFsUUID + "` that does not " +
 			"match the mounted filesystem, and a `target_id` or `node_num_id` already used by another target of the configuration or " +
@@ -338,11 +338,7 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 	if diags.HasError() {
 		return diags
 	}
-	dropIn, err := beegfs.StorageDropIn(want.TargetID, mount.Target)
-	if err == nil {
-		_, err = beegfs.WriteDropIn(ctx, h, h, dropIn)
-	}
-	if err != nil {
+	if _, err := beegfs.WriteStorageDropIn(ctx, h, h, hs, want.TargetID, mount.Target); err != nil {
 		diags.Append(nodeError("Cannot Write Drop-In", node, "Writing the RequiresMountsFor drop-in for "+beegfs.ServiceStorage+" failed", adviceWrite, err))
 		return diags
 	}
