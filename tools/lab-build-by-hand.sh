@@ -98,7 +98,13 @@ slurm() {
 	local gpus=("${hosts[@]:1}")
 	on login01 env DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurmctld >/dev/null
 	for h in "${gpus[@]}"; do
-		on "$h" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurmd slurm-client >/dev/null
+		# Installed without starting (policy-rc.d, Debian's switch for that): a slurmd started
+		# before /etc/default/slurmd names the controller falls back to DNS SRV discovery (the
+		# guide's note) and holds the install until its unit's 90 s start timeout. It starts
+		# below, once that file is written.
+		on "$h" sh -euc 'printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d; chmod 755 /usr/sbin/policy-rc.d
+			rc=0; DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurmd slurm-client >/dev/null || rc=$?
+			rm -f /usr/sbin/policy-rc.d; exit $rc'
 	done
 	local hw mem range
 	# "NodeName=gpu01 CPUs=2 Boards=1 ... RealMemory=N", without the name and any UpTime line.

@@ -34,6 +34,9 @@ func adoptGeneratedImports(t *testing.T, l *lab.Lab) []adoptImport {
 		{"gpucluster_user.alice", "alice@" + all},
 		{"gpucluster_user.bob", "bob@" + all},
 		{"gpucluster_munge_key.cluster", "login01@" + all},
+		{"gpucluster_slurm_controller.cluster", "login01"},
+		{"gpucluster_slurm_partition.gpu", "gpu@login01"},
+		{"gpucluster_slurm_activation.cluster", "login01"},
 		{"gpucluster_beegfs_management.cluster", "login01@" + strings.Join(gpus, ",")},
 		{"gpucluster_beegfs_metadata.cluster", "login01:/beegfs/meta"},
 	}
@@ -48,7 +51,11 @@ func adoptGeneratedImports(t *testing.T, l *lab.Lab) []adoptImport {
 		}
 	}
 	for _, g := range gpus {
-		imports = append(imports, adoptImport{"gpucluster_beegfs_target." + g, g + ":/data/beegfs-storage"})
+		imports = append(imports,
+			adoptImport{"gpucluster_slurm_node." + g, g + "@login01"},
+			adoptImport{"gpucluster_slurm_compute." + g, g},
+			adoptImport{"gpucluster_beegfs_target." + g, g + ":/data/beegfs-storage"},
+		)
 	}
 	return imports
 }
@@ -93,7 +100,8 @@ func adoptHandwritten(l *lab.Lab, imports []adoptImport) string {
 	return b.String()
 }
 
-// The issue's config generation: import blocks for the whole hand-built cluster and
+// The issue's config generation: import blocks for the whole hand-built cluster (Slurm and
+// BeeGFS included) and
 // `terraform plan -generate-config-out` give a configuration whose plan, once imported, is
 // empty (-detailed-exitcode 0), and neither the import nor an apply after it writes a file under
 // /etc or restarts a daemon on any host. It runs the real terraform binary against the provider
