@@ -79,24 +79,8 @@ import {
 }
 `
 
-const adoptBeegfsRelease = `
-removed {
-  from = gpucluster_beegfs_management.cluster
-  lifecycle { destroy = false }
-}
-removed {
-  from = gpucluster_beegfs_metadata.cluster
-  lifecycle { destroy = false }
-}
-removed {
-  from = gpucluster_beegfs_target.gpu
-  lifecycle { destroy = false }
-}
-removed {
-  from = gpucluster_beegfs_client.node
-  lifecycle { destroy = false }
-}
-`
+var adoptBeegfsRelease = released("gpucluster_beegfs_management.cluster", "gpucluster_beegfs_metadata.cluster",
+	"gpucluster_beegfs_target.gpu", "gpucluster_beegfs_client.node")
 
 // BeeGFS set up by the guide's own commands (conn.auth by dd, a certificate by openssl, the
 // guide's drop-in names, the interlock keys by sed) imports with an empty plan, and neither the

@@ -102,28 +102,8 @@ import {
 `
 
 // adoptSlurmRelease hands the Slurm part back with the rest.
-const adoptSlurmRelease = `
-removed {
-  from = gpucluster_slurm_controller.cluster
-  lifecycle { destroy = false }
-}
-removed {
-  from = gpucluster_slurm_node.gpu
-  lifecycle { destroy = false }
-}
-removed {
-  from = gpucluster_slurm_partition.gpu
-  lifecycle { destroy = false }
-}
-removed {
-  from = gpucluster_slurm_activation.cluster
-  lifecycle { destroy = false }
-}
-removed {
-  from = gpucluster_slurm_compute.gpu
-  lifecycle { destroy = false }
-}
-`
+var adoptSlurmRelease = released("gpucluster_slurm_controller.cluster", "gpucluster_slurm_node.gpu",
+	"gpucluster_slurm_partition.gpu", "gpucluster_slurm_activation.cluster", "gpucluster_slurm_compute.gpu")
 
 // The issue's whole adoption: the cluster built by the guide's commands, its hand-written
 // slurm.conf (gpu[01-02] on one line), cgroup.conf, gres.conf and /etc/default/slurmd

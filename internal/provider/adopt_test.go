@@ -140,32 +140,18 @@ import {
 `
 
 // adoptRelease hands the cluster back: the state forgets it, the hosts keep everything.
-const adoptRelease = `
-removed {
-  from = gpucluster_node.all
-  lifecycle { destroy = false }
+var adoptRelease = released("gpucluster_node.all", "gpucluster_group.users", "gpucluster_user.guide",
+	"gpucluster_munge_key.cluster", "gpucluster_firewall_rule.table", "gpucluster_firewall.node")
+
+// released is a removed block for each address, with destroy = false: the state forgets the
+// resource and its hosts keep everything.
+func released(addresses ...string) string {
+	var b strings.Builder
+	for _, a := range addresses {
+		fmt.Fprintf(&b, "\nremoved {\n  from = %s\n  lifecycle { destroy = false }\n}\n", a)
+	}
+	return b.String()
 }
-removed {
-  from = gpucluster_group.users
-  lifecycle { destroy = false }
-}
-removed {
-  from = gpucluster_user.guide
-  lifecycle { destroy = false }
-}
-removed {
-  from = gpucluster_munge_key.cluster
-  lifecycle { destroy = false }
-}
-removed {
-  from = gpucluster_firewall_rule.table
-  lifecycle { destroy = false }
-}
-removed {
-  from = gpucluster_firewall.node
-  lifecycle { destroy = false }
-}
-`
 
 // The issue's first part: a cluster built by the guide's own commands imports whole with an
 // empty plan, and neither the import nor the apply after it changes a file under /etc or
