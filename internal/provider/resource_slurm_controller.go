@@ -221,11 +221,12 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 	}
 	for _, s := range controllerStrings {
 		attrs[s.attr] = schema.StringAttribute{
-			MarkdownDescription: settingClassDoc(fmt.Sprintf("`%s`: %s Defaults to `%s`; `\"\"` leaves the line out, so Slurm's own default applies (a hand-written slurm.conf without the line imports so).", s.key, s.doc, *s.field(&def)), s.key),
-			Optional:            true,
-			Computed:            true,
-			Default:             stringdefault.StaticString(*s.field(&def)),
-			Validators:          []validator.String{slurmValueOrEmpty},
+			MarkdownDescription: settingClassDoc(fmt.Sprintf("`%s`: %s Defaults to `%s`; `\"\"` leaves the line out, so Slurm's own default applies. "+
+				"A hand-written slurm.conf without the line imports as `\"\"`, and there the line stays out while the attribute is unset.", s.key, s.doc, *s.field(&def)), s.key),
+			Optional:      true,
+			Computed:      true,
+			PlanModifiers: []planmodifier.String{settingDefault(*s.field(&def))},
+			Validators:    []validator.String{slurmValueOrEmpty},
 		}
 	}
 	resp.Schema = schema.Schema{
