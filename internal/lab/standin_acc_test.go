@@ -162,7 +162,10 @@ func TestLabStandInStorageDaemonRefuses(t *testing.T) {
 	if got := mustExec(t, l, host, "cat "+s+"/good/"+beegfs.OriginalNodeIDFile); got != host+"\n" {
 		t.Errorf("originalNodeID = %q, want %q", got, host+"\n")
 	}
-	if got := mustExec(t, l, host, "systemctl stop "+unit+" && journalctl -q -o cat -u "+unit+" | grep -c 'Deactivated successfully' || true"); got != "1\n" {
+	// journald writes the unit's last line after systemctl stop returns: poll for it.
+	stopped := "systemctl stop " + unit + " && for i in $(seq 50); do n=$(journalctl -q -o cat -u " + unit +
+		" | grep -c 'Deactivated successfully'); [ \"$n\" = 0 ] || break; sleep 0.2; done; echo \"$n\""
+	if got := mustExec(t, l, host, stopped); got != "1\n" {
 		t.Errorf("stopping the daemon did not end it cleanly (journal matches %q)", got)
 	}
 
