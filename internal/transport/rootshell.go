@@ -26,30 +26,32 @@ import (
 //
 // Each reply is a line "@@done ID STATUS STDOUTLEN STDERRLEN" and the two outputs; STATUS is
 // the exit code, or 128 plus the signal that ended the command, as a shell reports it.
-// A command is done when it exited and closed both outputs, so a daemon it left holding
+// A command is done when it closed both outputs and exited, so a daemon it left holding
 // them delays only its own reply.
+//
+// No SIGCHLD handler: Perl runs a handler between statements, so a child that exits just
+// before select() is entered leaves select() asleep with the reply unsent until another request
+// wakes it, for up to the command timeout. Instead a command whose outputs have closed is
+// polled with waitpid, first after 0.2 ms, the wait doubling up to 100 ms: a process closes its
+// outputs as it exits, so the first poll nearly always finds it.
 const rootShellScript = `use strict; use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK);
 use constant WNOHANG => 1; # <sys/wait.h> on Linux; loading POSIX for it would cost 10 ms a start
 my $marker = shift @ARGV;
 $SIG{PIPE} = 'IGNORE';
-pipe(my $wake, my $waker) or die "pipe: $!";
-nonblocking($waker);
-$SIG{CHLD} = sub { syswrite($waker, 'x') };
 nonblocking(\*STDOUT);
-my ($in, $out, %jobs, %bypid) = ('', '');
+my ($in, $out, %jobs) = ('', '');
 my $eof = 0;
 print STDERR $marker;
 while (!$eof || length $out) {
-	my ($r, $w) = ('', '');
-	vec($r, fileno($wake), 1) = 1;
+	my ($r, $w, $poll) = ('', '', undef);
 	vec($r, fileno(STDIN), 1) = 1 unless $eof;
 	vec($w, fileno(STDOUT), 1) = 1 if length $out;
 	for my $j (values %jobs) {
 		vec($r, fileno($_), 1) = 1 for grep { defined } $j->{out}, $j->{err};
 		vec($w, fileno($j->{in}), 1) = 1 if $j->{in};
+		$poll = $j->{poll} if $j->{poll} && !($poll && $poll < $j->{poll});
 	}
-	next if select($r, $w, undef, undef) < 0;
-	if (vec($r, fileno($wake), 1)) { sysread($wake, my $drain, 512); reap(); }
+	next if select($r, $w, undef, $poll) < 0;
 	if (!$eof && vec($r, fileno(STDIN), 1)) {
 		my $n = sysread(STDIN, $in, 65536, length $in);
 		$eof = 1 unless $n;
@@ -58,6 +60,7 @@ while (!$eof || length $out) {
 	for my $j (values %jobs) {
 		collect($j, $_, $r) for 'out', 'err';
 		feed($j) if $j->{in} && vec($w, fileno($j->{in}), 1);
+		reap($j);
 		finish($j);
 	}
 	if (length $out && vec($w, fileno(STDOUT), 1)) {
@@ -95,7 +98,6 @@ sub start {
 	my $j = { id => $id, pid => $pid, in => $iw, stdin => $stdin, out => $or, err => $er, got => { out => '', err => '' } };
 	if (!length $stdin) { close($iw); $j->{in} = undef }
 	$jobs{$id} = $j;
-	$bypid{$pid} = $j;
 }
 sub feed {
 	my $j = shift;
@@ -112,11 +114,13 @@ sub collect {
 	if (!$n) { close($fh); $j->{$which} = undef }
 }
 sub reap {
-	while ((my $pid = waitpid(-1, WNOHANG)) > 0) {
-		my $j = delete $bypid{$pid} or next;
-		$j->{status} = $? & 127 ? 128 + ($? & 127) : $? >> 8;
-	}
+	my $j = shift;
+	return if $j->{out} || $j->{err} || defined $j->{status};
+	my $pid = waitpid($j->{pid}, WNOHANG);
+	if ($pid == 0) { $j->{poll} = $j->{poll} ? min(2 * $j->{poll}, 0.1) : 0.0002; return }
+	$j->{status} = $pid < 0 ? 127 : $? & 127 ? 128 + ($? & 127) : $? >> 8;
 }
+sub min { $_[0] < $_[1] ? $_[0] : $_[1] }
 sub finish {
 	my $j = shift;
 	return if $j->{out} || $j->{err} || !defined $j->{status};

@@ -1,10 +1,12 @@
 package transport
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -303,5 +305,53 @@ func TestLogsCarryTheRequestAndTheNode(t *testing.T) {
 	}
 	if infos != 1 || commands != 2 {
 		t.Errorf("%d INFO lines and %d commands logged, want 1 change and 2 commands:\n%s", infos, commands, strings.Join(logs.lines, "\n"))
+	}
+}
+
+// TestRootShellRepliesWithSIGCHLDBlocked runs the shell's program with SIGCHLD blocked, the
+// deterministic form of a SIGCHLD that arrives just before select() is entered: a shell that
+// waits for the signal to reap its commands never replies, as one did in CI, where a UFW read
+// on gpu02 waited out the 30-minute command timeout.
+func TestRootShellRepliesWithSIGCHLDBlocked(t *testing.T) {
+	blockThenExec := `use POSIX (); POSIX::sigprocmask(POSIX::SIG_BLOCK(), POSIX::SigSet->new(POSIX::SIGCHLD())) or die "sigprocmask: $!"; exec @ARGV or die "exec: $!"`
+	cmd := exec.Command("perl", "-e", blockThenExec, "perl", "-e", rootShellScript, "marker")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	replies := make(chan uint64)
+	go func() {
+		r := bufio.NewReader(stdout)
+		for {
+			id, _, err := readReply(r)
+			if err != nil {
+				close(replies)
+				return
+			}
+			replies <- id
+		}
+	}()
+	scripts := []string{"true", "exit 3", "exec >&- 2>&-; sleep 0.2", "echo out; echo err >&2"}
+	for i, script := range scripts {
+		id := uint64(i + 1)
+		if _, err := fmt.Fprintf(stdin, "run %d %d 0\n%s", id, len(script), script); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-replies:
+			if got != id {
+				t.Fatalf("reply for command %d, want %d", got, id)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no reply to %q in 5 s with SIGCHLD blocked", script)
+		}
 	}
 }
