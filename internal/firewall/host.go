@@ -206,12 +206,16 @@ func SetEnabled(ctx context.Context, h Executor, enabled bool) error {
 	return nil
 }
 
-// WriteLedger replaces the ownership ledger with keys. The caller holds the
-// host's lock from reading the state to writing.
+// WriteLedger replaces the ownership ledger with keys. With no key left it removes the file, so
+// destroying a node's last rule resource leaves nothing of the provider's on the node. The
+// caller holds the host's lock from reading the state to writing.
 func WriteLedger(ctx context.Context, h LedgerWriter, keys []string) error {
 	keys = slices.Clone(keys)
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
+	if len(keys) == 0 {
+		return removeLedger(ctx, h)
+	}
 	content := "# Firewall rules owned by gpucluster_firewall_rule resources. Managed by Terraform.\n"
 	for _, k := range keys {
 		content += k + "\n"
@@ -221,6 +225,18 @@ func WriteLedger(ctx context.Context, h LedgerWriter, keys []string) error {
 	}
 	if _, err := h.WriteFile(ctx, transport.File{Path: LedgerPath, Content: []byte(content), Owner: "root", Group: "root", Mode: 0o644}); err != nil {
 		return fmt.Errorf("write %s: %w", LedgerPath, err)
+	}
+	return nil
+}
+
+func removeLedger(ctx context.Context, h Executor) error {
+	script := transport.NewScript().Set("ledger", LedgerPath).Text(`if [ -e "$ledger" ]; then rm -f -- "$ledger" && echo removed; fi`).String()
+	res, err := h.Sudo(ctx, script, nil)
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", LedgerPath, err)
+	}
+	if strings.TrimSpace(string(res.Stdout)) == "removed" {
+		transport.Changed(ctx, h, "removed "+LedgerPath+", which listed no rule any more")
 	}
 	return nil
 }
