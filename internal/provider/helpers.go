@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -122,4 +123,24 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// readState is the start of Read for a resource whose read fills its state model from the
+// hosts: ok is false when the read failed or found nothing, and then the response is already
+// complete (gone means removed from state).
+func readState[M any](ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse, read func(context.Context, *M) (bool, diag.Diagnostics)) (state M, ok bool) {
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return state, false
+	}
+	found, diags := read(ctx, &state)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return state, false
+	}
+	if !found {
+		resp.State.RemoveResource(ctx)
+		return state, false
+	}
+	return state, true
 }

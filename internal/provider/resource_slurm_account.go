@@ -6,7 +6,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
@@ -25,9 +24,13 @@ var (
 )
 
 // NewSlurmAccountResource returns the gpucluster_slurm_account resource.
-func NewSlurmAccountResource() resource.Resource { return &slurmAccountResource{} }
+func NewSlurmAccountResource() resource.Resource {
+	return &slurmAccountResource{sacctmgrResource[slurm.Account, slurmAccountModel, *slurmAccountModel]{object: accountObject, importExample: "research@login01"}}
+}
 
-type slurmAccountResource struct{ cluster *cluster }
+type slurmAccountResource struct {
+	sacctmgrResource[slurm.Account, slurmAccountModel, *slurmAccountModel]
+}
 
 type slurmAccountModel struct {
 	ID          types.String `tfsdk:"id"`
@@ -96,11 +99,7 @@ func (r *slurmAccountResource) Schema(_ context.Context, _ resource.SchemaReques
 var descriptionValidator = stringvalidator.RegexMatches(slurm.DescriptionPattern,
 	"must be lower case (Slurm stores descriptions in lower case) and cannot hold '|', quotes, backslashes or line breaks")
 
-func (r *slurmAccountResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
-}
-
-func (m slurmAccountModel) account() slurm.Account {
+func (m *slurmAccountModel) want(context.Context, *diag.Diagnostics) slurm.Account {
 	return slurm.Account{Name: m.Name.ValueString(), Parent: m.Parent.ValueString(), Fairshare: int(m.Fairshare.ValueInt64()),
 		Description: m.Description.ValueString()}
 }
@@ -115,51 +114,14 @@ func (m *slurmAccountModel) set(a slurm.Account) {
 var accountObject = sacctmgrObject[slurm.Account]{
 	title: "Slurm Account", object: "the account",
 	read: slurm.ReadAccount, ensure: slurm.EnsureAccount, remove: slurm.DeleteAccount,
-	ensureAdvice: "",
+	keep: func(want *slurm.Account, have slurm.Account) {
+		if want.Description == "" {
+			want.Description = have.Description
+		}
+	},
 	removeAdvice: " (users still in it must be removed first)",
 }
 
 func (m slurmAccountModel) target() (controller, name string) {
 	return m.Controller.ValueString(), m.Name.ValueString()
-}
-
-func (r *slurmAccountResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
-}
-
-func (r *slurmAccountResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
-}
-
-func (r *slurmAccountResource) converge(ctx context.Context, m *slurmAccountModel) diag.Diagnostics {
-	got, diags := accountObject.converge(ctx, r.cluster, m.Controller.ValueString(), m.Name.ValueString(), m.account(), func(want *slurm.Account, have slurm.Account) {
-		if want.Description == "" {
-			want.Description = have.Description
-		}
-	})
-	if !diags.HasError() {
-		m.set(got)
-	}
-	return diags
-}
-
-func (r *slurmAccountResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readObject[slurm.Account, slurmAccountModel](ctx, accountObject, r.cluster, req, resp)
-}
-
-// Delete removes the account's association; job records stay.
-func (r *slurmAccountResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteObject[slurm.Account, slurmAccountModel](ctx, accountObject, r.cluster, req, resp)
-}
-
-// ImportState takes NAME@CONTROLLER.
-func (r *slurmAccountResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	name, controller, diags := parseNameAtController(req.ID, "research@login01")
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("controller"), controller)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), name)...)
 }

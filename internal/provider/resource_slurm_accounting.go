@@ -367,18 +367,8 @@ func (r *slurmAccountingResource) syncClusterID(ctx context.Context, controller,
 }
 
 func (r *slurmAccountingResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state slurmAccountingModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	found, diags := r.read(ctx, &state)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !found {
-		resp.State.RemoveResource(ctx)
+	state, ok := readState(ctx, req, resp, r.read)
+	if !ok {
 		return
 	}
 	if state.Status.ValueString() != inSync {

@@ -294,21 +294,9 @@ func (r *slurmActivationResource) activate(ctx context.Context, m *slurmActivati
 }
 
 func (r *slurmActivationResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state slurmActivationModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
+	if state, ok := readState(ctx, req, resp, r.read); ok {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 	}
-	found, diags := r.read(ctx, &state)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !found {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
 // read fills config_sha256 and status from the controller; found is false when the controller

@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
@@ -26,9 +25,13 @@ var (
 )
 
 // NewSlurmQOSResource returns the gpucluster_slurm_qos resource.
-func NewSlurmQOSResource() resource.Resource { return &slurmQOSResource{} }
+func NewSlurmQOSResource() resource.Resource {
+	return &slurmQOSResource{sacctmgrResource[slurm.QOS, slurmQOSModel, *slurmQOSModel]{object: qosObject, importExample: "gpu1@login01"}}
+}
 
-type slurmQOSResource struct{ cluster *cluster }
+type slurmQOSResource struct {
+	sacctmgrResource[slurm.QOS, slurmQOSModel, *slurmQOSModel]
+}
 
 type slurmQOSModel struct {
 	ID             types.String `tfsdk:"id"`
@@ -100,11 +103,7 @@ func (r *slurmQOSResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 	}
 }
 
-func (r *slurmQOSResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
-}
-
-func (m slurmQOSModel) qos(ctx context.Context, diags *diag.Diagnostics) slurm.QOS {
+func (m *slurmQOSModel) want(ctx context.Context, diags *diag.Diagnostics) slurm.QOS {
 	q := slurm.QOS{Name: m.Name.ValueString(), Description: m.Description.ValueString(), Priority: int(m.Priority.ValueInt64()),
 		MaxJobsPerUser: int(m.MaxJobsPerUser.ValueInt64())}
 	if !m.MaxTRESPerUser.IsNull() && !m.MaxTRESPerUser.IsUnknown() {
@@ -132,57 +131,14 @@ func (m *slurmQOSModel) set(q slurm.QOS) {
 var qosObject = sacctmgrObject[slurm.QOS]{
 	title: "Slurm QOS", object: "the QOS",
 	read: slurm.ReadQOS, ensure: slurm.EnsureQOS, remove: slurm.DeleteQOS,
+	keep: func(want *slurm.QOS, have slurm.QOS) {
+		if want.Description == "" {
+			want.Description = have.Description
+		}
+	},
 	ensureAdvice: ". A limit on a gres TRES such as gres/gpu needs slurmctld to have run with it in gpucluster_slurm_accounting's tres: set controller = gpucluster_slurm_activation.NAME.id",
-	removeAdvice: "",
 }
 
 func (m slurmQOSModel) target() (controller, name string) {
 	return m.Controller.ValueString(), m.Name.ValueString()
-}
-
-func (r *slurmQOSResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
-}
-
-func (r *slurmQOSResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
-}
-
-func (r *slurmQOSResource) converge(ctx context.Context, m *slurmQOSModel) diag.Diagnostics {
-	var diags diag.Diagnostics
-	want := m.qos(ctx, &diags)
-	if diags.HasError() {
-		return diags
-	}
-	got, convergeDiags := qosObject.converge(ctx, r.cluster, m.Controller.ValueString(), m.Name.ValueString(), want, func(want *slurm.QOS, have slurm.QOS) {
-		if want.Description == "" {
-			want.Description = have.Description
-		}
-	})
-	diags.Append(convergeDiags...)
-	if !diags.HasError() {
-		m.set(got)
-	}
-	return diags
-}
-
-func (r *slurmQOSResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readObject[slurm.QOS, slurmQOSModel](ctx, qosObject, r.cluster, req, resp)
-}
-
-// Delete removes the QOS; associations that allowed it no longer do, and job records stay.
-func (r *slurmQOSResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteObject[slurm.QOS, slurmQOSModel](ctx, qosObject, r.cluster, req, resp)
-}
-
-// ImportState takes NAME@CONTROLLER.
-func (r *slurmQOSResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	name, controller, diags := parseNameAtController(req.ID, "gpu1@login01")
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("controller"), controller)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), name)...)
 }

@@ -25,9 +25,15 @@ var (
 )
 
 // NewSlurmUserResource returns the gpucluster_slurm_user resource.
-func NewSlurmUserResource() resource.Resource { return &slurmUserResource{} }
+func NewSlurmUserResource() resource.Resource {
+	return &slurmUserResource{sacctmgrResource[slurm.AccountingUser, slurmUserModel, *slurmUserModel]{object: userObject}}
+}
 
-type slurmUserResource struct{ cluster *cluster }
+// slurmUserResource imports by reading the associations itself, since qos and default_qos are
+// set in state only when slurmdbd has them.
+type slurmUserResource struct {
+	sacctmgrResource[slurm.AccountingUser, slurmUserModel, *slurmUserModel]
+}
 
 type slurmUserModel struct {
 	ID             types.String `tfsdk:"id"`
@@ -93,10 +99,6 @@ func (r *slurmUserResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 	}
 }
 
-func (r *slurmUserResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 // ValidateConfig refuses defaults outside their lists, before any host is asked.
 func (r *slurmUserResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m slurmUserModel
@@ -114,7 +116,7 @@ func (r *slurmUserResource) ValidateConfig(ctx context.Context, req resource.Val
 	}
 }
 
-func (m slurmUserModel) user(ctx context.Context, diags *diag.Diagnostics) slurm.AccountingUser {
+func (m *slurmUserModel) want(ctx context.Context, diags *diag.Diagnostics) slurm.AccountingUser {
 	u := slurm.AccountingUser{Name: m.Name.ValueString(), Accounts: setStrings(ctx, m.Accounts, diags),
 		DefaultAccount: m.DefaultAccount.ValueString(), DefaultQOS: m.DefaultQOS.ValueString()}
 	if !m.QOS.IsNull() {
@@ -140,43 +142,11 @@ func (m *slurmUserModel) set(u slurm.AccountingUser) {
 var userObject = sacctmgrObject[slurm.AccountingUser]{
 	title: "Slurm User", object: "the associations of user",
 	read: slurm.ReadUser, ensure: slurm.EnsureUser, remove: slurm.DeleteUser,
-	ensureAdvice: "",
 	removeAdvice: " (Slurm refuses while the user has jobs running)",
 }
 
 func (m slurmUserModel) target() (controller, name string) {
 	return m.Controller.ValueString(), m.Name.ValueString()
-}
-
-func (r *slurmUserResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
-}
-
-func (r *slurmUserResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge)
-}
-
-func (r *slurmUserResource) converge(ctx context.Context, m *slurmUserModel) diag.Diagnostics {
-	var diags diag.Diagnostics
-	want := m.user(ctx, &diags)
-	if diags.HasError() {
-		return diags
-	}
-	got, convergeDiags := userObject.converge(ctx, r.cluster, m.Controller.ValueString(), m.Name.ValueString(), want, nil)
-	diags.Append(convergeDiags...)
-	if !diags.HasError() {
-		m.set(got)
-	}
-	return diags
-}
-
-func (r *slurmUserResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readObject[slurm.AccountingUser, slurmUserModel](ctx, userObject, r.cluster, req, resp)
-}
-
-// Delete removes the user's associations on the cluster; job records stay.
-func (r *slurmUserResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteObject[slurm.AccountingUser, slurmUserModel](ctx, userObject, r.cluster, req, resp)
 }
 
 // ImportState takes NAME@CONTROLLER and reads the associations, QOS included.

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -52,14 +51,15 @@ type sacctmgrObject[T any] struct {
 	read   func(context.Context, slurm.Executor, slurm.AccountingClient, string) (T, bool, error)
 	ensure func(ctx context.Context, ex slurm.Executor, c slurm.AccountingClient, want T, have *T) error
 	remove func(context.Context, slurm.Executor, slurm.AccountingClient, string) error
+	// keep, when set, fills in want from what slurmdbd holds before a change (values the
+	// configuration leaves to Slurm).
+	keep func(want *T, have T)
 	// ensureAdvice and removeAdvice add what a failed change or removal usually means.
 	ensureAdvice, removeAdvice string
 }
 
 // converge makes the object on controller what want says and returns what slurmdbd then holds.
-// keep, when set, fills in want from what slurmdbd holds before the change (values the
-// configuration leaves to Slurm).
-func (o sacctmgrObject[T]) converge(ctx context.Context, c *cluster, controller, name string, want T, keep func(want *T, have T)) (T, diag.Diagnostics) {
+func (o sacctmgrObject[T]) converge(ctx context.Context, c *cluster, controller, name string, want T) (T, diag.Diagnostics) {
 	var zero T
 	h, client, diags := c.accountingClient(ctx, controller)
 	if diags.HasError() {
@@ -72,8 +72,8 @@ func (o sacctmgrObject[T]) converge(ctx context.Context, c *cluster, controller,
 	}
 	var current *T
 	if found {
-		if keep != nil {
-			keep(&want, have)
+		if o.keep != nil {
+			o.keep(&want, have)
 		}
 		current = &have
 	}
@@ -118,49 +118,4 @@ func (o sacctmgrObject[T]) delete(ctx context.Context, c *cluster, controller, n
 		diags.Append(sacctmgrError("Cannot Delete "+o.title, controller, "Removing "+o.object+" "+name+" with sacctmgr failed"+o.removeAdvice, err))
 	}
 	return diags
-}
-
-// sacctmgrModel is the state model of an object kept in slurmdbd: where it is, and how what
-// slurmdbd holds is read back into it.
-type sacctmgrModel[T any] interface {
-	target() (controller, name string)
-	set(T)
-}
-
-// readObject is Read for every object kept in slurmdbd: gone means removed from state.
-func readObject[T, M any, PM interface {
-	*M
-	sacctmgrModel[T]
-}](ctx context.Context, o sacctmgrObject[T], c *cluster, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state M
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	controller, name := PM(&state).target()
-	got, found, diags := o.lookup(ctx, c, controller, name)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !found {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	PM(&state).set(got)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-}
-
-// deleteObject is Delete for every object kept in slurmdbd; job records stay.
-func deleteObject[T, M any, PM interface {
-	*M
-	sacctmgrModel[T]
-}](ctx context.Context, o sacctmgrObject[T], c *cluster, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state M
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	controller, name := PM(&state).target()
-	resp.Diagnostics.Append(o.delete(ctx, c, controller, name)...)
 }
