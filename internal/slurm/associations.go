@@ -13,7 +13,7 @@ import (
 // Associations live in slurmdbd: Slurm accounts in a tree under root, users in accounts, and
 // QOS. Every change goes through sacctmgr and reads use its parsable output (-nP). Deleting
 // one removes the association or QOS only: slurmdbd keeps every job record, which sacct
-// still shows.
+// still shows, once slurmctld has sent it (waitJobRecordsSent).
 
 // AssocNamePattern matches account, user and QOS names. Slurm stores them in lower case, so
 // upper case would read back as another name.
@@ -129,6 +129,9 @@ func EnsureAccount(ctx context.Context, ex Executor, c AccountingClient, want Ac
 // with it when no other cluster uses it. Job records stay.
 func DeleteAccount(ctx context.Context, ex Executor, c AccountingClient, name string) error {
 	if err := checkAssocName("account", name); err != nil {
+		return err
+	}
+	if err := waitJobRecordsSent(ctx, ex); err != nil {
 		return err
 	}
 	return c.change(ctx, ex, "delete", "account", "where", "name="+name, "cluster="+c.Cluster)
@@ -259,6 +262,9 @@ func EnsureUser(ctx context.Context, ex Executor, c AccountingClient, want Accou
 		}
 	}
 	if len(extra) > 0 {
+		if err := waitJobRecordsSent(ctx, ex); err != nil {
+			return err
+		}
 		if err := c.change(ctx, ex, "delete", "user", "where", "name="+want.Name, "cluster="+c.Cluster, "account="+strings.Join(extra, ",")); err != nil {
 			return err
 		}
@@ -285,6 +291,9 @@ func ensureUserQOS(ctx context.Context, ex Executor, c AccountingClient, want, h
 // DeleteUser removes the user's associations on the client's cluster. Job records stay.
 func DeleteUser(ctx context.Context, ex Executor, c AccountingClient, name string) error {
 	if err := checkAssocName("user", name); err != nil {
+		return err
+	}
+	if err := waitJobRecordsSent(ctx, ex); err != nil {
 		return err
 	}
 	return c.change(ctx, ex, "delete", "user", "where", "name="+name, "cluster="+c.Cluster)
@@ -443,6 +452,9 @@ func qosChanges(want, have QOS) []string {
 // DeleteQOS removes the QOS; associations that allowed it no longer do. Job records stay.
 func DeleteQOS(ctx context.Context, ex Executor, c AccountingClient, name string) error {
 	if err := checkAssocName("QOS", name); err != nil {
+		return err
+	}
+	if err := waitJobRecordsSent(ctx, ex); err != nil {
 		return err
 	}
 	return c.change(ctx, ex, "delete", "qos", "where", "name="+name)
