@@ -13,7 +13,8 @@ import (
 // associationsDoc is how the Slurm account, user and QOS resources say where they apply.
 const associationsDoc = "It is kept in slurmdbd, through `sacctmgr` on the controller, which finds slurmdbd and the cluster's name in the fragments of " +
 	"`gpucluster_slurm_accounting` and `gpucluster_slurm_controller`: set `controller = gpucluster_slurm_accounting.NAME.id`, so accounting is set up first. " +
-	"Destroying it removes the association only: slurmdbd keeps every job record, and `sacct` still shows them."
+	"Destroying it first waits, up to two minutes, until slurmctld has sent slurmdbd the job records it still holds (`sdiag`'s `DBD Agent queue size` is 0), " +
+	"since slurmdbd drops a new association without job records outright; then it removes the association only: slurmdbd keeps every job record, and `sacct` still shows them."
 
 // accountingClient connects to the controller and finds slurmdbd from its fragments.
 func (c *cluster) accountingClient(ctx context.Context, controller string) (*transport.Host, slurm.AccountingClient, diag.Diagnostics) {
