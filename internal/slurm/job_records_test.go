@@ -10,17 +10,15 @@ import (
 )
 
 func TestQueuedJobRecords(t *testing.T) {
-	for _, tc := range []struct {
-		sdiag string
-		n     int
-		found bool
-	}{
-		{"Server thread count:  1\nAgent queue size:     0\nAgent count:          0\nDBD Agent queue size: 3\n", 3, true},
-		{"Agent queue size:     7\nDBD Agent queue size: 0\n", 0, true},
-		{"Server thread count:  1\nAgent queue size:     2\n", 0, false},
-	} {
-		if n, found := queuedJobRecords(tc.sdiag); n != tc.n || found != tc.found {
-			t.Errorf("%q: got %d, %v; want %d, %v", tc.sdiag, n, found, tc.n, tc.found)
+	// sdiag's output, and the queue size and whether it was there, as "3 true".
+	want := map[string]string{
+		"Server thread count:  1\nAgent queue size:     0\nAgent count:          0\nDBD Agent queue size: 3\n": "3 true",
+		"Agent queue size:     7\nDBD Agent queue size: 0\n":                                                   "0 true",
+		"Server thread count:  1\nAgent queue size:     2\n":                                                   "0 false",
+	}
+	for sdiag, w := range want {
+		if n, found := queuedJobRecords(sdiag); fmt.Sprint(n, found) != w {
+			t.Errorf("%q: got %d %v, want %s", sdiag, n, found, w)
 		}
 	}
 }
