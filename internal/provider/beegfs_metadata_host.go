@@ -11,41 +11,26 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// metaNode is the metadata node as read: the connection, its state, the installed release and
-// the directory on the filesystem it is on now.
+// metaNode is the metadata node as read, with the directory on the filesystem it is on now.
 type metaNode struct {
-	h      *transport.Host
-	mh     beegfs.MetaHost
-	rel    beegfs.Release
+	daemonNode[beegfs.MetaHost]
 	target beegfs.StorageTarget
 }
 
-// readNode connects and reads the node; diagnostics explain a missing package, a filesystem
-// that is not the recorded one (mountpoint and uuid, "" for a new resource) and a path that
-// is not on a filesystem of its own.
+// readNode connects and reads the node; diagnostics explain a failed read, a missing package,
+// a filesystem that is not the recorded one (mountpoint and uuid, "" for a new resource) and a
+// path that is not on a filesystem of its own.
 func (r *beegfsMetadataResource) readNode(ctx context.Context, node, dir, mountpoint, uuid string) (metaNode, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	var n metaNode
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
-		return n, diags
-	}
-	n.h = h
-	if n.mh, err = beegfs.ReadMeta(ctx, h, dir); err != nil {
-		diags.Append(nodeAttributeError(path.Root("node"), "Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's package, config, service and directory failed", adviceRead, err))
-		return n, diags
-	}
-	if n.rel, err = n.mh.Release(); err != nil {
-		diags.Append(notInstalledError(path.Root("node"), node, err))
+	read, diags := readDaemonNode(ctx, r.cluster, metaDaemon, node, dir, beegfs.ReadMeta)
+	n := metaNode{daemonNode: read}
+	if diags.HasError() {
 		return n, diags
 	}
 	if !beegfs.OnRecordedFilesystem(n.mh.Mount, mountpoint, uuid) {
-		diags.Append(nodeAttributeError(path.Root("path"), "Metadata Filesystem Missing", node,
-			"The filesystem the metadata directory was set up on is not mounted where it was", "Nothing is changed until it is back.",
-			beegfs.FilesystemMissing(dir, mountpoint, uuid, n.mh.Mount)))
+		diags.Append(metaStore.filesystemMissing(false, node, dir, mountpoint, uuid, n.mh.Mount))
 		return n, diags
 	}
+	var err error
 	if n.target, err = n.mh.Target(dir); err != nil {
 		diags.Append(nodeAttributeError(path.Root("path"), "Metadata Directory Not On A Filesystem Of Its Own", node,
 			dir+" would be on the filesystem mounted at "+n.mh.Mount.Target,

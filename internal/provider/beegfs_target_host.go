@@ -35,9 +35,7 @@ func checkTargetHost(ctx context.Context, h beegfs.Executor, node string, want b
 		return hs, diags
 	}
 	if !beegfs.OnRecordedFilesystem(hs.Mount, mountpoint, uuid) {
-		diags.Append(nodeAttributeError(path.Root("path"), "Storage Filesystem Missing", node,
-			"The filesystem the target was set up on is not mounted where it was", "Nothing is changed until it is back.",
-			beegfs.FilesystemMissing(want.Directory, mountpoint, uuid, hs.Mount)))
+		diags.Append(storageStore.filesystemMissing(false, node, want.Directory, mountpoint, uuid, hs.Mount))
 		return hs, diags
 	}
 	if err := beegfs.CheckSeparateFilesystem(want.Directory, hs.Mount.Target); err != nil {

@@ -321,9 +321,7 @@ func (r *beegfsManagementResource) Read(ctx context.Context, req resource.ReadRe
 		return
 	}
 	if !onFilesystem {
-		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("db_file"), "Management Filesystem Missing", node,
-			"The filesystem the management database was set up on is not mounted where it was", "Nothing is changed until it is back.",
-			beegfs.FilesystemMissing(beegfs.MgmtdStoreDir(dbFile), mountpoint, uuid, mh.Mount)))
+		resp.Diagnostics.Append(mgmtdStore.filesystemMissing(true, node, beegfs.MgmtdStoreDir(dbFile), mountpoint, uuid, mh.Mount))
 	}
 	authNodes := setStrings(ctx, state.AuthNodes, &resp.Diagnostics)
 	status, diags := r.copyStatus(ctx, authNodes, node, mh)

@@ -295,9 +295,7 @@ func (r *beegfsMetadataResource) Read(ctx context.Context, req resource.ReadRequ
 		return
 	}
 	if !onFilesystem {
-		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("path"), "Metadata Filesystem Missing", node,
-			"The filesystem the metadata directory was set up on is not mounted where it was", "Nothing is changed until it is back.",
-			beegfs.FilesystemMissing(dir, mountpoint, uuid, mh.Mount)))
+		resp.Diagnostics.Append(metaStore.filesystemMissing(true, node, dir, mountpoint, uuid, mh.Mount))
 	} else if err := beegfs.CheckMetaNodeNumID(dir, mh.Dir, state.NodeNumID.ValueInt64()); err != nil {
 		resp.Diagnostics.Append(nodeWarning("BeeGFS Metadata Node ID Changed", node, "The directory's nodeNumID is not the one in state",
 			"The plan replaces the resource, which refuses to set up a used directory: restore the directory or change node_num_id.", err))

@@ -355,9 +355,7 @@ func (r *beegfsTargetResource) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	if !onFilesystem {
-		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("path"), "Storage Filesystem Missing", node,
-			"The filesystem the target was set up on is not mounted where it was", "Nothing is changed until it is back.",
-			beegfs.FilesystemMissing(want.Directory, mountpoint, uuid, hs.Mount)))
+		resp.Diagnostics.Append(storageStore.filesystemMissing(true, node, want.Directory, mountpoint, uuid, hs.Mount))
 	}
 	if mgmtd := hs.MgmtdHost(); mgmtd != "" {
 		state.MgmtdHost = types.StringValue(mgmtd)
