@@ -132,11 +132,11 @@ func readExistingTLSKey(ctx context.Context, h FileReader) ([]byte, error) {
 
 // StartMgmtd starts the management service, or restarts it when it runs and restart is set.
 func StartMgmtd(ctx context.Context, h Executor, restart bool) error {
-	st, err := ReadHost(ctx, h, HostQuery{Services: []string{ServiceMgmtd}})
+	s, err := ReadService(ctx, h, ServiceMgmtd)
 	if err != nil {
 		return err
 	}
-	if restart && st.Services[ServiceMgmtd].Running() {
+	if restart && s.Running() {
 		return Restart(ctx, h, ServiceMgmtd)
 	}
 	return EnableNow(ctx, h, ServiceMgmtd)

@@ -104,3 +104,13 @@ func RemoveDropIn(ctx context.Context, ex Executor, path string) error {
 	}
 	return nil
 }
+
+// ReadService reads what systemd says of one service, for a step that needs nothing else
+// of the host: starting or stopping a daemon.
+func ReadService(ctx context.Context, ex Executor, service string) (ServiceState, error) {
+	st, err := ReadHost(ctx, ex, HostQuery{Services: []string{service}})
+	if err != nil {
+		return ServiceState{}, err
+	}
+	return st.Services[service], nil
+}

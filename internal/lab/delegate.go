@@ -39,6 +39,23 @@ func (l *Lab) labMountNamespace() (path string, inside bool, err error) {
 	return path, ours == theirs, nil
 }
 
+// handOff hands `gpucluster-lab verb host` to the lab's mount namespace when this process
+// runs outside it. handed reports that the caller must do no more than return err: the work
+// was done there, or the namespace could not be told. A nil log shows the command's output
+// only in its error.
+func (l *Lab) handOff(ctx context.Context, verb, host string, log io.Writer) (handed bool, err error) {
+	mountNS, inside, err := l.labMountNamespace()
+	switch {
+	case err != nil:
+		return true, err
+	case inside:
+		return false, nil
+	case log == nil:
+		return true, l.delegateQuiet(ctx, mountNS, verb, host)
+	}
+	return true, l.delegate(ctx, mountNS, verb, host, log)
+}
+
 // delegate runs `gpucluster-lab verb host` in the lab's mount namespace for
 // this lab's descriptor and instance, then reloads l from the descriptor.
 func (l *Lab) delegate(ctx context.Context, mountNS, verb, host string, log io.Writer) error {

@@ -254,12 +254,8 @@ func (l *Lab) changeDisk(ctx context.Context, host, verb string, change func(Hos
 	if l.Hosts[i].Disk == nil {
 		return fmt.Errorf("%s has no lab disk (the lab was started by an older gpucluster-lab)", host)
 	}
-	mountNS, inside, err := l.labMountNamespace()
-	if err != nil {
+	if handed, err := l.handOff(ctx, verb, host, nil); handed {
 		return err
-	}
-	if !inside {
-		return l.delegateQuiet(ctx, mountNS, verb, host)
 	}
 	changeErr := change(l.Hosts[i])
 	// Even a failed change may have moved the loop device; the descriptor must follow.

@@ -95,6 +95,14 @@ func ownedInit(h Host) bool {
 	return isContainerInit(h.PID) && descendsFrom(processParents(), h.PID, h.LauncherPID)
 }
 
+// halt stops h as a power button does and waits until its container has exited.
+func halt(ctx context.Context, h Host) error {
+	if err := requestHalt(h); err != nil {
+		return err
+	}
+	return waitStopped(ctx, h)
+}
+
 func requestHalt(h Host) error {
 	pid, ok := currentInit(h)
 	if !ok {

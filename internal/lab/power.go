@@ -19,18 +19,11 @@ func (l *Lab) Stop(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	mountNS, inside, err := l.labMountNamespace()
-	if err != nil {
+	if handed, err := l.handOff(ctx, "stop", name, nil); handed {
 		return err
-	}
-	if !inside {
-		return l.delegateQuiet(ctx, mountNS, "stop", name)
 	}
 	h := l.Hosts[i]
-	if err := requestHalt(h); err != nil {
-		return err
-	}
-	if err := waitStopped(ctx, h); err != nil {
+	if err := halt(ctx, h); err != nil {
 		return err
 	}
 	var errs []error
@@ -48,12 +41,8 @@ func (l *Lab) Start(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	mountNS, inside, err := l.labMountNamespace()
-	if err != nil {
+	if handed, err := l.handOff(ctx, "start", name, nil); handed {
 		return err
-	}
-	if !inside {
-		return l.delegateQuiet(ctx, mountNS, "start", name)
 	}
 	if l.Running(name) {
 		return fmt.Errorf("%s is running already", name)

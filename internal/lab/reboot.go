@@ -35,12 +35,8 @@ func (l *Lab) Reboot(ctx context.Context, host string) error {
 	if err != nil {
 		return err
 	}
-	mountNS, inside, err := l.labMountNamespace()
-	if err != nil {
+	if handed, err := l.handOff(ctx, "reboot", host, nil); handed {
 		return err
-	}
-	if !inside {
-		return l.delegateQuiet(ctx, mountNS, "reboot", host)
 	}
 	h := l.Hosts[i]
 	old, ok := currentInit(h)

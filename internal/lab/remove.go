@@ -20,20 +20,13 @@ func (l *Lab) Remove(ctx context.Context, name string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	mountNS, inside, err := l.labMountNamespace()
-	if err != nil {
+	if handed, err := l.handOff(ctx, "remove", name, log); handed {
 		return err
-	}
-	if !inside {
-		return l.delegate(ctx, mountNS, "remove", name, log)
 	}
 	began := time.Now()
 	// Until the container is gone and its state removed, the host stays in
 	// the descriptor so that `down` can still clean up after a failure here.
-	if err := requestHalt(h); err != nil {
-		return err
-	}
-	if err := waitStopped(ctx, h); err != nil {
+	if err := halt(ctx, h); err != nil {
 		return err
 	}
 	if err := removeHostState(h); err != nil {

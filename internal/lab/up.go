@@ -100,12 +100,8 @@ func (l *Lab) Add(ctx context.Context, name string, log io.Writer) (Host, error)
 	if _, exists := l.lookup(name); exists {
 		return Host{}, fmt.Errorf("lab already has %s", name)
 	}
-	mountNS, inside, err := l.labMountNamespace()
-	if err != nil {
-		return Host{}, err
-	}
-	if !inside {
-		if err := l.delegate(ctx, mountNS, "add", name, log); err != nil {
+	if handed, err := l.handOff(ctx, "add", name, log); handed {
+		if err != nil {
 			return Host{}, err
 		}
 		return l.Host(name), nil

@@ -13,38 +13,20 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// controller is the management node as read: the connection, its state and the installed release.
-type controller struct {
-	h   *transport.Host
-	mh  beegfs.MgmtdHost
-	rel beegfs.Release
-}
+// controller is the management node as read.
+type controller = daemonNode[beegfs.MgmtdHost]
 
-// readController connects to the controller and reads it; diagnostics explain a missing
-// package, a filesystem that is not the recorded one (mountpoint and uuid, "" for a new
-// resource) and a database directory on the root filesystem.
+// readController connects to the controller and reads it; diagnostics explain a failed read, a
+// missing package, a filesystem that is not the recorded one (mountpoint and uuid, "" for a
+// new resource) and a database directory on the root filesystem.
 func (r *beegfsManagementResource) readController(ctx context.Context, node, dbFile, mountpoint, uuid string) (controller, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	var c controller
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
-		return c, diags
-	}
-	c.h = h
-	if c.mh, err = beegfs.ReadMgmtd(ctx, h, dbFile); err != nil {
-		diags.Append(nodeAttributeError(path.Root("node"), "Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's package, config, service and files failed", adviceRead, err))
-		return c, diags
-	}
-	if c.rel, err = c.mh.Release(); err != nil {
-		diags.Append(notInstalledError(path.Root("node"), node, err))
+	c, diags := readDaemonNode(ctx, r.cluster, mgmtdDaemon, node, dbFile, beegfs.ReadMgmtd)
+	if diags.HasError() {
 		return c, diags
 	}
 	dir := beegfs.MgmtdStoreDir(dbFile)
 	if !beegfs.OnRecordedFilesystem(c.mh.Mount, mountpoint, uuid) {
-		diags.Append(nodeAttributeError(path.Root("db_file"), "Management Filesystem Missing", node,
-			"The filesystem the management database was set up on is not mounted where it was", "Nothing is changed until it is back.",
-			beegfs.FilesystemMissing(dir, mountpoint, uuid, c.mh.Mount)))
+		diags.Append(mgmtdStore.filesystemMissing(false, node, dir, mountpoint, uuid, c.mh.Mount))
 		return c, diags
 	}
 	if err := beegfs.CheckSeparateFilesystem(dir, c.mh.Mount.Target); err != nil {

@@ -12,13 +12,21 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// checkTargetHost reads the node and refuses what must not be set up or kept there. mountpoint
-// and uuid are the filesystem the target was recorded on, "" for a new target.
-func checkTargetHost(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity, mountpoint, uuid string) (beegfs.StorageHost, diag.Diagnostics) {
+// readStorage reads what the target resource needs of the node in one round trip.
+func readStorage(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity) (beegfs.StorageHost, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
 	if err != nil {
 		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the storage service, its config and "+want.Directory+" failed", adviceRead, err))
+	}
+	return hs, diags
+}
+
+// checkTargetHost reads the node and refuses what must not be set up or kept there. mountpoint
+// and uuid are the filesystem the target was recorded on, "" for a new target.
+func checkTargetHost(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity, mountpoint, uuid string) (beegfs.StorageHost, diag.Diagnostics) {
+	hs, diags := readStorage(ctx, h, node, want)
+	if diags.HasError() {
 		return hs, diags
 	}
 	if _, err := hs.Release(); err != nil {
@@ -27,9 +35,7 @@ func checkTargetHost(ctx context.Context, h beegfs.Executor, node string, want b
 		return hs, diags
 	}
 	if !beegfs.OnRecordedFilesystem(hs.Mount, mountpoint, uuid) {
-		diags.Append(nodeAttributeError(path.Root("path"), "Storage Filesystem Missing", node,
-			"The filesystem the target was set up on is not mounted where it was", "Nothing is changed until it is back.",
-			beegfs.FilesystemMissing(want.Directory, mountpoint, uuid, hs.Mount)))
+		diags.Append(storageStore.filesystemMissing(false, node, want.Directory, mountpoint, uuid, hs.Mount))
 		return hs, diags
 	}
 	if err := beegfs.CheckSeparateFilesystem(want.Directory, hs.Mount.Target); err != nil {

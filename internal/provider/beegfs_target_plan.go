@@ -101,12 +101,19 @@ func (r *beegfsTargetResource) planDeregister(ctx context.Context, state beegfsT
 		diags.Append(connectError(node, err))
 		return diags
 	}
+	return deregisterCheck(ctx, h, node, dir, state.TargetID.ValueInt64(), state.AllowWithData.ValueBool())
+}
+
+// deregisterCheck looks for file chunks in the target's directory and says what destroying it
+// without its data means (deregisterDiag).
+func deregisterCheck(ctx context.Context, h beegfs.Executor, node, dir string, target int64, allowed bool) diag.Diagnostics {
+	var diags diag.Diagnostics
 	chunks, err := beegfs.HoldsChunks(ctx, h, dir)
 	if err != nil {
 		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Looking for file chunks in "+dir+" failed", adviceRead, err))
 		return diags
 	}
-	diags.Append(deregisterDiag(node, dir, state.TargetID.ValueInt64(), chunks, state.AllowWithData.ValueBool()))
+	diags.Append(deregisterDiag(node, dir, target, chunks, allowed))
 	return diags
 }
 
@@ -125,4 +132,14 @@ func deregisterDiag(node, dir string, target int64, chunks, allowed bool) diag.D
 			what+" It still holds file chunks, and allow_deregister_with_data is true: BeeGFS files with a chunk there become unreadable", "", nil)
 	}
 	return nodeWarning("Storage Target Deregistered", node, what+" It holds no file chunks", "", nil)
+}
+
+// defaultTargetID is the guide's target ID for a node, or why it has none.
+func defaultTargetID(nodeNumID int64) (int64, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	id, err := beegfs.DefaultTargetID(nodeNumID)
+	if err != nil {
+		diags.Append(settingError(path.Root("target_id"), "No Default Target ID", "The guide's numbering cannot give this node a target ID", "Set target_id.", err))
+	}
+	return id, diags
 }

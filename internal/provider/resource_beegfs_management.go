@@ -80,12 +80,7 @@ func (r *beegfsManagementResource) Schema(_ context.Context, _ resource.SchemaRe
 				Computed:            true,
 				PlanModifiers:       stable,
 			},
-			"node": schema.StringAttribute{
-				MarkdownDescription: "Node, by name or address, that runs the management service (the guide's login01). Changing it replaces the resource.",
-				Required:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{nodeRef},
-			},
+			"node": nodeAttribute("Node, by name or address, that runs the management service (the guide's login01). Changing it replaces the resource."),
 			"db_file": schema.StringAttribute{
 				MarkdownDescription: "The management database, `db-file` in `" + beegfs.MgmtdTOMLPath + "`. Its directory must be on a filesystem of its own " +
 					"(the guide's RAID1 at /beegfs), not the root filesystem; the plan refuses it otherwise. Defaults to `" + defaultMgmtdDBFile + "`. " +
@@ -165,6 +160,8 @@ func (r *beegfsManagementResource) ValidateConfig(ctx context.Context, req resou
 	}
 }
 
+func (m beegfsManagementModel) nodeName() string { return m.Node.ValueString() }
+
 // recorded is the filesystem the database was set up on, "" while unknown.
 func (m beegfsManagementModel) recorded() (mountpoint, uuid string) {
 	return knownString(m.Mountpoint), knownString(m.FsUUID)
@@ -220,15 +217,11 @@ func (r *beegfsManagementResource) ModifyPlan(ctx context.Context, req resource.
 }
 
 func (r *beegfsManagementResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsManagementModel) diag.Diagnostics {
-		return r.converge(ctx, m, true)
-	})
+	applyConverging[beegfsManagementModel](ctx, r, req.Plan, &resp.State, &resp.Diagnostics, true)
 }
 
 func (r *beegfsManagementResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsManagementModel) diag.Diagnostics {
-		return r.converge(ctx, m, false)
-	})
+	applyConverging[beegfsManagementModel](ctx, r, req.Plan, &resp.State, &resp.Diagnostics, false)
 }
 
 // converge brings the controller to the guide's setup, each step only when needed, then copies
@@ -309,17 +302,11 @@ func (r *beegfsManagementResource) record(m *beegfsManagementModel, mh beegfs.Mg
 }
 
 func (r *beegfsManagementResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state beegfsManagementModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, h, ok := stateOnNode[beegfsManagementModel](ctx, r.cluster, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node, dbFile := state.Node.ValueString(), state.DBFile.ValueString()
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
-		return
-	}
 	mh, err := beegfs.ReadMgmtd(ctx, h, dbFile)
 	if err != nil {
 		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's package, config, service and files failed", adviceRead, err))
@@ -334,9 +321,7 @@ func (r *beegfsManagementResource) Read(ctx context.Context, req resource.ReadRe
 		return
 	}
 	if !onFilesystem {
-		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("db_file"), "Management Filesystem Missing", node,
-			"The filesystem the management database was set up on is not mounted where it was", "Nothing is changed until it is back.",
-			beegfs.FilesystemMissing(beegfs.MgmtdStoreDir(dbFile), mountpoint, uuid, mh.Mount)))
+		resp.Diagnostics.Append(mgmtdStore.filesystemMissing(true, node, beegfs.MgmtdStoreDir(dbFile), mountpoint, uuid, mh.Mount))
 	}
 	authNodes := setStrings(ctx, state.AuthNodes, &resp.Diagnostics)
 	status, diags := r.copyStatus(ctx, authNodes, node, mh)
@@ -359,25 +344,7 @@ func (r *beegfsManagementResource) Read(ctx context.Context, req resource.ReadRe
 // Delete stops and disables beegfs-mgmtd and removes its drop-in; the database and the shared
 // files stay, so a new resource adopts them.
 func (r *beegfsManagementResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state beegfsManagementModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	node := state.Node.ValueString()
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
-		return
-	}
-	mh, err := beegfs.ReadMgmtd(ctx, h, state.DBFile.ValueString())
-	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Management State", node, "Reading beegfs-mgmtd's service before stopping it failed", adviceRead, err))
-		return
-	}
-	if err := beegfs.DisableMgmtd(ctx, h, mh.Service); err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Stop BeeGFS Management", node, "Stopping and disabling beegfs-mgmtd or removing its drop-in failed", adviceStop, err))
-	}
+	deleteDaemon[beegfsManagementModel](ctx, r.cluster, mgmtdDaemon, req, resp)
 }
 
 // ImportState takes NODE or NODE@AUTHNODE,...; db_file comes from the config on the node, and

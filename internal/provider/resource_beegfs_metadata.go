@@ -2,11 +2,9 @@ package provider
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -20,7 +18,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
@@ -71,12 +68,7 @@ func (r *beegfsMetadataResource) Schema(_ context.Context, _ resource.SchemaRequ
 				Computed:            true,
 				PlanModifiers:       stable,
 			},
-			"node": schema.StringAttribute{
-				MarkdownDescription: "Node, by name or address, that runs the metadata service (the guide's login01). Changing it replaces the resource.",
-				Required:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
-			},
+			"node": nodeAttribute("Node, by name or address, that runs the metadata service (the guide's login01). Changing it replaces the resource."),
 			"path": schema.StringAttribute{
 				MarkdownDescription: "The metadata directory, `storeMetaDirectory`. It must be on a filesystem of its own, never the root filesystem; the plan refuses it otherwise. " +
 					"Defaults to `" + defaultMetaPath + "`. Changing it replaces the resource; the old directory stays.",
@@ -126,24 +118,20 @@ func (r *beegfsMetadataResource) Configure(_ context.Context, req resource.Confi
 }
 
 func (r *beegfsMetadataResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m beegfsMetadataModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !m.Path.IsNull() && !m.Path.IsUnknown() {
-		if err := beegfs.ValidatePath(m.Path.ValueString()); err != nil {
-			resp.Diagnostics.Append(settingError(path.Root("path"), "Invalid Metadata Directory", "path cannot be a metadata directory",
-				"Use a clean absolute path without blanks or commas.", err))
-		}
-	}
-	if !m.MgmtdHost.IsNull() && !m.MgmtdHost.IsUnknown() {
-		if err := beegfs.ValidateMgmtdHost(m.MgmtdHost.ValueString()); err != nil {
-			resp.Diagnostics.Append(settingError(path.Root("mgmtd_host"), "Invalid Management Host", "mgmtd_host cannot be passed to beegfs-setup-meta",
-				"Use an IP address or a DNS name.", err))
-		}
-	}
+	validateModel(ctx, req, resp, beegfsMetadataModel.validate)
 }
+
+// validate refuses, with no node asked, what beegfs-setup-meta and the config cannot take.
+func (m beegfsMetadataModel) validate() diag.Diagnostics {
+	return refuseSettings(
+		settingCheck{"path", m.Path, beegfs.ValidatePath, "Invalid Metadata Directory", "path cannot be a metadata directory",
+			"Use a clean absolute path without blanks or commas."},
+		settingCheck{"mgmtd_host", m.MgmtdHost, beegfs.ValidateMgmtdHost, "Invalid Management Host", "mgmtd_host cannot be passed to beegfs-setup-meta",
+			"Use an IP address or a DNS name."},
+	)
+}
+
+func (m beegfsMetadataModel) nodeName() string { return m.Node.ValueString() }
 
 // recorded is the filesystem the metadata directory was set up on, "" while unknown.
 func (m beegfsMetadataModel) recorded() (mountpoint, uuid string) {
@@ -210,97 +198,12 @@ func (r *beegfsMetadataResource) ModifyPlan(ctx context.Context, req resource.Mo
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), types.StringValue(n.mh.PackageVersion))...)
 }
 
-// metaNode is the metadata node as read: the connection, its state, the installed release and
-// the directory on the filesystem it is on now.
-type metaNode struct {
-	h      *transport.Host
-	mh     beegfs.MetaHost
-	rel    beegfs.Release
-	target beegfs.StorageTarget
-}
-
-// readNode connects and reads the node; diagnostics explain a missing package, a filesystem
-// that is not the recorded one (mountpoint and uuid, "" for a new resource) and a path that
-// is not on a filesystem of its own.
-func (r *beegfsMetadataResource) readNode(ctx context.Context, node, dir, mountpoint, uuid string) (metaNode, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	var n metaNode
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
-		return n, diags
-	}
-	n.h = h
-	if n.mh, err = beegfs.ReadMeta(ctx, h, dir); err != nil {
-		diags.Append(nodeAttributeError(path.Root("node"), "Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's package, config, service and directory failed", adviceRead, err))
-		return n, diags
-	}
-	if n.rel, err = n.mh.Release(); err != nil {
-		diags.Append(notInstalledError(path.Root("node"), node, err))
-		return n, diags
-	}
-	if !beegfs.OnRecordedFilesystem(n.mh.Mount, mountpoint, uuid) {
-		diags.Append(nodeAttributeError(path.Root("path"), "Metadata Filesystem Missing", node,
-			"The filesystem the metadata directory was set up on is not mounted where it was", "Nothing is changed until it is back.",
-			beegfs.FilesystemMissing(dir, mountpoint, uuid, n.mh.Mount)))
-		return n, diags
-	}
-	if n.target, err = n.mh.Target(dir); err != nil {
-		diags.Append(nodeAttributeError(path.Root("path"), "Metadata Directory Not On A Filesystem Of Its Own", node,
-			dir+" would be on the filesystem mounted at "+n.mh.Mount.Target,
-			"Mount the filesystem meant for it (the guide's /beegfs, by UUID in /etc/fstab) and plan again, or choose a path on it.", err))
-	}
-	return n, diags
-}
-
-// checkMetaSetup refuses a directory this resource may neither set up nor adopt, and a setup
-// while beegfs-meta.conf names another store that is initialised: beegfs-setup-meta would
-// rewrite storeMetaDirectory and start the daemon on a new, empty store.
-func checkMetaSetup(ctx context.Context, node, dir string, id int64, n metaNode) diag.Diagnostics {
-	var diags diag.Diagnostics
-	if _, err := beegfs.MetaSetupNeeded(dir, n.mh.Dir, id); err != nil {
-		diags.Append(nodeAttributeError(path.Root("node_num_id"), "Metadata Directory Cannot Be Used", node,
-			"The directory "+dir+" is not one this resource may set up or adopt", adviceForeignDir, err))
-		return diags
-	}
-	store, err := beegfs.ReadConfiguredMetaStore(ctx, n.h, n.mh, dir)
-	if err == nil {
-		err = beegfs.CheckMetaStoreSwitch(dir, store)
-	}
-	if err != nil {
-		diags.Append(nodeAttributeError(path.Root("path"), "Metadata Store Would Be Switched", node,
-			beegfs.MetaConfPath+" names another metadata store than "+dir, "Set path to the store the config names; nothing was changed.", err))
-	}
-	return diags
-}
-
-// keptTarget is the interlock an update may write: the recorded UUID, never the one of
-// whatever is mounted now.
-func keptTarget(node, dir, uuid string, mh beegfs.MetaHost) (beegfs.StorageTarget, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	if !mh.Dir.Initialised() {
-		diags.Append(nodeAttributeError(path.Root("path"), "Metadata Directory Not Initialised", node,
-			dir+" has no "+beegfs.NodeNumIDFile+" any more", "Refresh: a metadata directory that is really gone is then planned anew.", nil))
-		return beegfs.StorageTarget{}, diags
-	}
-	t, err := beegfs.KeptMetaTarget(mh, dir, uuid)
-	if err != nil {
-		diags.Append(nodeAttributeError(path.Root("path"), "Metadata Interlock Does Not Match", node,
-			"storeFsUUID is not the UUID of the filesystem the metadata directory was set up on", "Fix the mount, or the file by hand; the provider does not move the interlock.", err))
-	}
-	return t, diags
-}
-
 func (r *beegfsMetadataResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsMetadataModel) diag.Diagnostics {
-		return r.converge(ctx, m, true)
-	})
+	applyConverging[beegfsMetadataModel](ctx, r, req.Plan, &resp.State, &resp.Diagnostics, true)
 }
 
 func (r *beegfsMetadataResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsMetadataModel) diag.Diagnostics {
-		return r.converge(ctx, m, false)
-	})
+	applyConverging[beegfsMetadataModel](ctx, r, req.Plan, &resp.State, &resp.Diagnostics, false)
 }
 
 // converge sets the directory up once (or adopts it) on create, writes the interlock and the
@@ -359,44 +262,6 @@ func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadata
 	return diags
 }
 
-// setupOnce runs beegfs-setup-meta on a missing or empty directory only, and returns the host
-// as read afterwards. A setup that reports the directory as already used is accepted only when
-// a fresh read finds the configured node ID there.
-func (r *beegfsMetadataResource) setupOnce(ctx context.Context, h *transport.Host, mh beegfs.MetaHost, dir string, id int64, mgmtd string) (beegfs.MetaHost, error) {
-	needed, err := beegfs.MetaSetupNeeded(dir, mh.Dir, id)
-	if err != nil || !needed {
-		return mh, err
-	}
-	if _, err := beegfs.SetupMeta(ctx, h, dir, id, mgmtd); err != nil {
-		return mh, err
-	}
-	again, err := beegfs.ReadMeta(ctx, h, dir)
-	if err != nil {
-		return mh, err
-	}
-	if !again.Dir.Initialised() {
-		return again, fmt.Errorf("%s holds no %s after beegfs-setup-meta", dir, beegfs.NodeNumIDFile)
-	}
-	return again, beegfs.CheckMetaNodeNumID(dir, again.Dir, id)
-}
-
-// configure writes the interlock and the drop-in; restart reports a config change.
-func (r *beegfsMetadataResource) configure(ctx context.Context, h *transport.Host, mh beegfs.MetaHost, rel beegfs.Release, target beegfs.StorageTarget, mgmtd string) (restart bool, err error) {
-	if !mh.Config.Exists {
-		return false, fmt.Errorf("%s does not exist; reinstall %s, which ships it", beegfs.MetaConfPath, beegfs.MetaPackage)
-	}
-	c, err := beegfs.ConfigureMeta(rel, mh.Config.Content, target, mgmtd)
-	if err != nil {
-		return false, err
-	}
-	restart, err = beegfs.WriteConf(ctx, h, beegfs.MetaConfPath, mh.Config, c, 0o644)
-	if err != nil {
-		return false, err
-	}
-	_, err = beegfs.WriteMetaDropIn(ctx, h, h, mh)
-	return restart, err
-}
-
 // recordMeta stores what the node holds now. The filesystem is recorded once, when the
 // directory is set up or imported, and kept afterwards: it is what the interlock names.
 func recordMeta(m *beegfsMetadataModel, mh beegfs.MetaHost) {
@@ -411,27 +276,12 @@ func recordMeta(m *beegfsMetadataModel, mh beegfs.MetaHost) {
 	m.Status = types.StringValue(describeDrift(metaProblems(mh, m.want())))
 }
 
-// metaProblems is MetaProblems, or the missing package when there is no release to check against.
-func metaProblems(mh beegfs.MetaHost, w beegfs.MetaWant) []string {
-	rel, err := mh.Release()
-	if err != nil {
-		return []string{err.Error()}
-	}
-	return beegfs.MetaProblems(mh, rel, w)
-}
-
 func (r *beegfsMetadataResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state beegfsMetadataModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, h, ok := stateOnNode[beegfsMetadataModel](ctx, r.cluster, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node, dir := state.Node.ValueString(), state.Path.ValueString()
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
-		return
-	}
 	mh, err := beegfs.ReadMeta(ctx, h, dir)
 	if err != nil {
 		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's package, config, service and directory failed", adviceRead, err))
@@ -445,9 +295,7 @@ func (r *beegfsMetadataResource) Read(ctx context.Context, req resource.ReadRequ
 		return
 	}
 	if !onFilesystem {
-		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("path"), "Metadata Filesystem Missing", node,
-			"The filesystem the metadata directory was set up on is not mounted where it was", "Nothing is changed until it is back.",
-			beegfs.FilesystemMissing(dir, mountpoint, uuid, mh.Mount)))
+		resp.Diagnostics.Append(metaStore.filesystemMissing(true, node, dir, mountpoint, uuid, mh.Mount))
 	} else if err := beegfs.CheckMetaNodeNumID(dir, mh.Dir, state.NodeNumID.ValueInt64()); err != nil {
 		resp.Diagnostics.Append(nodeWarning("BeeGFS Metadata Node ID Changed", node, "The directory's nodeNumID is not the one in state",
 			"The plan replaces the resource, which refuses to set up a used directory: restore the directory or change node_num_id.", err))
@@ -464,25 +312,7 @@ func (r *beegfsMetadataResource) Read(ctx context.Context, req resource.ReadRequ
 
 // Delete stops and disables beegfs-meta and removes its drop-in; the metadata stays.
 func (r *beegfsMetadataResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state beegfsMetadataModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	node := state.Node.ValueString()
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
-		return
-	}
-	mh, err := beegfs.ReadMeta(ctx, h, state.Path.ValueString())
-	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Metadata State", node, "Reading beegfs-meta's service before stopping it failed", adviceRead, err))
-		return
-	}
-	if err := beegfs.DisableMeta(ctx, h, mh.Service); err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Stop BeeGFS Metadata", node, "Stopping and disabling beegfs-meta or removing its drop-in failed", adviceStop, err))
-	}
+	deleteDaemon[beegfsMetadataModel](ctx, r.cluster, metaDaemon, req, resp)
 }
 
 // ImportState takes NODE:PATH; the node ID and management host come from the node.

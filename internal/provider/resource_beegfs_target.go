@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -66,6 +65,8 @@ func (m beegfsTargetModel) identity(c *cluster) beegfs.TargetIdentity {
 	}
 }
 
+func (m beegfsTargetModel) nodeName() string { return m.Node.ValueString() }
+
 // recorded is the filesystem the target was set up on, "" while unknown.
 func (m beegfsTargetModel) recorded() (mountpoint, uuid string) {
 	return knownString(m.Mountpoint), knownString(m.FsUUID)
@@ -110,12 +111,7 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 				Computed:            true,
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				MarkdownDescription: "Node, by name or address, that runs `" + beegfs.ServiceStorage + "` for this target. Changing it replaces the resource.",
-				Required:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
-			},
+			"node": nodeAttribute("Node, by name or address, that runs `" + beegfs.ServiceStorage + "` for this target. Changing it replaces the resource."),
 			"path": schema.StringAttribute{
 				MarkdownDescription: "Target directory, on a filesystem of its own (the guide's RAID10 at `/data`). Defaults to `" + defaultStoragePath + "`. Changing it replaces the resource.",
 				Optional:            true,
@@ -181,31 +177,23 @@ func (r *beegfsTargetResource) Configure(_ context.Context, req resource.Configu
 	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
 }
 
-// ValidateConfig refuses, with no node asked, what the setup script and the config lists
-// cannot take.
 func (r *beegfsTargetResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m beegfsTargetModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !m.Path.IsNull() && !m.Path.IsUnknown() {
-		if err := beegfs.ValidatePath(m.Path.ValueString()); err != nil {
-			resp.Diagnostics.Append(settingError(path.Root("path"), "Invalid Storage Path", "The path cannot be a BeeGFS storage directory",
-				"Use a clean absolute path below the target's own filesystem, such as "+defaultStoragePath+".", err))
-		}
-	}
-	if !m.MgmtdHost.IsNull() && !m.MgmtdHost.IsUnknown() {
-		if err := beegfs.ValidateMgmtdHost(m.MgmtdHost.ValueString()); err != nil {
-			resp.Diagnostics.Append(settingError(path.Root("mgmtd_host"), "Invalid Management Host", "mgmtd_host is passed to beegfs-setup-storage -m",
-				"Use the management node's address or host name, as in the guide's -m 10.0.0.10.", err))
-		}
-	}
+	validateModel(ctx, req, resp, beegfsTargetModel.validate)
+}
+
+// validate refuses, with no node asked, what the setup script and the config lists cannot take.
+func (m beegfsTargetModel) validate() diag.Diagnostics {
+	diags := refuseSettings(
+		settingCheck{"path", m.Path, beegfs.ValidatePath, "Invalid Storage Path", "The path cannot be a BeeGFS storage directory",
+			"Use a clean absolute path below the target's own filesystem, such as " + defaultStoragePath + "."},
+		settingCheck{"mgmtd_host", m.MgmtdHost, beegfs.ValidateMgmtdHost, "Invalid Management Host", "mgmtd_host is passed to beegfs-setup-storage -m",
+			"Use the management node's address or host name, as in the guide's -m 10.0.0.10."},
+	)
 	if m.TargetID.IsNull() && !m.NodeNumID.IsNull() && !m.NodeNumID.IsUnknown() {
-		if _, err := beegfs.DefaultTargetID(m.NodeNumID.ValueInt64()); err != nil {
-			resp.Diagnostics.Append(settingError(path.Root("target_id"), "No Default Target ID", "The guide's numbering cannot give this node a target ID", "Set target_id.", err))
-		}
+		_, noDefault := defaultTargetID(m.NodeNumID.ValueInt64())
+		diags.Append(noDefault...)
 	}
+	return diags
 }
 
 // ModifyPlan fills the ID and the default target ID, refuses IDs declared twice in the
@@ -216,22 +204,16 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		r.warnDestroy(ctx, req, resp)
 		return
 	}
-	var plan, state beegfsTargetModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	creating := req.State.Raw.IsNull()
-	if !creating {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	}
-	if resp.Diagnostics.HasError() {
+	plan, state, creating, ok := planAndState[beegfsTargetModel](ctx, req, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if !plan.Node.IsUnknown() && !plan.Path.IsUnknown() {
 		plan.ID = types.StringValue(nodePathID(plan.Node.ValueString(), plan.Path.ValueString()))
 	}
 	if plan.TargetID.IsUnknown() && !plan.NodeNumID.IsUnknown() {
-		id, err := beegfs.DefaultTargetID(plan.NodeNumID.ValueInt64())
-		if err != nil {
-			resp.Diagnostics.Append(settingError(path.Root("target_id"), "No Default Target ID", "The guide's numbering cannot give this node a target ID", "Set target_id.", err))
+		id, diags := defaultTargetID(plan.NodeNumID.ValueInt64())
+		if resp.Diagnostics.Append(diags...); diags.HasError() {
 			return
 		}
 		plan.TargetID = types.Int64Value(id)
@@ -277,15 +259,11 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 }
 
 func (r *beegfsTargetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsTargetModel) diag.Diagnostics {
-		return r.converge(ctx, m, true)
-	})
+	applyConverging[beegfsTargetModel](ctx, r, req.Plan, &resp.State, &resp.Diagnostics, true)
 }
 
 func (r *beegfsTargetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsTargetModel) diag.Diagnostics {
-		return r.converge(ctx, m, false)
-	})
+	applyConverging[beegfsTargetModel](ctx, r, req.Plan, &resp.State, &resp.Diagnostics, false)
 }
 
 // converge sets the target up once (Create only), then makes the interlock, the drop-in and
@@ -294,10 +272,9 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 	var diags diag.Diagnostics
 	node := m.Node.ValueString()
 	if m.TargetID.IsUnknown() {
-		id, err := beegfs.DefaultTargetID(m.NodeNumID.ValueInt64())
-		if err != nil {
-			diags.Append(settingError(path.Root("target_id"), "No Default Target ID", "The guide's numbering cannot give this node a target ID", "Set target_id.", err))
-			return diags
+		id, idDiags := defaultTargetID(m.NodeNumID.ValueInt64())
+		if idDiags.HasError() {
+			return idDiags
 		}
 		m.TargetID = types.Int64Value(id)
 	}
@@ -359,21 +336,14 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 }
 
 func (r *beegfsTargetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state beegfsTargetModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, h, ok := stateOnNode[beegfsTargetModel](ctx, r.cluster, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node := state.Node.ValueString()
 	want := state.identity(r.cluster)
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
-		return
-	}
-	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
-	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the storage service, its config and "+want.Directory+" failed", adviceRead, err))
+	hs, diags := readStorage(ctx, h, node, want)
+	if resp.Diagnostics.Append(diags...); diags.HasError() {
 		return
 	}
 	mountpoint, uuid := state.recorded()
@@ -385,9 +355,7 @@ func (r *beegfsTargetResource) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	if !onFilesystem {
-		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("path"), "Storage Filesystem Missing", node,
-			"The filesystem the target was set up on is not mounted where it was", "Nothing is changed until it is back.",
-			beegfs.FilesystemMissing(want.Directory, mountpoint, uuid, hs.Mount)))
+		resp.Diagnostics.Append(storageStore.filesystemMissing(true, node, want.Directory, mountpoint, uuid, hs.Mount))
 	}
 	if mgmtd := hs.MgmtdHost(); mgmtd != "" {
 		state.MgmtdHost = types.StringValue(mgmtd)
@@ -407,27 +375,20 @@ func (r *beegfsTargetResource) Read(ctx context.Context, req resource.ReadReques
 // The data stays unless force_destroy_data is set; then the directory goes as well, but only
 // when it is provably this target on its own filesystem, checked before anything changes.
 func (r *beegfsTargetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state beegfsTargetModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, h, ok := stateOnNode[beegfsTargetModel](ctx, r.cluster, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node := state.Node.ValueString()
 	want := state.identity(r.cluster)
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
-		return
-	}
 	unlock, err := h.Lock(ctx)
 	if err != nil {
 		resp.Diagnostics.Append(nodeError("Cannot Lock Node", node, "Taking the host lock failed", adviceLock, err))
 		return
 	}
 	defer unlock()
-	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
-	if err != nil {
-		resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the storage service, its config and "+want.Directory+" failed", adviceRead, err))
+	hs, diags := readStorage(ctx, h, node, want)
+	if resp.Diagnostics.Append(diags...); diags.HasError() {
 		return
 	}
 	removal, err := hs.RemoveTarget(want.Directory)
@@ -437,13 +398,9 @@ func (r *beegfsTargetResource) Delete(ctx context.Context, req resource.DeleteRe
 	}
 	force := state.ForceDestroyData.ValueBool()
 	if !force && !state.AllowWithData.ValueBool() {
-		chunks, err := beegfs.HoldsChunks(ctx, h, want.Directory)
-		if err != nil {
-			resp.Diagnostics.Append(nodeError("Cannot Read BeeGFS Storage", node, "Looking for file chunks in "+want.Directory+" failed", adviceRead, err))
-			return
-		}
-		if chunks {
-			resp.Diagnostics.Append(deregisterDiag(node, want.Directory, want.TargetID, true, false))
+		// Only the refusal: what the plan warned of needs no second warning.
+		if refused := deregisterCheck(ctx, h, node, want.Directory, want.TargetID, false); refused.HasError() {
+			resp.Diagnostics.Append(refused...)
 			return
 		}
 	}
