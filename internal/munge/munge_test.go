@@ -296,7 +296,7 @@ func TestCredentialAndDecode(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{tt.reply}}
-			err := Decode(context.Background(), f, []byte(cred))
+			_, err := Decode(context.Background(), f, []byte(cred), "")
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -343,7 +343,8 @@ func TestVerifyAcross(t *testing.T) {
 	for n, f := range nodes {
 		executors[n] = f
 	}
-	results, err := VerifyAcross(context.Background(), ctl, executors)
+	const also = "sec hostname; cat /proc/sys/kernel/hostname; end $?\n"
+	results, err := VerifyAcross(context.Background(), ctl, executors, also)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,10 +354,12 @@ func TestVerifyAcross(t *testing.T) {
 	for n, f := range nodes {
 		if len(f.Calls) != 1 || string(f.Calls[0].Stdin) != cred {
 			t.Errorf("%s: decoded %d times with stdin %q, want the controller's credential once", n, len(f.Calls), f.Calls)
+		} else if script := f.Calls[0].Script; !strings.Contains(script, "unmunge") || !strings.Contains(script, also) {
+			t.Errorf("%s: the decode command does not carry the read asked along with it:\n%s", n, script)
 		}
 	}
-	if len(results) != 3 || results["login01"] != nil || results["gpu01"] != nil ||
-		results["gpu02"] == nil || !strings.Contains(results["gpu02"].Error(), "Invalid credential") {
+	if len(results) != 3 || results["login01"].Err != nil || results["gpu01"].Err != nil ||
+		results["gpu02"].Err == nil || !strings.Contains(results["gpu02"].Err.Error(), "Invalid credential") {
 		t.Errorf("results %v, want success on login01 and gpu01 and unmunge's STATUS on gpu02", results)
 	}
 }
@@ -364,7 +367,7 @@ func TestVerifyAcross(t *testing.T) {
 func TestVerifyAcrossWithoutCredential(t *testing.T) {
 	ctl := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Err: &transport.ExitError{Host: "login01", Status: 1, Stderr: "munge: Error: Failed to access socket"}}}}
 	gpu := &transporttest.Fake{T: t}
-	results, err := VerifyAcross(context.Background(), ctl, map[string]Executor{"gpu01": gpu})
+	results, err := VerifyAcross(context.Background(), ctl, map[string]Executor{"gpu01": gpu}, "")
 	if err == nil || !strings.Contains(err.Error(), "Failed to access socket") || results != nil {
 		t.Fatalf("got %v, %v; want munge -n's failure and no results", results, err)
 	}
