@@ -189,7 +189,7 @@ func readHostScript(q HostQuery) (string, error) {
 // base64 so blank lines and a missing final newline survive the sections;
 // status 3 marks a missing file, which is an answer, not a failure.
 const readHostFuncs = `readb64() { [ -e "$1" ] || return 3; base64 -w0 -- "$1"; }
-fingerprint() { [ -e "$1" ] || return 3; sha256sum -- "$1" | cut -d' ' -f1; stat -c '%U:%G %a' -- "$1"; }
+fingerprint() { [ -e "$1" ] || return 3; sha256sum < "$1" && stat -c '%U:%G %a' -- "$1"; }
 mountof() {
 	p=$1
 	while [ ! -e "$p" ]; do p=$(dirname -- "$p"); done
@@ -349,10 +349,16 @@ func parseFingerprint(name string, s transport.Section) (sum, perm string, err e
 	default:
 		return "", "", fmt.Errorf("fingerprint %s: exit status %d", name, s.Status)
 	}
-	if len(s.Lines) != 2 || !sha256Line.MatchString(s.Lines[0]) {
+	// sha256sum reads stdin, so it prints "HASH  -": the hash is cut here, not by a cut
+	// process on every node in every plan.
+	if len(s.Lines) != 2 {
 		return "", "", fmt.Errorf("fingerprint %s: unexpected sha256sum and stat output", name)
 	}
-	return s.Lines[0], s.Lines[1], nil
+	sum, rest, _ := strings.Cut(s.Lines[0], " ")
+	if !sha256Line.MatchString(sum) || strings.TrimSpace(rest) != "-" {
+		return "", "", fmt.Errorf("fingerprint %s: unexpected sha256sum and stat output", name)
+	}
+	return sum, s.Lines[1], nil
 }
 
 // pairField matches one KEY="value" of findmnt -P.
