@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -110,7 +111,40 @@ func (d DirState) Initialised() bool { return d.NodeNumID != nil }
 // the asked item, not the item, so no value ever has to survive the trip as
 // a key. The read is shared within the run until the next change on the host
 // (transport.ReadOnly): it holds no secret, and nothing polls through it.
+//
+// Fingerprints of units.SharedFiles come from the host's shared read of unit states and key
+// files, which every node makes anyway, not from this script.
 func ReadHost(ctx context.Context, ex Executor, q HostQuery) (HostState, error) {
+	var shared []string
+	own := q
+	own.Fingerprints = nil
+	for _, f := range q.Fingerprints {
+		if slices.Contains(units.SharedFiles, f) {
+			shared = append(shared, f)
+		} else {
+			own.Fingerprints = append(own.Fingerprints, f)
+		}
+	}
+	st, err := readOwn(ctx, ex, own)
+	if err != nil {
+		return st, err
+	}
+	for _, f := range shared {
+		file, err := units.ReadFile(ctx, ex, f)
+		if err != nil {
+			return st, fmt.Errorf("read BeeGFS state: %w", err)
+		}
+		st.Fingerprints[f] = file.SHA256
+		if file.Exists {
+			// The form of the script's stat: "%U:%G %a".
+			st.Permissions[f] = fmt.Sprintf("%s:%s %o", file.Owner, file.Group, file.Mode)
+		}
+	}
+	return st, nil
+}
+
+// readOwn answers q with a script of its own and the host's shared read of unit states.
+func readOwn(ctx context.Context, ex Executor, q HostQuery) (HostState, error) {
 	script, err := readHostScript(q)
 	if err != nil {
 		return HostState{}, err
