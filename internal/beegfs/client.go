@@ -283,17 +283,52 @@ func StartClient(ctx context.Context, ex Executor, st ClientState, configChanged
 // that BeeGFS is mounted over /home; "" when nothing is mounted there, which is
 // the guide's "home directories are missing on one node".
 func MountedFSType(ctx context.Context, ex Executor, mountPath string) (string, error) {
-	if err := ValidateMountPath(mountPath); err != nil {
+	read, err := MountedFSTypeRead(mountPath)
+	if err != nil {
 		return "", err
 	}
-	// findmnt exits 1 when nothing is mounted at the path: an answer, not a failure.
-	script := transport.ScriptEnv + "findmnt -n -o FSTYPE -- " + transport.Quote(mountPath) + " || [ $? -eq 1 ]\n"
-	res, err := ex.Sudo(ctx, script, nil)
+	res, err := ex.Sudo(ctx, transport.ScriptEnv+transport.SectionFuncs+read, nil)
 	if err != nil {
 		return "", fmt.Errorf("findmnt %s: %w", mountPath, err)
 	}
+	sections, err := transport.ParseSections(res.Stdout)
+	if err != nil {
+		return "", fmt.Errorf("findmnt %s: %w", mountPath, err)
+	}
+	fsType, err := MountedFSTypeFrom(sections, mountPath)
+	if stderr := strings.TrimSpace(string(res.Stderr)); err != nil && stderr != "" {
+		return "", fmt.Errorf("%w: %s", err, stderr)
+	}
+	return fsType, err
+}
+
+// mountedFSTypeSection is the section MountedFSTypeRead prints.
+const mountedFSTypeSection = "mounted-fstype"
+
+// MountedFSTypeRead is MountedFSType's findmnt as shell text for a batched script
+// (transport.SectionFuncs), so a check that reads more of the node asks it in one command.
+func MountedFSTypeRead(mountPath string) (string, error) {
+	if err := ValidateMountPath(mountPath); err != nil {
+		return "", err
+	}
+	return "sec " + mountedFSTypeSection + "; findmnt -n -o FSTYPE -- " + transport.Quote(mountPath) + "; end $?\n", nil
+}
+
+// MountedFSTypeFrom reads MountedFSTypeRead's answer from a batched script's sections.
+func MountedFSTypeFrom(sections map[string]transport.Section, mountPath string) (string, error) {
+	sec, ok := sections[mountedFSTypeSection]
+	switch {
+	case !ok:
+		return "", fmt.Errorf("findmnt %s: no answer", mountPath)
+	case sec.Status == 1:
+		// findmnt exits 1 when nothing is mounted at the path: an answer, not a failure.
+		return "", nil
+	case sec.Status != 0:
+		return "", fmt.Errorf("findmnt %s: exited with status %d", mountPath, sec.Status)
+	case len(sec.Lines) == 0:
+		return "", nil
+	}
 	// Mounts stacked on one path (a local /home partition under BeeGFS) print one line
 	// each in mount order; the last is the one in use.
-	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
-	return strings.TrimSpace(lines[len(lines)-1]), nil
+	return strings.TrimSpace(sec.Lines[len(sec.Lines)-1]), nil
 }

@@ -3,9 +3,12 @@ package beegfs
 import (
 	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
@@ -217,3 +220,45 @@ func TestWriteMountsConf(t *testing.T) {
 
 // A staging script that fails before its mount namespace leaves no staging
 // directory behind in /run, whichever step failed.
+// The findmnt read runs under /bin/sh against fake findmnts, the way a batched script runs it,
+// and is read back from its sections.
+func TestMountedFSTypeRead(t *testing.T) {
+	read, err := MountedFSTypeRead("/home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := MountedFSTypeRead("home"); err == nil {
+		t.Error("a relative mount path was accepted")
+	}
+	tests := []struct {
+		name, findmnt, want, wantErr string
+	}{
+		{"beegfs stacked on the local /home", "printf 'ext4\\nbeegfs\\n'", "beegfs", ""},
+		{"nothing mounted", "exit 1", "", ""},
+		{"findmnt fails", "echo broken >&2; exit 4", "", "exited with status 4"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bin := t.TempDir()
+			if err := os.WriteFile(filepath.Join(bin, "findmnt"), []byte("#!/bin/sh\n"+tt.findmnt+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			script := transport.SectionFuncs + "PATH=" + bin + ":$PATH\n" + read
+			out, err := exec.Command("/bin/sh", "-c", script).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sections, err := transport.ParseSections(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := MountedFSTypeFrom(sections, "/home")
+			if got != tt.want || (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("got %q, %v; want %q, error containing %q", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+	if _, err := MountedFSTypeFrom(map[string]transport.Section{}, "/home"); err == nil || !strings.Contains(err.Error(), "no answer") {
+		t.Errorf("a missing section gave %v, want no answer", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -110,7 +111,40 @@ func (d DirState) Initialised() bool { return d.NodeNumID != nil }
 // the asked item, not the item, so no value ever has to survive the trip as
 // a key. The read is shared within the run until the next change on the host
 // (transport.ReadOnly): it holds no secret, and nothing polls through it.
+//
+// Fingerprints of units.SharedFiles come from the host's shared read of unit states and key
+// files, which every node makes anyway, not from this script.
 func ReadHost(ctx context.Context, ex Executor, q HostQuery) (HostState, error) {
+	var shared []string
+	own := q
+	own.Fingerprints = nil
+	for _, f := range q.Fingerprints {
+		if slices.Contains(units.SharedFiles, f) {
+			shared = append(shared, f)
+		} else {
+			own.Fingerprints = append(own.Fingerprints, f)
+		}
+	}
+	st, err := readOwn(ctx, ex, own)
+	if err != nil {
+		return st, err
+	}
+	for _, f := range shared {
+		file, err := units.ReadFile(ctx, ex, f)
+		if err != nil {
+			return st, fmt.Errorf("read BeeGFS state: %w", err)
+		}
+		st.Fingerprints[f] = file.SHA256
+		if file.Exists {
+			// The form of the script's stat: "%U:%G %a".
+			st.Permissions[f] = fmt.Sprintf("%s:%s %o", file.Owner, file.Group, file.Mode)
+		}
+	}
+	return st, nil
+}
+
+// readOwn answers q with a script of its own and the host's shared read of unit states.
+func readOwn(ctx context.Context, ex Executor, q HostQuery) (HostState, error) {
 	script, err := readHostScript(q)
 	if err != nil {
 		return HostState{}, err
@@ -189,7 +223,7 @@ func readHostScript(q HostQuery) (string, error) {
 // base64 so blank lines and a missing final newline survive the sections;
 // status 3 marks a missing file, which is an answer, not a failure.
 const readHostFuncs = `readb64() { [ -e "$1" ] || return 3; base64 -w0 -- "$1"; }
-fingerprint() { [ -e "$1" ] || return 3; sha256sum -- "$1" | cut -d' ' -f1; stat -c '%U:%G %a' -- "$1"; }
+fingerprint() { [ -e "$1" ] || return 3; sha256sum < "$1" && stat -c '%U:%G %a' -- "$1"; }
 mountof() {
 	p=$1
 	while [ ! -e "$p" ]; do p=$(dirname -- "$p"); done
@@ -349,10 +383,16 @@ func parseFingerprint(name string, s transport.Section) (sum, perm string, err e
 	default:
 		return "", "", fmt.Errorf("fingerprint %s: exit status %d", name, s.Status)
 	}
-	if len(s.Lines) != 2 || !sha256Line.MatchString(s.Lines[0]) {
+	// sha256sum reads stdin, so it prints "HASH  -": the hash is cut here, not by a cut
+	// process on every node in every plan.
+	if len(s.Lines) != 2 {
 		return "", "", fmt.Errorf("fingerprint %s: unexpected sha256sum and stat output", name)
 	}
-	return s.Lines[0], s.Lines[1], nil
+	sum, rest, _ := strings.Cut(s.Lines[0], " ")
+	if !sha256Line.MatchString(sum) || strings.TrimSpace(rest) != "-" {
+		return "", "", fmt.Errorf("fingerprint %s: unexpected sha256sum and stat output", name)
+	}
+	return sum, s.Lines[1], nil
 }
 
 // pairField matches one KEY="value" of findmnt -P.

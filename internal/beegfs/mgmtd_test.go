@@ -9,6 +9,8 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units/unitstest"
 )
 
 func release(t *testing.T, v string) Release {
@@ -235,5 +237,23 @@ func TestDisableMgmtd(t *testing.T) {
 	}
 	if s := strings.Join(gone.Scripts(), "\n"); strings.Contains(s, "systemctl disable") || !strings.Contains(s, MgmtdDropInPath) {
 		t.Errorf("a unit systemd does not know: scripts %q", s)
+	}
+}
+
+// A node's copies come from the host's shared read, in the form CopyProblems compares.
+func TestReadSharedCopy(t *testing.T) {
+	const sum = "d795bc42b84290bfb7f00acdcb1136adc62622d81da0d86e7ffdb5dff96a58b2"
+	out := unitstest.OutWithFile("munge.service", units.State{Active: "active", Enabled: "enabled"}, ConnAuthPath,
+		units.File{Exists: true, SHA256: sum, Owner: "root", Group: "root", Mode: 0o400})
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}, {Stdout: out}}}
+	got, err := ReadSharedCopy(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (SharedCopy{ConnAuthSHA256: sum, ConnAuthPerm: "root:root 400"}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if s := f.Scripts(); s[0] != s[1] || !strings.Contains(s[0], "systemctl is-active") {
+		t.Errorf("the copies are not read in the host's shared read:\n%s", strings.Join(s, "\n---\n"))
 	}
 }

@@ -103,42 +103,55 @@ func Credential(ctx context.Context, ex Executor) ([]byte, error) {
 
 // Decode has munged on the host decode cred, as `munge -n | unmunge` does in
 // the guide's verification, and reports unmunge's STATUS unless it is Success.
-func Decode(ctx context.Context, ex Executor, cred []byte) error {
-	res, err := ex.Sudo(ctx, transport.ScriptEnv+"unmunge", cred)
+//
+// also is shell text that prints sections of its own (transport.SectionFuncs) and runs after
+// unmunge in the same command, so a check that reads more of the node costs it one round trip;
+// out is that command's output, for the caller to parse those sections from (nil when the
+// command did not run). The command exits with unmunge's status, whatever also's commands do.
+func Decode(ctx context.Context, ex Executor, cred []byte, also string) (out []byte, err error) {
+	res, err := ex.Sudo(ctx, transport.ScriptEnv+transport.SectionFuncs+"sec unmunge; unmunge; decoded=$?; end $decoded\n"+also+"exit $decoded\n", cred)
 	status := statusLine(res.Stdout)
 	switch {
 	case err == nil && strings.HasPrefix(status, "Success"):
-		return nil
+		return res.Stdout, nil
 	case status != "":
-		return fmt.Errorf("unmunge: STATUS %s", status)
+		return res.Stdout, fmt.Errorf("unmunge: STATUS %s", status)
 	case err != nil:
-		return fmt.Errorf("unmunge: %w", err)
+		return res.Stdout, fmt.Errorf("unmunge: %w", err)
 	}
-	return errors.New("unmunge printed no STATUS")
+	return res.Stdout, errors.New("unmunge printed no STATUS")
+}
+
+// Decoded is one node's part of VerifyAcross.
+type Decoded struct {
+	// Err is why the credential did not decode on the node, nil when it did.
+	Err error
+	// Out is the output of the node's decode command with the sections of VerifyAcross's also.
+	Out []byte
 }
 
 // VerifyAcross is the guide's `munge -n | unmunge` for a whole cluster: one credential made on
 // the controller, decoded by every node at once. One credential serves all of them because each
 // munged keeps its own replay cache: a credential decodes once on each node, and only a second
 // decode on the same node is refused as replayed. So the nodes must be distinct hosts; the same
-// host under two names would refuse the credential the second time. It returns each node's
-// failure (nil when the credential decoded there), and an error alone when the controller
-// could not make the credential.
-func VerifyAcross(ctx context.Context, controller Executor, nodes map[string]Executor) (map[string]error, error) {
+// host under two names would refuse the credential the second time. also rides along with each
+// node's decode (see Decode). It returns each node's result, and an error alone when the
+// controller could not make the credential.
+func VerifyAcross(ctx context.Context, controller Executor, nodes map[string]Executor, also string) (map[string]Decoded, error) {
 	cred, err := Credential(ctx, controller)
 	if err != nil {
 		return nil, err
 	}
-	results := make(map[string]error, len(nodes))
+	results := make(map[string]Decoded, len(nodes))
 	var (
 		mu sync.Mutex
 		wg sync.WaitGroup
 	)
 	for name, ex := range nodes {
 		wg.Go(func() {
-			err := Decode(ctx, ex, cred)
+			out, err := Decode(ctx, ex, cred, also)
 			mu.Lock()
-			results[name] = err
+			results[name] = Decoded{Err: err, Out: out}
 			mu.Unlock()
 		})
 	}

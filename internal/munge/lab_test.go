@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
@@ -51,22 +52,30 @@ func TestLabReadGenerateDecode(t *testing.T) {
 	}
 	// Replay detection is per munged: one credential decodes once on each host, and only a
 	// second decode on the same host is refused. VerifyAcross rests on this.
-	if err := Decode(ctx, gpu, cred); err != nil {
+	if _, err := Decode(ctx, gpu, cred, ""); err != nil {
 		t.Fatalf("a credential made on login01 does not decode on gpu02: %v", err)
 	}
-	if err := Decode(ctx, login, cred); err != nil {
+	if _, err := Decode(ctx, login, cred, ""); err != nil {
 		t.Fatalf("the credential gpu02 decoded does not decode on login01: %v", err)
 	}
-	if err := Decode(ctx, gpu, cred); err == nil || !strings.Contains(err.Error(), "Replayed credential") {
+	if _, err := Decode(ctx, gpu, cred, ""); err == nil || !strings.Contains(err.Error(), "Replayed credential") {
 		t.Errorf("decoding the same credential twice on gpu02: got %v, want munged's replay refusal", err)
 	}
 
-	results, err := VerifyAcross(ctx, login, map[string]Executor{"login01": login, "gpu02": gpu})
+	// A read that rides along with the decode answers in the same command, on each host.
+	also := "sec hostname; cat /proc/sys/kernel/hostname; end $?\n"
+	results, err := VerifyAcross(ctx, login, map[string]Executor{"login01": login, "gpu02": gpu}, also)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(results) != 2 || results["login01"] != nil || results["gpu02"] != nil {
+	if len(results) != 2 || results["login01"].Err != nil || results["gpu02"].Err != nil {
 		t.Errorf("VerifyAcross = %v, want success on login01 and gpu02", results)
+	}
+	for host, r := range results {
+		sections, err := transport.ParseSections(r.Out)
+		if err != nil || sections["hostname"].Status != 0 || len(sections["hostname"].Lines) != 1 || sections["hostname"].Lines[0] != host {
+			t.Errorf("%s: the read asked with the decode answered %+v (%v), want the host's name", host, sections["hostname"], err)
+		}
 	}
 }
 

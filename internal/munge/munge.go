@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"strconv"
-	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
@@ -64,64 +62,22 @@ type NodeState struct {
 	Enabled     bool
 }
 
-// readStateScript hashes the key on the node, so only the fingerprint
-// crosses the wire; being no secret, it may be shared within the run.
-var readStateScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + `k=` + KeyPath + `
-sec key; if [ -e "$k" ]; then sha256sum < "$k" && stat -c '%U %G %a' -- "$k"; else echo absent; fi; end $?
-`)
-
-// ReadState reads the key's fingerprint, owner and mode, and munged's state from the host's
-// shared read of unit states.
+// ReadState reads the key's fingerprint, owner and mode, and munged's state, from the host's
+// shared read of unit states and key files (units.SharedFiles has KeyPath): only the key's
+// checksum crosses the wire.
 func ReadState(ctx context.Context, ex Executor) (NodeState, error) {
-	res, err := ex.Sudo(ctx, readStateScript, nil)
+	key, err := units.ReadFile(ctx, ex, KeyPath)
 	if err != nil {
 		return NodeState{}, fmt.Errorf("read MUNGE state: %w", err)
-	}
-	st, err := parseState(res.Stdout)
-	if err != nil {
-		return st, err
 	}
 	u, err := units.Read(ctx, ex, service+".service")
 	if err != nil {
 		return NodeState{}, fmt.Errorf("read MUNGE state: %w", err)
 	}
-	st.Active, st.Enabled = u.Active == "active", u.Enabled == "enabled"
-	return st, nil
-}
-
-func parseState(out []byte) (NodeState, error) {
-	sections, err := transport.ParseSections(out)
-	if err != nil {
-		return NodeState{}, fmt.Errorf("read MUNGE state: %w", err)
-	}
-	key, ok := sections["key"]
-	if !ok {
-		return NodeState{}, fmt.Errorf("read MUNGE state: no key section")
-	}
-	if key.Status != 0 {
-		return NodeState{}, fmt.Errorf("read MUNGE state: hashing %s exited with status %d", KeyPath, key.Status)
-	}
-	var st NodeState
-	if len(key.Lines) == 1 && key.Lines[0] == "absent" {
-		return st, nil
-	}
-	if len(key.Lines) != 2 {
-		return NodeState{}, fmt.Errorf("read MUNGE state: want a checksum and a stat line for %s, got %d lines", KeyPath, len(key.Lines))
-	}
-	sum := strings.Fields(key.Lines[0])
-	owner := strings.Fields(key.Lines[1])
-	if len(sum) == 0 || len(sum[0]) != sha256.Size*2 || len(owner) != 3 {
-		return NodeState{}, fmt.Errorf("read MUNGE state: unexpected checksum or stat output for %s", KeyPath)
-	}
-	mode, err := strconv.ParseUint(owner[2], 8, 32)
-	if err != nil {
-		return NodeState{}, fmt.Errorf("read MUNGE state: mode %q of %s: %w", owner[2], KeyPath, err)
-	}
-	st.KeyExists = true
-	st.Fingerprint = sum[0]
-	st.Owner, st.Group = owner[0], owner[1]
-	st.Mode = fs.FileMode(mode)
-	return st, nil
+	return NodeState{
+		KeyExists: key.Exists, Fingerprint: key.SHA256, Owner: key.Owner, Group: key.Group, Mode: key.Mode,
+		Active: u.Active == "active", Enabled: u.Enabled == "enabled",
+	}, nil
 }
 
 // Problems says in words what differs on node from a key with fingerprint

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,11 +19,18 @@ import (
 
 const sum = "d795bc42b84290bfb7f00acdcb1136adc62622d81da0d86e7ffdb5dff96a58b2"
 
-func keyOut(key string) string { return "@@gpucluster key\n" + key + "\n@@rc 0\n" }
-
-// stateReplies answer ReadState: the key's read, then the host's shared read of unit states.
+// stateReplies answer ReadState: the host's shared read of unit states and key files, once for
+// the key and once for munged. key is "absent" or sha256sum's and stat's words for it,
+// "SUM  -\nOWNER GROUP MODE".
 func stateReplies(key, active, enabled string) []transporttest.Reply {
-	return []transporttest.Reply{{Stdout: keyOut(key)}, {Stdout: unitstest.Out(service+".service", units.State{Active: active, Enabled: enabled})}}
+	var f units.File
+	if key != "absent" {
+		w := strings.Fields(key)
+		mode, _ := strconv.ParseUint(w[4], 8, 32)
+		f = units.File{Exists: true, SHA256: w[0], Owner: w[2], Group: w[3], Mode: fs.FileMode(mode)}
+	}
+	out := unitstest.OutWithFile(service+".service", units.State{Active: active, Enabled: enabled}, KeyPath, f)
+	return []transporttest.Reply{{Stdout: out}, {Stdout: out}}
 }
 
 func TestReadState(t *testing.T) {
@@ -52,31 +61,23 @@ func TestReadState(t *testing.T) {
 	}
 }
 
-func TestParseStateErrors(t *testing.T) {
-	tests := []struct{ name, out, wantErr string }{
-		{"truncated", "@@gpucluster key\n" + sum + "  -\n", "truncated"},
-		{"no key section", "@@gpucluster active\nactive\n@@rc 0\n", "no key section"},
-		{"unreadable key", "@@gpucluster key\n@@rc 1\n", "status 1"},
-		{"short checksum", keyOut("abc  -\nmunge munge 400"), "unexpected checksum"},
-		{"bad mode", keyOut(sum + "  -\nmunge munge 4x0"), "mode"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseState([]byte(tt.out))
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("got %v, want error containing %q", err, tt.wantErr)
-			}
-		})
+func TestReadStateErrors(t *testing.T) {
+	unit := unitstest.Out(service+".service", units.State{Active: "active", Enabled: "enabled"})
+	unreadable := strings.Replace(unit, "@@gpucluster files\n\n@@rc 0\n", "@@gpucluster files\n@@rc 1\n", 1)
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: unreadable}}}
+	if _, err := ReadState(context.Background(), f); err == nil || !strings.Contains(err.Error(), "status 1") {
+		t.Errorf("an unreadable key: got %v, want the hashing's status", err)
 	}
 }
 
+// The key is hashed on the node, in the host's shared read, which never prints it.
 func TestReadStateHashesOnTheNode(t *testing.T) {
 	f := &transporttest.Fake{T: t, Replies: stateReplies(sum+"  -\nmunge munge 400", "active", "enabled")}
 	if _, err := ReadState(context.Background(), f); err != nil {
 		t.Fatal(err)
 	}
 	script := f.Calls[0].Script
-	if !strings.Contains(script, "sha256sum < \"$k\"") || strings.Contains(script, "cat") {
+	if !strings.Contains(script, "sha256sum --") || !strings.Contains(script, KeyPath) || strings.Contains(script, "cat") || strings.Contains(script, "base64") {
 		t.Errorf("the state read must hash the key on the node and never print it:\n%s", script)
 	}
 }
@@ -296,7 +297,7 @@ func TestCredentialAndDecode(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{tt.reply}}
-			err := Decode(context.Background(), f, []byte(cred))
+			_, err := Decode(context.Background(), f, []byte(cred), "")
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -343,7 +344,8 @@ func TestVerifyAcross(t *testing.T) {
 	for n, f := range nodes {
 		executors[n] = f
 	}
-	results, err := VerifyAcross(context.Background(), ctl, executors)
+	const also = "sec hostname; cat /proc/sys/kernel/hostname; end $?\n"
+	results, err := VerifyAcross(context.Background(), ctl, executors, also)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,10 +355,12 @@ func TestVerifyAcross(t *testing.T) {
 	for n, f := range nodes {
 		if len(f.Calls) != 1 || string(f.Calls[0].Stdin) != cred {
 			t.Errorf("%s: decoded %d times with stdin %q, want the controller's credential once", n, len(f.Calls), f.Calls)
+		} else if script := f.Calls[0].Script; !strings.Contains(script, "unmunge") || !strings.Contains(script, also) {
+			t.Errorf("%s: the decode command does not carry the read asked along with it:\n%s", n, script)
 		}
 	}
-	if len(results) != 3 || results["login01"] != nil || results["gpu01"] != nil ||
-		results["gpu02"] == nil || !strings.Contains(results["gpu02"].Error(), "Invalid credential") {
+	if len(results) != 3 || results["login01"].Err != nil || results["gpu01"].Err != nil ||
+		results["gpu02"].Err == nil || !strings.Contains(results["gpu02"].Err.Error(), "Invalid credential") {
 		t.Errorf("results %v, want success on login01 and gpu01 and unmunge's STATUS on gpu02", results)
 	}
 }
@@ -364,7 +368,7 @@ func TestVerifyAcross(t *testing.T) {
 func TestVerifyAcrossWithoutCredential(t *testing.T) {
 	ctl := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Err: &transport.ExitError{Host: "login01", Status: 1, Stderr: "munge: Error: Failed to access socket"}}}}
 	gpu := &transporttest.Fake{T: t}
-	results, err := VerifyAcross(context.Background(), ctl, map[string]Executor{"gpu01": gpu})
+	results, err := VerifyAcross(context.Background(), ctl, map[string]Executor{"gpu01": gpu}, "")
 	if err == nil || !strings.Contains(err.Error(), "Failed to access socket") || results != nil {
 		t.Fatalf("got %v, %v; want munge -n's failure and no results", results, err)
 	}

@@ -123,7 +123,8 @@ func (d *clusterCheckDataSource) Read(ctx context.Context, req datasource.ReadRe
 		resp.Diagnostics.Append(connectError(controller, err))
 		return
 	}
-	decoded := d.mungeAcross(ctx, ctl, controller, nodeNames)
+	homeFSType := m.HomeFSType.ValueString()
+	decoded, mounts := d.checkNodes(ctx, ctl, controller, nodeNames, homeFSType != "")
 	health, err := slurm.ReadHealth(ctx, ctl)
 	if err != nil {
 		resp.Diagnostics.Append(nodeError("Cannot Check Slurm", controller, "Running scontrol ping and sinfo failed",
@@ -132,10 +133,9 @@ func (d *clusterCheckDataSource) Read(ctx context.Context, req datasource.ReadRe
 	}
 	problems := checkProblems(controller, decoded, health)
 	m.HomeMounts = types.MapNull(types.StringType)
-	if want := m.HomeFSType.ValueString(); want != "" {
-		mounts := d.homeMounts(ctx, nodeNames)
+	if homeFSType != "" {
 		m.HomeMounts = statusMap(mounts)
-		problems = append(problems, homeProblems(want, mounts)...)
+		problems = append(problems, homeProblems(homeFSType, mounts)...)
 		sort.Strings(problems)
 	}
 	m.ID = m.Controller
@@ -154,24 +154,67 @@ func (d *clusterCheckDataSource) Read(ctx context.Context, req datasource.ReadRe
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// mungeAcross is verifyMunge as a result per node: "Success", or why the credential did not
-// decode there.
-func (d *clusterCheckDataSource) mungeAcross(ctx context.Context, ctl *transport.Host, controller string, nodeNames []string) map[string]string {
-	decoded := make(map[string]string, len(nodeNames))
+// homeMountRead is the guide's findmnt of /home, asked with each node's decode.
+var homeMountRead = func() string {
+	read, err := beegfs.MountedFSTypeRead(beegfs.DefaultClientMountPath)
+	if err != nil {
+		panic(err) // a constant path that is not valid is a programming error
+	}
+	return read
+}()
+
+// checkNodes is verifyMunge as a result per node: "Success", or why the credential did not
+// decode there; with home, what is mounted on /home on each node too, read in the command that
+// decodes the credential there, so the check costs each node one round trip.
+func (d *clusterCheckDataSource) checkNodes(ctx context.Context, ctl *transport.Host, controller string, nodeNames []string, home bool) (decoded, mounts map[string]string) {
+	var also string
+	if home {
+		also = homeMountRead
+	}
+	decoded = make(map[string]string, len(nodeNames))
 	for _, n := range nodeNames {
 		decoded[n] = "Success"
 	}
-	failures, err := verifyMunge(ctx, d.cluster, ctl, nodeNames)
+	failures, outs, err := verifyMunge(ctx, d.cluster, ctl, nodeNames, also)
 	if err != nil {
 		for _, n := range nodeNames {
 			decoded[n] = fmt.Sprintf("on %s: %v", controller, err)
 		}
-		return decoded
+		if home {
+			// No node decoded anything, so none read its mounts either.
+			mounts = d.homeMounts(ctx, nodeNames)
+		}
+		return decoded, mounts
 	}
+	failed := make(map[string]error, len(failures))
 	for _, f := range failures {
 		decoded[f.node] = f.err.Error()
+		failed[f.node] = f.err
 	}
-	return decoded
+	if home {
+		mounts = make(map[string]string, len(nodeNames))
+		for _, n := range nodeNames {
+			mounts[n] = homeMountFrom(outs[n], failed[n])
+		}
+	}
+	return decoded, mounts
+}
+
+// homeMountFrom reads the type mounted on /home from a node's decode command's output, or,
+// when the command gave no answer for it, says why in place of a type: the decode's failure,
+// which is why the command did not run (the node cannot be reached, say).
+func homeMountFrom(out []byte, decodeErr error) string {
+	sections, err := transport.ParseSections(out)
+	if err == nil {
+		var fsType string
+		if fsType, err = beegfs.MountedFSTypeFrom(sections, beegfs.DefaultClientMountPath); err == nil {
+			return fsType
+		}
+	}
+	if decodeErr != nil && len(out) == 0 {
+		err = decodeErr
+	}
+	return "unknown: " + err.Error()
 }
 
 // homeMounts asks every node at once what is mounted on /home; a node that cannot be asked

@@ -342,7 +342,7 @@ func (r *mungeKeyResource) verify(ctx context.Context, controller string, nodeNa
 		diags.Append(connectError(controller, err))
 		return nil, diags
 	}
-	failures, err := verifyMunge(ctx, r.cluster, h, nodeNames)
+	failures, _, err := verifyMunge(ctx, r.cluster, h, nodeNames, "")
 	if err != nil {
 		diags.Append(nodeError("Cannot Make MUNGE Credential", controller, "munge -n failed", "Check munged on the controller: journalctl -u munge.", err))
 		return nil, diags

@@ -236,8 +236,9 @@ func countCommands(t *testing.T) (runs func() []map[string]int) {
 }
 
 // readsPerHostConfig puts on each of nodes what every node of the guide's cluster carries
-// several of: the node and its facts, accounts, firewall rules. count, not for_each: the
-// testing framework's state checks do not take string keys.
+// several of: the node and its facts, accounts, firewall rules, and MUNGE, whose key and
+// daemon every node reads. count, not for_each: the testing framework's state checks do not
+// take string keys.
 func readsPerHostConfig(l *lab.Lab, nodes []string) string {
 	var b strings.Builder
 	b.WriteString(providerConfig(l, ""))
@@ -254,6 +255,11 @@ resource "gpucluster_node" "n" {
 data "gpucluster_node_facts" "n" {
   count = length(local.nodes)
   node  = local.nodes[count.index]
+}
+
+resource "gpucluster_munge_key" "k" {
+  controller = local.nodes[0]
+  nodes      = local.nodes
 }
 
 resource "gpucluster_firewall_rule" "r" {
@@ -280,13 +286,15 @@ resource "gpucluster_user" "u%[1]d" {
 
 // A no-op plan costs each host one command per kind of state read there, however many
 // resources read it: the node's facts (gpucluster_node and gpucluster_node_facts), its
-// accounts (five users) and its firewall rules (three rules). Reads are shared within a run
-// only until a command that is not marked as a read runs on the host, so one unmarked read
-// among them shows here as a second listing of the accounts or of the rules.
+// accounts (five users), its firewall rules (three rules), and its daemons: the MUNGE key's
+// checksum comes from the host's shared read of unit states, which munged's state needs
+// anyway. Reads are shared within a run only until a command that is not marked as a read runs
+// on the host, so one unmarked read among them shows here as a second listing of the accounts
+// or of the rules, and a key read of its own as a fifth command.
 func TestAccTransport_commandsPerHostPerNoOpPlan(t *testing.T) {
 	l := lab.Require(t)
 	nodes := labNodeNames(l)[:3]
-	const wantPerHost = 3
+	const wantPerHost = 4
 	config := readsPerHostConfig(l, nodes)
 	runs := countCommands(t)
 	var applied int
@@ -315,7 +323,7 @@ func TestAccTransport_commandsPerHostPerNoOpPlan(t *testing.T) {
 		for _, node := range nodes {
 			t.Logf("no-op plan %d: %s: %d commands", i+1, node, counts[node])
 			if counts[node] > wantPerHost {
-				t.Errorf("no-op plan %d: %d commands on %s, want at most %d (facts, accounts, firewall rules)", i+1, counts[node], node, wantPerHost)
+				t.Errorf("no-op plan %d: %d commands on %s, want at most %d (facts, accounts, firewall rules, units and key files)", i+1, counts[node], node, wantPerHost)
 			}
 			full = full && counts[node] == wantPerHost
 		}

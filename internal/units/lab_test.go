@@ -30,12 +30,15 @@ systemctl enable --quiet gpucluster-t-enabled.service gpucluster-t-failed.servic
 systemctl mask --quiet gpucluster-t-masked.service
 systemctl start gpucluster-t-static.service gpucluster-t-enabled.service
 systemctl start gpucluster-t-failed.service || true
+printf 'not a key' > /etc/gpucluster-t-key
+chown root:daemon /etc/gpucluster-t-key
+chmod 640 /etc/gpucluster-t-key
 `
 	const cleanup = `cd /etc/systemd/system
 systemctl stop gpucluster-t-static.service gpucluster-t-enabled.service gpucluster-t-failed.service
 systemctl disable --quiet gpucluster-t-enabled.service gpucluster-t-failed.service
 systemctl unmask --quiet gpucluster-t-masked.service
-rm -f gpucluster-t-*.service
+rm -f gpucluster-t-*.service /etc/gpucluster-t-key
 systemctl daemon-reload
 systemctl reset-failed gpucluster-t-failed.service
 `
@@ -50,9 +53,25 @@ systemctl reset-failed gpucluster-t-failed.service
 	list := append(append([]string{}, Shared...), "gpucluster-t-static.service", "gpucluster-t-enabled.service",
 		"gpucluster-t-alias.service", "gpucluster-t-failed.service", "gpucluster-t-disabled.service",
 		"gpucluster-t-masked.service", "gpucluster-t-missing.service")
-	states, err := read(ctx, transporttest.LabHost{Lab: l, Host: "gpu01"}, list)
+	files := []string{"/etc/gpucluster-t-key", "/etc/gpucluster-t-missing"}
+	snap, err := read(ctx, transporttest.LabHost{Lab: l, Host: "gpu01"}, list, files)
 	if err != nil {
 		t.Fatal(err)
+	}
+	states := snap.units
+	// The files read in the same batch: what sha256sum and stat say of each alone.
+	if snap.filesErr != nil {
+		t.Fatal(snap.filesErr)
+	}
+	out, _, err := l.Exec(ctx, "gpu01", "sha256sum < /etc/gpucluster-t-key; stat -c '%U %G %a' /etc/gpucluster-t-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, got := strings.Fields(out), snap.files[files[0]]; len(f) != 5 || !got.Exists || got.SHA256 != f[0] || got.Owner != f[2] || got.Group != f[3] || fmt.Sprintf("%o", got.Mode) != f[4] {
+		t.Errorf("batch says %+v of %s; alone %q", got, files[0], out)
+	}
+	if got := snap.files[files[1]]; got.Exists {
+		t.Errorf("a missing file reads as %+v", got)
 	}
 	words := map[string]bool{}
 	for _, u := range list {

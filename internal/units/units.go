@@ -1,7 +1,7 @@
-// Package units reads the state of the systemd units the provider manages, for every resource
-// of a host from one shared read: a no-op plan asked systemctl about munge, slurmd and the
-// BeeGFS services eight times per GPU server, each invocation a process and a D-Bus round trip
-// through systemd, where two serve them all.
+// Package units reads the state of the systemd units the provider manages, and of their
+// daemons' key files, for every resource of a host from one shared read: a no-op plan asked
+// systemctl about munge, slurmd and the BeeGFS services eight times per GPU server, each
+// invocation a process and a D-Bus round trip through systemd, where two serve them all.
 package units
 
 import (
@@ -51,55 +51,82 @@ func (s State) IsEnabled() bool {
 
 // Read returns unit's state, from the host's shared read when unit is one of Shared.
 func Read(ctx context.Context, ex Executor, unit string) (State, error) {
-	list := Shared
-	if !slices.Contains(Shared, unit) {
-		list = []string{unit}
+	var snap snapshot
+	var err error
+	if slices.Contains(Shared, unit) {
+		snap, err = read(ctx, ex, Shared, SharedFiles)
+	} else {
+		snap, err = read(ctx, ex, []string{unit}, nil)
 	}
-	states, err := read(ctx, ex, list)
 	if err != nil {
 		return State{}, err
 	}
-	return states[unit], nil
+	return snap.units[unit], nil
 }
 
-func read(ctx context.Context, ex Executor, list []string) (map[string]State, error) {
-	for _, u := range list {
+// snapshot is one read of units and files. A file read that failed fails only the callers
+// that asked for a file.
+type snapshot struct {
+	units    map[string]State
+	files    map[string]File
+	filesErr error
+}
+
+func read(ctx context.Context, ex Executor, unitList, fileList []string) (snapshot, error) {
+	for _, u := range unitList {
 		if !transport.UnitNamePattern.MatchString(u) {
-			return nil, fmt.Errorf("read the state of systemd units: unit name %q is not valid", u)
+			return snapshot{}, fmt.Errorf("read the state of systemd units: unit name %q is not valid", u)
 		}
 	}
-	res, err := ex.Sudo(ctx, transport.ReadOnly(batchScript(list)), nil)
+	res, err := ex.Sudo(ctx, transport.ReadOnly(batchScript(unitList, fileList)), nil)
 	if err != nil {
-		return nil, fmt.Errorf("read the state of systemd units: %w", err)
+		return snapshot{}, fmt.Errorf("read the state of systemd units and key files: %w", err)
 	}
-	states, ok, err := parseBatch(list, res.Stdout)
+	sections, err := transport.ParseSections(res.Stdout)
+	if err != nil {
+		return snapshot{}, fmt.Errorf("read the state of systemd units and key files: %w", err)
+	}
+	var snap snapshot
+	if len(fileList) > 0 {
+		sec, ok := sections["files"]
+		snap.files, snap.filesErr = parseFiles(fileList, sec, ok)
+	}
+	if len(unitList) == 0 {
+		return snap, nil
+	}
+	states, ok, err := parseBatch(unitList, sections)
 	if err != nil || ok {
-		return states, err
+		snap.units = states
+		return snap, err
 	}
 	// An older systemd ends is-enabled at the first unit without a unit file, where a newer one
 	// prints "not-found" in its place: then ask each unit alone, as before the batch.
-	res, err = ex.Sudo(ctx, transport.ReadOnly(oneByOneScript(list)), nil)
+	res, err = ex.Sudo(ctx, transport.ReadOnly(oneByOneScript(unitList)), nil)
 	if err != nil {
-		return nil, fmt.Errorf("read the state of systemd units: %w", err)
+		return snapshot{}, fmt.Errorf("read the state of systemd units: %w", err)
 	}
-	return parseOneByOne(list, res.Stdout)
+	snap.units, err = parseOneByOne(unitList, res.Stdout)
+	return snap, err
 }
 
-// batchScript asks systemctl once per verb; each prints one line per unit, in order, whatever
-// its exit status (which says only whether some unit is active or enabled).
-func batchScript(list []string) string {
-	return transport.NewScript().Text(transport.SectionFuncs).Args(list...).
-		Text(`sec active; systemctl is-active "$@"; end $?
-sec enabled; systemctl is-enabled "$@" 2>/dev/null; end $?`).String()
+// batchScript hashes the files, then asks systemctl once per verb; each prints one line per
+// unit, in order, whatever its exit status (which says only whether some unit is active or
+// enabled).
+func batchScript(unitList, fileList []string) string {
+	s := transport.NewScript().Text(transport.SectionFuncs)
+	if len(fileList) > 0 {
+		s.Text(hashFilesFunc + "sec files").Command(append([]string{"hashfiles"}, fileList...)...).Text("end $?")
+	}
+	if len(unitList) > 0 {
+		s.Args(unitList...).Text(`sec active; systemctl is-active "$@"; end $?
+sec enabled; systemctl is-enabled "$@" 2>/dev/null; end $?`)
+	}
+	return s.String()
 }
 
 // parseBatch reads batchScript's answer; ok is false when is-enabled did not answer for every
 // unit.
-func parseBatch(list []string, out []byte) (map[string]State, bool, error) {
-	sections, err := transport.ParseSections(out)
-	if err != nil {
-		return nil, false, fmt.Errorf("read the state of systemd units: %w", err)
-	}
+func parseBatch(list []string, sections map[string]transport.Section) (map[string]State, bool, error) {
 	active, enabled := sections["active"].Lines, sections["enabled"].Lines
 	if len(active) != len(list) {
 		return nil, false, fmt.Errorf("read the state of systemd units: systemctl is-active printed %d lines for %d units: %q", len(active), len(list), active)

@@ -118,3 +118,57 @@ func TestExitStatusWords(t *testing.T) {
 		}
 	}
 }
+
+// The shared files come from the units' own read, so a resource that reads its key file and
+// its unit costs the host one command between them.
+func TestReadFileSharesTheUnitsRead(t *testing.T) {
+	const sum = "d795bc42b84290bfb7f00acdcb1136adc62622d81da0d86e7ffdb5dff96a58b2"
+	out := "@@gpucluster files\n" + sum + "  /etc/munge/munge.key\n400 munge munge /etc/munge/munge.key\n\n@@rc 0\n" + batchOut(active, enabled)
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}, {Stdout: out}, {Stdout: out}}}
+	key, err := ReadFile(context.Background(), f, "/etc/munge/munge.key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (File{Exists: true, SHA256: sum, Owner: "munge", Group: "munge", Mode: 0o400}); key != want {
+		t.Errorf("key %+v, want %+v", key, want)
+	}
+	auth, err := ReadFile(context.Background(), f, "/etc/beegfs/conn.auth")
+	if err != nil || auth.Exists {
+		t.Errorf("a file the read says nothing of: %+v, %v; want missing", auth, err)
+	}
+	if _, err := Read(context.Background(), f, "munge.service"); err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scripts()
+	if s[0] != s[1] || s[0] != s[2] {
+		t.Errorf("files and units read by different scripts: the host's read cache could not share them:\n%s", strings.Join(s, "\n---\n"))
+	}
+	if !strings.Contains(s[0], "hashfiles /etc/munge/munge.key /etc/beegfs/conn.auth /etc/beegfs/cert.pem\n") {
+		t.Errorf("the shared files are not hashed:\n%s", s[0])
+	}
+}
+
+func TestReadFileErrors(t *testing.T) {
+	tests := []struct{ name, files, wantErr string }{
+		{"unreadable", "@@gpucluster files\n@@rc 1\n", "status 1"},
+		{"no answer", "", "no answer"},
+		{"bad mode", "@@gpucluster files\nx9 munge munge /etc/munge/munge.key\n@@rc 0\n", "mode"},
+		{"checksum without stat", "@@gpucluster files\n" + strings.Repeat("a", 64) + "  /etc/munge/munge.key\n@@rc 0\n", "incompletely"},
+		{"garbage", "@@gpucluster files\nsha256sum: oops\n@@rc 0\n", "unexpected"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: tt.files + batchOut(active, enabled)}, {Stdout: tt.files + batchOut(active, enabled)}}}
+			if _, err := ReadFile(context.Background(), f, "/etc/munge/munge.key"); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("got %v, want error containing %q", err, tt.wantErr)
+			}
+			// The units in the same read are still answered.
+			if st, err := Read(context.Background(), f, "munge.service"); err != nil || st.Active != "active" {
+				t.Errorf("munge.service: %+v, %v", st, err)
+			}
+		})
+	}
+	if _, err := ReadFile(context.Background(), &transporttest.Fake{T: t}, "/etc/my key"); err == nil {
+		t.Error("a path with a space was accepted")
+	}
+}
