@@ -330,18 +330,19 @@ func (c *cluster) removeAccount(ctx context.Context, created []string, kind user
 	return c.retire(ctx, kind, name, id)
 }
 
-// readForImport reads the account named by an import ID from each of its nodes.
+// readForImport reads the account named by an import ID from each of its nodes, and refuses
+// the provider's own account.
 func (c *cluster) readForImport(ctx context.Context, id string, kind users.Kind) (string, []string, map[string]users.State, diag.Diagnostics) {
 	name, nodeNames, diags := parseAccountImportID(id, string(kind))
 	if diags.HasError() {
 		return "", nil, nil, diags
 	}
-	userNames, groupNames := []string{name}, []string(nil)
-	if kind == users.KindGroup {
-		userNames, groupNames = nil, []string{name}
-	}
+	userNames, groupNames := accountNames(kind, name)
 	observed, readDiags := c.readAccounts(ctx, nodeNames, userNames, groupNames)
 	diags.Append(readDiags...)
+	if !diags.HasError() {
+		diags.Append(c.refuseOwnAccount(kind, name)...)
+	}
 	return name, nodeNames, observed, diags
 }
 
