@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -158,17 +157,8 @@ func (c *cluster) checkLedger(ctx context.Context, kind users.Kind, name string,
 
 // readAccounts asks every node about the named accounts at once, one round trip per node.
 func (c *cluster) readAccounts(ctx context.Context, nodeNames, userNames, groupNames []string) (map[string]users.State, diag.Diagnostics) {
-	var mu sync.Mutex
-	observed := make(map[string]users.State, len(nodeNames))
-	failures := c.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
-		st, err := users.ReadAccounts(ctx, h, userNames, groupNames)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		observed[node] = st
-		mu.Unlock()
-		return nil
+	observed, failures := readOnEachNode(ctx, c, nodeNames, func(h *transport.Host) (users.State, error) {
+		return users.ReadAccounts(ctx, h, userNames, groupNames)
 	})
 	return observed, lookupFailureDiags(failures, "Cannot Read Accounts", "Reading accounts with getent failed")
 }

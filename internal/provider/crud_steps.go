@@ -43,3 +43,20 @@ func storeRead[M any](ctx context.Context, resp *resource.ReadResponse, m *M, fo
 		resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 	}
 }
+
+// plannedModel reads from (the plan or the config) for a ModifyPlan that has nothing to do on
+// destroy; ok is false on destroy and once diags holds an error.
+func plannedModel[M any](ctx context.Context, req resource.ModifyPlanRequest, from modelGetter, diags *diag.Diagnostics) (m M, ok bool) {
+	if req.Plan.Raw.IsNull() {
+		return m, false
+	}
+	return modelFrom[M](ctx, from, diags)
+}
+
+// priorModel is the state a plan starts from: the zero model when the resource is being created.
+func priorModel[M any](ctx context.Context, state tfsdk.State, diags *diag.Diagnostics) (m M) {
+	if !state.Raw.IsNull() {
+		diags.Append(state.Get(ctx, &m)...)
+	}
+	return m
+}

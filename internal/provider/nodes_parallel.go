@@ -63,3 +63,21 @@ func failureDiags(failures []nodeFailure, summary, happened, todo string) diag.D
 	}
 	return diags
 }
+
+// readOnEachNode is onEachNode for a read: what read returns on each node, by node, and the
+// nodes where it failed.
+func readOnEachNode[T any](ctx context.Context, c *cluster, nodeNames []string, read func(*transport.Host) (T, error)) (map[string]T, []nodeFailure) {
+	var mu sync.Mutex
+	byNode := make(map[string]T, len(nodeNames))
+	failures := c.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
+		v, err := read(h)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		byNode[node] = v
+		mu.Unlock()
+		return nil
+	})
+	return byNode, failures
+}

@@ -303,54 +303,39 @@ func (r *firewallResource) controllerSlurmConf(ctx context.Context, controller s
 }
 
 func (r *firewallResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan firewallModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	node := plan.Node.ValueString()
-	listed, diags := r.listedRules(ctx, plan)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.apply(ctx, node, listed, func(st firewall.State) {
-		plan.PreviousEnabled = types.BoolValue(st.Enabled)
-		plan.PreviousIncoming = types.StringValue(st.Incoming)
-		plan.PreviousOutgoing = types.StringValue(st.Outgoing)
-		plan.UndeclaredRules = stringSet(r.cluster.undeclaredRules(node, st))
-	}, plan.Exclusive.ValueBool(), plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
-	if plan.Exclusive.ValueBool() {
-		plan.UndeclaredRules = stringSet(nil)
-	}
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.ID = plan.Node
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *firewallModel) diag.Diagnostics {
+		node := m.Node.ValueString()
+		diags := r.converge(ctx, m, func(st firewall.State) {
+			m.PreviousEnabled = types.BoolValue(st.Enabled)
+			m.PreviousIncoming = types.StringValue(st.Incoming)
+			m.PreviousOutgoing = types.StringValue(st.Outgoing)
+			m.UndeclaredRules = stringSet(r.cluster.undeclaredRules(node, st))
+		})
+		if m.Exclusive.ValueBool() {
+			m.UndeclaredRules = stringSet(nil)
+		}
+		return diags
+	})
 }
 
 func (r *firewallResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state firewallModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
+	applyOverPrior(ctx, req.Plan, &req.State, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *firewallModel, prior firewallModel) diag.Diagnostics {
+		m.PreviousEnabled, m.PreviousIncoming, m.PreviousOutgoing = prior.PreviousEnabled, prior.PreviousIncoming, prior.PreviousOutgoing
+		// undeclared_rules keeps the value of the refresh the plan showed; the next refresh reads it anew.
+		return r.converge(ctx, m, func(firewall.State) {})
+	})
+}
+
+// converge applies the rules, policies and switch the model declares; before sees the node's
+// state as found, before any change.
+func (r *firewallResource) converge(ctx context.Context, m *firewallModel, before func(firewall.State)) diag.Diagnostics {
+	listed, diags := r.listedRules(ctx, *m)
+	if diags.HasError() {
+		return diags
 	}
-	listed, diags := r.listedRules(ctx, plan)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	// undeclared_rules keeps the value of the refresh the plan showed; the next refresh reads it anew.
-	resp.Diagnostics.Append(r.apply(ctx, plan.Node.ValueString(), listed, func(firewall.State) {},
-		plan.Exclusive.ValueBool(), plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.ID = plan.Node
-	plan.PreviousEnabled, plan.PreviousIncoming, plan.PreviousOutgoing = state.PreviousEnabled, state.PreviousIncoming, state.PreviousOutgoing
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	m.ID = m.Node
+	return append(diags, r.apply(ctx, m.Node.ValueString(), listed, before,
+		m.Exclusive.ValueBool(), m.Enabled.ValueBool(), m.DefaultIncoming.ValueString(), m.DefaultOutgoing.ValueString())...)
 }
 
 // apply checks the rules on the node against the provider's connection and the listed rules,

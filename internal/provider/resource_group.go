@@ -118,11 +118,8 @@ func (r *groupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	if req.Plan.Raw.IsNull() || r.cluster == nil {
 		return
 	}
-	var plan, state groupModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	}
+	plan, _ := modelFrom[groupModel](ctx, req.Plan, &resp.Diagnostics)
+	state := priorModel[groupModel](ctx, req.State, &resp.Diagnostics)
 	if !plan.Name.IsUnknown() {
 		resp.Diagnostics.Append(r.cluster.refuseOwnAccount(users.KindGroup, plan.Name.ValueString())...)
 	}

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -175,20 +174,13 @@ func (r *userResource) ValidateConfig(ctx context.Context, req resource.Validate
 	if !fullyKnown(m.Nodes) {
 		return
 	}
-	nodeNames := setStrings(ctx, m.Nodes, &resp.Diagnostics)
-	if !slices.Contains(nodeNames, m.HomeOn.ValueString()) {
-		resp.Diagnostics.AddAttributeError(path.Root("home_on"), "Home Node Not In Nodes",
-			fmt.Sprintf("home_on is %q, which is not one of nodes %v. The account must exist where its home is created.", m.HomeOn.ValueString(), nodeNames))
-	}
+	resp.Diagnostics.Append(notAmongNodes(path.Root("home_on"), "Home Node Not In Nodes", "home_on", m.HomeOn.ValueString(),
+		setStrings(ctx, m.Nodes, &resp.Diagnostics), "The account must exist where its home is created.")...)
 }
 
 func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return
-	}
-	var plan userModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	plan, ok := plannedModel[userModel](ctx, req, req.Plan, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if plan.Home.IsUnknown() && !plan.Name.IsUnknown() {
@@ -203,10 +195,7 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	}
 	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
 	resp.Diagnostics.Append(planNodeStatus(ctx, req, resp, nodeNames)...)
-	var state userModel
-	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	}
+	state := priorModel[userModel](ctx, req.State, &resp.Diagnostics)
 	resp.Diagnostics.Append(planAdoptedOn(ctx, resp, plan.Nodes, state.Nodes, state.AdoptedOn)...)
 	if !r.cluster.settingsKnown() || plan.UID.IsUnknown() || plan.Name.IsUnknown() || plan.Group.IsUnknown() || !fullyKnown(plan.Groups) {
 		return
