@@ -72,15 +72,6 @@ func coveredNodes(ctx context.Context, diags *diag.Diagnostics, nodes, priorNode
 	return setStrings(ctx, nodes, diags), setStrings(ctx, priorNodes, diags), setStrings(ctx, adoptedBefore, diags)
 }
 
-// ensureOnEachNode makes the account as declared on every node, reporting each node where that failed.
-func (c *cluster) ensureOnEachNode(ctx context.Context, nodeNames []string, ensure func(*transport.Host) (bool, error), summary, happened, todo string) diag.Diagnostics {
-	failures := c.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
-		_, err := ensure(h)
-		return err
-	})
-	return failureDiags(failures, summary, happened, todo)
-}
-
 // removeFromDropped removes the account from the nodes dropped from nodes since the last apply,
 // except those where the resource found it already there.
 func (c *cluster) removeFromDropped(ctx context.Context, kind users.Kind, name string, before, now, adoptedBefore []string) diag.Diagnostics {
@@ -90,6 +81,6 @@ func (c *cluster) removeFromDropped(ctx context.Context, kind users.Kind, name s
 		happened = "Removing group " + name + " from a node dropped from nodes failed"
 	}
 	dropped := missingFrom(missingFrom(before, now), adoptedBefore)
-	return c.ensureOnEachNode(ctx, dropped, func(h *transport.Host) (bool, error) { return remove(ctx, h, name) },
+	return c.changeOnEachNode(ctx, dropped, func(h *transport.Host) (bool, error) { return remove(ctx, h, name) },
 		"Cannot Remove "+titleKind(kind), happened, inUseAdvice)
 }

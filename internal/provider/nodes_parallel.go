@@ -81,3 +81,13 @@ func readOnEachNode[T any](ctx context.Context, c *cluster, nodeNames []string, 
 	})
 	return byNode, failures
 }
+
+// changeOnEachNode runs a step that tells whether it changed anything (the users package's
+// Ensure, Create and Remove steps) on every node at once, and reports each node where it failed.
+func (c *cluster) changeOnEachNode(ctx context.Context, nodeNames []string, step func(*transport.Host) (bool, error), summary, happened, todo string) diag.Diagnostics {
+	failures := c.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+		_, err := step(h)
+		return err
+	})
+	return failureDiags(failures, summary, happened, todo)
+}

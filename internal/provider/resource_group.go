@@ -181,7 +181,7 @@ func (r *groupResource) converge(ctx context.Context, m *groupModel, prior group
 		return diags
 	}
 	m.AdoptedOn = stringSet(append(intersect(adoptedBefore, nodeNames), adopted...))
-	diags.Append(r.cluster.ensureOnEachNode(ctx, nodeNames, func(h *transport.Host) (bool, error) { return users.EnsureGroup(ctx, h, name, gid) },
+	diags.Append(r.cluster.changeOnEachNode(ctx, nodeNames, func(h *transport.Host) (bool, error) { return users.EnsureGroup(ctx, h, name, gid) },
 		"Cannot Create Group", fmt.Sprintf("Creating or repairing group %s (GID %d) failed", name, gid),
 		"Check the node's /etc/group for a conflicting group with that name or GID.")...)
 	// Every node has the group as declared now, which is what the plan left unknown on new nodes.

@@ -193,8 +193,9 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	})
 }
 
-// apply checks the host, converges the sshd drop-in and records fresh facts. managedBefore
-// tells whether an existing drop-in is ours to remove when ssh_allow_groups goes away.
+// apply checks the host, converges the sshd drop-in and records fresh facts, and the address
+// it dialled. managedBefore tells whether an existing drop-in is ours to remove when
+// ssh_allow_groups goes away.
 func (r *nodeResource) apply(ctx context.Context, m *nodeModel, managedBefore bool) diag.Diagnostics {
 	m.Address = types.StringValue(r.dialAddress(*m))
 	m.ID = m.Name

@@ -266,7 +266,7 @@ func (r *userResource) converge(ctx context.Context, m *userModel, prior userMod
 		return diags
 	}
 	m.AdoptedOn = stringSet(append(intersect(adoptedBefore, nodeNames), adopted...))
-	diags.Append(r.cluster.ensureOnEachNode(ctx, nodeNames, func(h *transport.Host) (bool, error) { return users.EnsureUser(ctx, h, spec) },
+	diags.Append(r.cluster.changeOnEachNode(ctx, nodeNames, func(h *transport.Host) (bool, error) { return users.EnsureUser(ctx, h, spec) },
 		"Cannot Create User", fmt.Sprintf("Creating or repairing user %s (UID %d) failed", spec.Name, spec.UID),
 		"Check the node's /etc/passwd for a conflicting account with that name or UID.")...)
 	if diags.HasError() {
@@ -275,7 +275,7 @@ func (r *userResource) converge(ctx context.Context, m *userModel, prior userMod
 	// Every node has the account as declared now, which is what the plan left unknown on new nodes.
 	m.NodeStatus = allInSync(nodeNames)
 	if homeOn := m.HomeOn.ValueString(); homeOn != "" {
-		diags.Append(r.cluster.ensureOnEachNode(ctx, []string{homeOn}, func(h *transport.Host) (bool, error) { return users.CreateHome(ctx, h, spec) },
+		diags.Append(r.cluster.changeOnEachNode(ctx, []string{homeOn}, func(h *transport.Host) (bool, error) { return users.CreateHome(ctx, h, spec) },
 			"Cannot Create Home Directory", "Creating "+spec.Home+" failed", "Check that the parent directory exists on that node.")...)
 	}
 	diags.Append(r.cluster.removeFromDropped(ctx, users.KindUser, spec.Name, priorNodes, nodeNames, adoptedBefore)...)
