@@ -168,9 +168,8 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		r.recordDestroy(ctx, req, resp)
 		return
 	}
-	var plan firewallModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || plan.Node.IsUnknown() || plan.Enabled.IsUnknown() || plan.DefaultIncoming.IsUnknown() {
+	plan, ok := modelFrom[firewallModel](ctx, req.Plan, &resp.Diagnostics)
+	if !ok || plan.Node.IsUnknown() || plan.Enabled.IsUnknown() || plan.DefaultIncoming.IsUnknown() {
 		return
 	}
 	r.cluster.firewallPlans.setSwitch(r.cluster.canonicalNode(plan.Node.ValueString()),
@@ -219,9 +218,8 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 // recordDestroy tells the rules' checks what UFW does on the node after destroy: it restores
 // the state found on create (or leaves UFW disabled, where that would lock the provider out).
 func (r *firewallResource) recordDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	var state firewallModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[firewallModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	r.cluster.firewallPlans.setSwitch(r.cluster.canonicalNode(state.Node.ValueString()),
@@ -408,9 +406,8 @@ func (r *firewallResource) lockedState(ctx context.Context, node string) (*trans
 }
 
 func (r *firewallResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state firewallModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[firewallModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	_, st, diags := r.lockedState(ctx, state.Node.ValueString())
@@ -431,9 +428,8 @@ func (r *firewallResource) Read(ctx context.Context, req resource.ReadRequest, r
 // Delete restores what create found. Should the rules no longer admit the provider's
 // connection, re-enabling would lock it out: UFW is then left disabled, with a warning.
 func (r *firewallResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state firewallModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[firewallModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node := state.Node.ValueString()

@@ -172,9 +172,8 @@ func ruleDiags(err error) diag.Diagnostics {
 }
 
 func (r *firewallRuleResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m firewallRuleModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := modelFrom[firewallRuleModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	// Unset optional values are null here; their defaults are valid.
@@ -197,14 +196,9 @@ func (r *firewallRuleResource) ValidateConfig(ctx context.Context, req resource.
 // known as the same resource (not a duplicate, and the owner of its old rule), also for a
 // replacement forced with -replace, whose first plan looks like an update.
 func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	var plan, state firewallRuleModel
 	creating, destroying := req.State.Raw.IsNull(), req.Plan.Raw.IsNull()
-	if !creating {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	}
-	if !destroying {
-		resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	}
+	state := priorModel[firewallRuleModel](ctx, req.State, &resp.Diagnostics)
+	plan, _ := plannedModel[firewallRuleModel](ctx, req, req.Plan, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() || r.cluster == nil {
 		return
 	}

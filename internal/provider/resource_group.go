@@ -95,9 +95,8 @@ func (r *groupResource) Configure(_ context.Context, req resource.ConfigureReque
 }
 
 func (r *groupResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m groupModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := modelFrom[groupModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if !m.Name.IsUnknown() && !m.AllowAdmin.IsUnknown() && !m.AllowAdmin.ValueBool() {

@@ -134,9 +134,8 @@ func (r *mungeKeyResource) Configure(_ context.Context, req resource.ConfigureRe
 }
 
 func (r *mungeKeyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m mungeKeyModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || m.Controller.IsUnknown() || m.Controller.IsNull() || !fullyKnown(m.Nodes) {
+	m, ok := modelFrom[mungeKeyModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok || m.Controller.IsUnknown() || m.Controller.IsNull() || !fullyKnown(m.Nodes) {
 		return
 	}
 	if nodeNames := setStrings(ctx, m.Nodes, &resp.Diagnostics); len(nodeNames) > 0 {
@@ -324,9 +323,8 @@ func (r *mungeKeyResource) verify(ctx context.Context, controller string, nodeNa
 }
 
 func (r *mungeKeyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state mungeKeyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[mungeKeyModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)
@@ -360,9 +358,8 @@ func (r *mungeKeyResource) Read(ctx context.Context, req resource.ReadRequest, r
 // Delete leaves MUNGE as it is unless stop_on_destroy: Slurm and anything else that
 // authenticates with it still needs it.
 func (r *mungeKeyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state mungeKeyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !state.StopOnDestroy.ValueBool() {
+	state, ok := modelFrom[mungeKeyModel](ctx, req.State, &resp.Diagnostics)
+	if !ok || !state.StopOnDestroy.ValueBool() {
 		return
 	}
 	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)

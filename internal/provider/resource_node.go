@@ -229,9 +229,8 @@ func (r *nodeResource) apply(ctx context.Context, m *nodeModel, managedBefore bo
 }
 
 func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state nodeModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[nodeModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name := state.Name.ValueString()
@@ -252,9 +251,8 @@ func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 }
 
 func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state nodeModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || state.SSHAllowGroups.IsNull() {
+	state, ok := modelFrom[nodeModel](ctx, req.State, &resp.Diagnostics)
+	if !ok || state.SSHAllowGroups.IsNull() {
 		return
 	}
 	name := state.Name.ValueString()

@@ -234,13 +234,10 @@ func (r *slurmNodeResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		r.planRemoval(ctx, req, resp)
 		return
 	}
-	var plan, state, config slurmNodeModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	plan, _ := modelFrom[slurmNodeModel](ctx, req.Plan, &resp.Diagnostics)
+	config, _ := modelFrom[slurmNodeModel](ctx, req.Config, &resp.Diagnostics)
 	creating := req.State.Raw.IsNull()
-	if !creating {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	}
+	state := priorModel[slurmNodeModel](ctx, req.State, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

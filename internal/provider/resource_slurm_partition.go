@@ -188,9 +188,8 @@ func (r *slurmPartitionResource) ModifyPlan(ctx context.Context, req resource.Mo
 		}
 		return
 	}
-	var plan slurmPartitionModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || plan.Controller.IsUnknown() || (!req.State.Raw.IsNull() && req.Plan.Raw.Equal(req.State.Raw)) {
+	plan, ok := modelFrom[slurmPartitionModel](ctx, req.Plan, &resp.Diagnostics)
+	if !ok || plan.Controller.IsUnknown() || (!req.State.Raw.IsNull() && req.Plan.Raw.Equal(req.State.Raw)) {
 		return
 	}
 	if plan.ID.IsUnknown() && !plan.Name.IsUnknown() {

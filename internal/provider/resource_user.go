@@ -140,9 +140,8 @@ func (r *userResource) Configure(_ context.Context, req resource.ConfigureReques
 }
 
 func (r *userResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m userModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := modelFrom[userModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if !m.Shell.IsNull() && !m.Shell.IsUnknown() {
