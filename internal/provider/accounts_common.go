@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -158,17 +157,8 @@ func (c *cluster) checkLedger(ctx context.Context, kind users.Kind, name string,
 
 // readAccounts asks every node about the named accounts at once, one round trip per node.
 func (c *cluster) readAccounts(ctx context.Context, nodeNames, userNames, groupNames []string) (map[string]users.State, diag.Diagnostics) {
-	var mu sync.Mutex
-	observed := make(map[string]users.State, len(nodeNames))
-	failures := c.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
-		st, err := users.ReadAccounts(ctx, h, userNames, groupNames)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		observed[node] = st
-		mu.Unlock()
-		return nil
+	observed, failures := readOnEachNode(ctx, c, nodeNames, func(h *transport.Host) (users.State, error) {
+		return users.ReadAccounts(ctx, h, userNames, groupNames)
 	})
 	return observed, lookupFailureDiags(failures, "Cannot Read Accounts", "Reading accounts with getent failed")
 }
@@ -330,18 +320,19 @@ func (c *cluster) removeAccount(ctx context.Context, created []string, kind user
 	return c.retire(ctx, kind, name, id)
 }
 
-// readForImport reads the account named by an import ID from each of its nodes.
+// readForImport reads the account named by an import ID from each of its nodes, and refuses
+// the provider's own account.
 func (c *cluster) readForImport(ctx context.Context, id string, kind users.Kind) (string, []string, map[string]users.State, diag.Diagnostics) {
 	name, nodeNames, diags := parseAccountImportID(id, string(kind))
 	if diags.HasError() {
 		return "", nil, nil, diags
 	}
-	userNames, groupNames := []string{name}, []string(nil)
-	if kind == users.KindGroup {
-		userNames, groupNames = nil, []string{name}
-	}
+	userNames, groupNames := accountNames(kind, name)
 	observed, readDiags := c.readAccounts(ctx, nodeNames, userNames, groupNames)
 	diags.Append(readDiags...)
+	if !diags.HasError() {
+		diags.Append(c.refuseOwnAccount(kind, name)...)
+	}
 	return name, nodeNames, observed, diags
 }
 

@@ -228,10 +228,7 @@ func takeOverWarning(p accountPlan, changes map[string][]string) diag.Diagnostic
 // under the same ID. The resource takes them over, and destroy leaves them as it found them. An
 // administrator account is refused here too, for plans that could not ask the nodes.
 func (c *cluster) adopt(ctx context.Context, p accountPlan) ([]string, diag.Diagnostics) {
-	userNames, groupNames := []string{p.name}, []string(nil)
-	if p.kind == users.KindGroup {
-		userNames, groupNames = nil, []string{p.name}
-	}
+	userNames, groupNames := accountNames(p.kind, p.name)
 	observed, diags := c.readAccounts(ctx, p.newNodes, userNames, groupNames)
 	var adopted []string
 	for _, node := range p.newNodes {

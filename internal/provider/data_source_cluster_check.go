@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -220,17 +219,8 @@ func homeMountFrom(out []byte, decodeErr error) string {
 // homeMounts asks every node at once what is mounted on /home; a node that cannot be asked
 // reports why in place of a type.
 func (d *clusterCheckDataSource) homeMounts(ctx context.Context, nodeNames []string) map[string]string {
-	var mu sync.Mutex
-	mounts := make(map[string]string, len(nodeNames))
-	failures := d.cluster.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
-		fsType, err := beegfs.MountedFSType(ctx, h, beegfs.DefaultClientMountPath)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		mounts[node] = fsType
-		mu.Unlock()
-		return nil
+	mounts, failures := readOnEachNode(ctx, d.cluster, nodeNames, func(h *transport.Host) (string, error) {
+		return beegfs.MountedFSType(ctx, h, beegfs.DefaultClientMountPath)
 	})
 	for _, f := range failures {
 		mounts[f.node] = "unknown: " + f.err.Error()

@@ -206,6 +206,18 @@ func checkOnHost(l *lab.Lab, node, script, want string) resource.TestCheckFunc {
 	}
 }
 
+// checkOnHosts is checkOnHost on each node.
+func checkOnHosts(l *lab.Lab, nodes []string, script, want string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		for _, n := range nodes {
+			if err := checkOnHost(l, n, script, want)(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // expectPrior checks an attribute of the refreshed prior state a plan starts from, which is
 // where a hand-made change shows up; the built-in checks only look at planned values.
 func expectPrior(address, attr string, check func(value any) error) plancheck.PlanCheck {

@@ -63,3 +63,31 @@ func failureDiags(failures []nodeFailure, summary, happened, todo string) diag.D
 	}
 	return diags
 }
+
+// readOnEachNode is onEachNode for a read: what read returns on each node, by node, and the
+// nodes where it failed.
+func readOnEachNode[T any](ctx context.Context, c *cluster, nodeNames []string, read func(*transport.Host) (T, error)) (map[string]T, []nodeFailure) {
+	var mu sync.Mutex
+	byNode := make(map[string]T, len(nodeNames))
+	failures := c.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
+		v, err := read(h)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		byNode[node] = v
+		mu.Unlock()
+		return nil
+	})
+	return byNode, failures
+}
+
+// changeOnEachNode runs a step that tells whether it changed anything (the users package's
+// Ensure, Create and Remove steps) on every node at once, and reports each node where it failed.
+func (c *cluster) changeOnEachNode(ctx context.Context, nodeNames []string, step func(*transport.Host) (bool, error), summary, happened, todo string) diag.Diagnostics {
+	failures := c.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+		_, err := step(h)
+		return err
+	})
+	return failureDiags(failures, summary, happened, todo)
+}

@@ -168,9 +168,8 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		r.recordDestroy(ctx, req, resp)
 		return
 	}
-	var plan firewallModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || plan.Node.IsUnknown() || plan.Enabled.IsUnknown() || plan.DefaultIncoming.IsUnknown() {
+	plan, ok := modelFrom[firewallModel](ctx, req.Plan, &resp.Diagnostics)
+	if !ok || plan.Node.IsUnknown() || plan.Enabled.IsUnknown() || plan.DefaultIncoming.IsUnknown() {
 		return
 	}
 	r.cluster.firewallPlans.setSwitch(r.cluster.canonicalNode(plan.Node.ValueString()),
@@ -219,9 +218,8 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 // recordDestroy tells the rules' checks what UFW does on the node after destroy: it restores
 // the state found on create (or leaves UFW disabled, where that would lock the provider out).
 func (r *firewallResource) recordDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	var state firewallModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[firewallModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	r.cluster.firewallPlans.setSwitch(r.cluster.canonicalNode(state.Node.ValueString()),
@@ -303,54 +301,39 @@ func (r *firewallResource) controllerSlurmConf(ctx context.Context, controller s
 }
 
 func (r *firewallResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan firewallModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	node := plan.Node.ValueString()
-	listed, diags := r.listedRules(ctx, plan)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.apply(ctx, node, listed, func(st firewall.State) {
-		plan.PreviousEnabled = types.BoolValue(st.Enabled)
-		plan.PreviousIncoming = types.StringValue(st.Incoming)
-		plan.PreviousOutgoing = types.StringValue(st.Outgoing)
-		plan.UndeclaredRules = stringSet(r.cluster.undeclaredRules(node, st))
-	}, plan.Exclusive.ValueBool(), plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
-	if plan.Exclusive.ValueBool() {
-		plan.UndeclaredRules = stringSet(nil)
-	}
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.ID = plan.Node
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *firewallModel) diag.Diagnostics {
+		node := m.Node.ValueString()
+		diags := r.converge(ctx, m, func(st firewall.State) {
+			m.PreviousEnabled = types.BoolValue(st.Enabled)
+			m.PreviousIncoming = types.StringValue(st.Incoming)
+			m.PreviousOutgoing = types.StringValue(st.Outgoing)
+			m.UndeclaredRules = stringSet(r.cluster.undeclaredRules(node, st))
+		})
+		if m.Exclusive.ValueBool() {
+			m.UndeclaredRules = stringSet(nil)
+		}
+		return diags
+	})
 }
 
 func (r *firewallResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state firewallModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
+	applyOverPrior(ctx, req.Plan, &req.State, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *firewallModel, prior firewallModel) diag.Diagnostics {
+		m.PreviousEnabled, m.PreviousIncoming, m.PreviousOutgoing = prior.PreviousEnabled, prior.PreviousIncoming, prior.PreviousOutgoing
+		// undeclared_rules keeps the value of the refresh the plan showed; the next refresh reads it anew.
+		return r.converge(ctx, m, func(firewall.State) {})
+	})
+}
+
+// converge applies the rules, policies and switch the model declares; before sees the node's
+// state as found, before any change.
+func (r *firewallResource) converge(ctx context.Context, m *firewallModel, before func(firewall.State)) diag.Diagnostics {
+	listed, diags := r.listedRules(ctx, *m)
+	if diags.HasError() {
+		return diags
 	}
-	listed, diags := r.listedRules(ctx, plan)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	// undeclared_rules keeps the value of the refresh the plan showed; the next refresh reads it anew.
-	resp.Diagnostics.Append(r.apply(ctx, plan.Node.ValueString(), listed, func(firewall.State) {},
-		plan.Exclusive.ValueBool(), plan.Enabled.ValueBool(), plan.DefaultIncoming.ValueString(), plan.DefaultOutgoing.ValueString())...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.ID = plan.Node
-	plan.PreviousEnabled, plan.PreviousIncoming, plan.PreviousOutgoing = state.PreviousEnabled, state.PreviousIncoming, state.PreviousOutgoing
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	m.ID = m.Node
+	return append(diags, r.apply(ctx, m.Node.ValueString(), listed, before,
+		m.Exclusive.ValueBool(), m.Enabled.ValueBool(), m.DefaultIncoming.ValueString(), m.DefaultOutgoing.ValueString())...)
 }
 
 // apply checks the rules on the node against the provider's connection and the listed rules,
@@ -423,9 +406,8 @@ func (r *firewallResource) lockedState(ctx context.Context, node string) (*trans
 }
 
 func (r *firewallResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state firewallModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[firewallModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	_, st, diags := r.lockedState(ctx, state.Node.ValueString())
@@ -446,9 +428,8 @@ func (r *firewallResource) Read(ctx context.Context, req resource.ReadRequest, r
 // Delete restores what create found. Should the rules no longer admit the provider's
 // connection, re-enabling would lock it out: UFW is then left disabled, with a warning.
 func (r *firewallResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state firewallModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[firewallModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node := state.Node.ValueString()

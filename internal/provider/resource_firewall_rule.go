@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
@@ -171,9 +172,8 @@ func ruleDiags(err error) diag.Diagnostics {
 }
 
 func (r *firewallRuleResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m firewallRuleModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := modelFrom[firewallRuleModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	// Unset optional values are null here; their defaults are valid.
@@ -196,14 +196,9 @@ func (r *firewallRuleResource) ValidateConfig(ctx context.Context, req resource.
 // known as the same resource (not a duplicate, and the owner of its old rule), also for a
 // replacement forced with -replace, whose first plan looks like an update.
 func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	var plan, state firewallRuleModel
 	creating, destroying := req.State.Raw.IsNull(), req.Plan.Raw.IsNull()
-	if !creating {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	}
-	if !destroying {
-		resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	}
+	state := priorModel[firewallRuleModel](ctx, req.State, &resp.Diagnostics)
+	plan, _ := plannedModel[firewallRuleModel](ctx, req, req.Plan, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() || r.cluster == nil {
 		return
 	}
@@ -297,15 +292,34 @@ func ownedElsewhere(st firewall.State, node string, rule firewall.Rule) diag.Dia
 	return diags
 }
 
-func (r *firewallRuleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan firewallRuleModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+// ruleModelFrom reads the model from a plan or state, with the rule it declares; ok is false
+// once diags holds an error.
+func ruleModelFrom(ctx context.Context, from modelGetter, diags *diag.Diagnostics) (m firewallRuleModel, rule firewall.Rule, ok bool) {
+	m, ok = modelFrom[firewallRuleModel](ctx, from, diags)
+	if !ok {
+		return m, rule, false
+	}
+	rule, _, err := ruleFrom(m)
+	if err != nil {
+		diags.Append(ruleDiags(err)...)
+		return m, rule, false
+	}
+	return m, rule, true
+}
+
+// storeRule ends Create and Update: the rule is in place on the node.
+func storeRule(ctx context.Context, resp *tfsdk.State, diags *diag.Diagnostics, m firewallRuleModel, rule firewall.Rule, adopted types.Bool) {
+	if diags.HasError() {
 		return
 	}
-	rule, _, err := ruleFrom(plan)
-	if err != nil {
-		resp.Diagnostics.Append(ruleDiags(err)...)
+	m.ID = types.StringValue(firewall.ID(m.Node.ValueString(), rule))
+	m.Adopted = adopted
+	diags.Append(resp.Set(ctx, &m)...)
+}
+
+func (r *firewallRuleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	plan, rule, ok := ruleModelFrom(ctx, req.Plan, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node := plan.Node.ValueString()
@@ -331,12 +345,7 @@ func (r *firewallRuleResource) Create(ctx context.Context, req resource.CreateRe
 		return present, nil
 	})
 	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.ID = types.StringValue(firewall.ID(node, rule))
-	plan.Adopted = types.BoolValue(adopted)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	storeRule(ctx, &resp.State, &resp.Diagnostics, plan, rule, types.BoolValue(adopted))
 }
 
 // withLockedState runs fn under the node's lock with UFW's current state, so reading the
@@ -351,14 +360,8 @@ func (r *firewallRuleResource) withLockedState(ctx context.Context, node string,
 }
 
 func (r *firewallRuleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state firewallRuleModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	rule, _, err := ruleFrom(state)
-	if err != nil {
-		resp.Diagnostics.Append(ruleDiags(err)...)
+	state, rule, ok := ruleModelFrom(ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node := state.Node.ValueString()
@@ -368,27 +371,17 @@ func (r *firewallRuleResource) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	found, present := firewall.Find(st.Rules, rule.Key())
-	if !present {
-		resp.State.RemoveResource(ctx)
-		return
-	}
 	state.ID = types.StringValue(firewall.ID(node, rule))
 	state.Comment = types.StringValue(found.Comment)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	storeRead(ctx, resp, &state, present)
 }
 
 // Update can only change the comment: every other attribute is the rule's identity. Adding
 // the rule again makes UFW rewrite the comment in place.
 func (r *firewallRuleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state firewallRuleModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	rule, _, err := ruleFrom(plan)
-	if err != nil {
-		resp.Diagnostics.Append(ruleDiags(err)...)
+	state, _ := modelFrom[firewallRuleModel](ctx, req.State, &resp.Diagnostics)
+	plan, rule, ok := ruleModelFrom(ctx, req.Plan, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node := plan.Node.ValueString()
@@ -399,25 +392,14 @@ func (r *firewallRuleResource) Update(ctx context.Context, req resource.UpdateRe
 		return false, nil
 	})
 	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.ID = types.StringValue(firewall.ID(node, rule))
-	plan.Adopted = state.Adopted
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	storeRule(ctx, &resp.State, &resp.Diagnostics, plan, rule, state.Adopted)
 }
 
 // Delete removes the rule unless it was adopted, and refuses when that would cut the
 // provider's own SSH connection through an active firewall.
 func (r *firewallRuleResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state firewallRuleModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	rule, _, err := ruleFrom(state)
-	if err != nil {
-		resp.Diagnostics.Append(ruleDiags(err)...)
+	state, rule, ok := ruleModelFrom(ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node := state.Node.ValueString()

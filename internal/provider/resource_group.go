@@ -95,9 +95,8 @@ func (r *groupResource) Configure(_ context.Context, req resource.ConfigureReque
 }
 
 func (r *groupResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m groupModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := modelFrom[groupModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if !m.Name.IsUnknown() && !m.AllowAdmin.IsUnknown() && !m.AllowAdmin.ValueBool() {
@@ -118,11 +117,8 @@ func (r *groupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	if req.Plan.Raw.IsNull() || r.cluster == nil {
 		return
 	}
-	var plan, state groupModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	}
+	plan, _ := modelFrom[groupModel](ctx, req.Plan, &resp.Diagnostics)
+	state := priorModel[groupModel](ctx, req.State, &resp.Diagnostics)
 	if !plan.Name.IsUnknown() {
 		resp.Diagnostics.Append(r.cluster.refuseOwnAccount(users.KindGroup, plan.Name.ValueString())...)
 	}
@@ -156,32 +152,11 @@ func (r *groupResource) accountPlan(ctx context.Context, plan, state groupModel,
 }
 
 func (r *groupResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan groupModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.converge(ctx, &plan, groupModel{})...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.ID = plan.Name
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	applyOverPrior(ctx, req.Plan, nil, &resp.State, &resp.Diagnostics, r.converge)
 }
 
 func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state groupModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.converge(ctx, &plan, state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.ID = plan.Name
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	applyOverPrior(ctx, req.Plan, &req.State, &resp.State, &resp.Diagnostics, r.converge)
 }
 
 // converge claims the GID in the ledger, takes over nodes that already hold the group under
@@ -189,9 +164,7 @@ func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, 
 // it was there before the resource.
 func (r *groupResource) converge(ctx context.Context, m *groupModel, prior groupModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	nodeNames := setStrings(ctx, m.Nodes, &diags)
-	priorNodes := setStrings(ctx, prior.Nodes, &diags)
-	adoptedBefore := setStrings(ctx, prior.AdoptedOn, &diags)
+	nodeNames, priorNodes, adoptedBefore := coveredNodes(ctx, &diags, m.Nodes, prior.Nodes, prior.AdoptedOn)
 	name, gid := m.Name.ValueString(), m.GID.ValueInt64()
 	diags.Append(r.cluster.refuseOwnAccount(users.KindGroup, name)...)
 	if diags.HasError() {
@@ -207,72 +180,40 @@ func (r *groupResource) converge(ctx context.Context, m *groupModel, prior group
 		return diags
 	}
 	m.AdoptedOn = stringSet(append(intersect(adoptedBefore, nodeNames), adopted...))
-	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
-		_, err := users.EnsureGroup(ctx, h, name, gid)
-		return err
-	})
-	diags.Append(failureDiags(failures, "Cannot Create Group", fmt.Sprintf("Creating or repairing group %s (GID %d) failed", name, gid),
+	diags.Append(r.cluster.changeOnEachNode(ctx, nodeNames, func(h *transport.Host) (bool, error) { return users.EnsureGroup(ctx, h, name, gid) },
+		"Cannot Create Group", fmt.Sprintf("Creating or repairing group %s (GID %d) failed", name, gid),
 		"Check the node's /etc/group for a conflicting group with that name or GID.")...)
 	// Every node has the group as declared now, which is what the plan left unknown on new nodes.
 	m.NodeStatus = allInSync(nodeNames)
-	dropped := missingFrom(missingFrom(priorNodes, nodeNames), adoptedBefore)
-	failures = r.cluster.onEachNode(ctx, dropped, func(_ string, h *transport.Host) error {
-		_, err := users.RemoveGroup(ctx, h, name)
-		return err
-	})
-	diags.Append(failureDiags(failures, "Cannot Remove Group", "Removing group "+name+" from a node dropped from nodes failed", groupInUseAdvice)...)
+	diags.Append(r.cluster.removeFromDropped(ctx, users.KindGroup, name, priorNodes, nodeNames, adoptedBefore)...)
+	m.ID = m.Name
 	return diags
 }
 
 func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state groupModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[groupModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)
 	name := state.Name.ValueString()
-	observed, diags := r.cluster.readAccounts(ctx, nodeNames, nil, []string{name})
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	drift, present := map[string][]string{}, 0
-	for node, st := range observed {
+	status, found := r.cluster.accountNodeStatus(ctx, &resp.Diagnostics, users.KindGroup, name, state.Nodes, func(node string, st users.State) (bool, []string) {
 		g := st.Groups[name]
-		if g.Exists {
-			present++
-		}
-		drift[node] = users.DiffGroup(node, name, state.GID.ValueInt64(), g)
-	}
-	status, exists := setNodeStatus(&resp.Diagnostics, "group "+name, drift, present)
-	if !exists {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	state.ID = state.Name
-	state.NodeStatus = status
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+		return g.Exists, users.DiffGroup(node, name, state.GID.ValueInt64(), g)
+	})
+	state.ID, state.NodeStatus = state.Name, status
+	storeRead(ctx, resp, &state, found)
 }
 
 func (r *groupResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state groupModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
+	if state, ok := modelFrom[groupModel](ctx, req.State, &resp.Diagnostics); ok {
+		r.cluster.destroyAccount(ctx, &resp.Diagnostics, users.KindGroup, state.Name.ValueString(), state.GID.ValueInt64(), state.Nodes, state.AdoptedOn)
 	}
-	created := missingFrom(setStrings(ctx, state.Nodes, &resp.Diagnostics), setStrings(ctx, state.AdoptedOn, &resp.Diagnostics))
-	resp.Diagnostics.Append(r.cluster.removeAccount(ctx, created, users.KindGroup,
-		state.Name.ValueString(), state.GID.ValueInt64(), users.RemoveGroup, groupInUseAdvice)...)
 }
 
 // ImportState takes NAME@NODE1,NODE2 (the nodes where destroy deletes the group); the GID is read from the nodes and must agree.
 func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	name, nodeNames, observed, diags := r.cluster.readForImport(ctx, req.ID, users.KindGroup)
 	resp.Diagnostics.Append(diags...)
-	if !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(r.cluster.refuseOwnAccount(users.KindGroup, name)...)
-	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -290,11 +231,10 @@ func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStat
 		resp.Diagnostics.AddError("Cannot Import Group", fmt.Sprintf("Group %s has different GIDs across nodes: %s.\n\nRepair the nodes by hand so that one GID holds everywhere, then import again.", name, err))
 		return
 	}
-	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindGroup, name, gid, path.Root("gid"))...)
+	resp.Diagnostics.Append(r.cluster.claimImported(ctx, users.KindGroup, name, gid, path.Root("gid"))...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(r.cluster.claim(ctx, users.KindGroup, name, gid)...)
 	m := groupModel{
 		ID:             types.StringValue(name),
 		Name:           types.StringValue(name),

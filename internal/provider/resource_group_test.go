@@ -79,18 +79,7 @@ func TestAccGroup_lifecycle(t *testing.T) {
 }
 
 func checkGroupOnHosts(l *lab.Lab, name string, gid int, nodes []string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		for _, n := range nodes {
-			got, err := onHostErr(l, n, "getent group "+name+" | cut -d: -f1,3")
-			if err != nil {
-				return err
-			}
-			if want := fmt.Sprintf("%s:%d", name, gid); got != want {
-				return fmt.Errorf("%s: group %q, want %q", n, got, want)
-			}
-		}
-		return nil
-	}
+	return checkOnHosts(l, nodes, "getent group "+name+" | cut -d: -f1,3", fmt.Sprintf("%s:%d", name, gid))
 }
 
 func checkGroupGone(l *lab.Lab, name string, nodes []string) resource.TestCheckFunc {

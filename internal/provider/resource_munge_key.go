@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -20,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/munge"
@@ -134,27 +134,21 @@ func (r *mungeKeyResource) Configure(_ context.Context, req resource.ConfigureRe
 }
 
 func (r *mungeKeyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m mungeKeyModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || m.Controller.IsUnknown() || m.Controller.IsNull() || !fullyKnown(m.Nodes) {
+	m, ok := modelFrom[mungeKeyModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok || m.Controller.IsUnknown() || m.Controller.IsNull() || !fullyKnown(m.Nodes) {
 		return
 	}
-	nodeNames := setStrings(ctx, m.Nodes, &resp.Diagnostics)
-	if len(nodeNames) > 0 && !slices.Contains(nodeNames, m.Controller.ValueString()) {
-		resp.Diagnostics.AddAttributeError(path.Root("nodes"), "Controller Not In Nodes",
-			fmt.Sprintf("controller is %q, which is not one of nodes %v. The controller needs the key too: add it to nodes, written the same way.", m.Controller.ValueString(), nodeNames))
+	if nodeNames := setStrings(ctx, m.Nodes, &resp.Diagnostics); len(nodeNames) > 0 {
+		resp.Diagnostics.Append(notAmongNodes(path.Root("nodes"), "Controller Not In Nodes", "controller", m.Controller.ValueString(),
+			nodeNames, "The controller needs the key too: add it to nodes, written the same way.")...)
 	}
 }
 
 // ModifyPlan marks every node in sync so drift shows as a change, makes a rotation visible
 // (unknown fingerprint and a warning), and checks at plan time that new nodes are reachable.
 func (r *mungeKeyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return
-	}
-	var plan mungeKeyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !fullyKnown(plan.Nodes) {
+	plan, ok := plannedModel[mungeKeyModel](ctx, req, req.Plan, &resp.Diagnostics)
+	if !ok || !fullyKnown(plan.Nodes) {
 		return
 	}
 	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
@@ -212,71 +206,48 @@ func (r *mungeKeyResource) checkNodes(ctx context.Context, controller string, no
 }
 
 func (r *mungeKeyResource) readStates(ctx context.Context, nodeNames []string) (map[string]munge.NodeState, []nodeFailure) {
-	var mu sync.Mutex
-	observed := make(map[string]munge.NodeState, len(nodeNames))
-	failures := r.cluster.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
-		st, err := munge.ReadState(ctx, h)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		observed[node] = st
-		mu.Unlock()
-		return nil
+	return readOnEachNode(ctx, r.cluster, nodeNames, func(h *transport.Host) (munge.NodeState, error) {
+		return munge.ReadState(ctx, h)
 	})
-	return observed, failures
 }
 
 func (r *mungeKeyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan mungeKeyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	limit, diags := plan.Timeouts.Create(ctx, mungeKeyTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	_, diags = r.converge(ctx, &plan, keyInputs{})
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	r.apply(ctx, req.Plan, nil, &resp.State, &resp.Diagnostics)
 }
 
 func (r *mungeKeyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state mungeKeyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	r.apply(ctx, req.Plan, &req.State, &resp.State, &resp.Diagnostics)
+}
+
+// apply is Create (prior nil) and Update: converge within the create or update timeout.
+func (r *mungeKeyResource) apply(ctx context.Context, plan tfsdk.Plan, prior *tfsdk.State, state *tfsdk.State, diags *diag.Diagnostics) {
+	m, _ := modelFrom[mungeKeyModel](ctx, plan, diags)
+	timeout, in := m.Timeouts.Create, keyInputs{}
+	if prior != nil {
+		before, _ := modelFrom[mungeKeyModel](ctx, prior, diags)
+		timeout, in = m.Timeouts.Update, keyInputs{
+			rotationChanged: !m.Rotation.Equal(before.Rotation),
+			inState:         before.Fingerprint.ValueString(),
+			planned:         m.Fingerprint.ValueString(),
+		}
+	}
+	if diags.HasError() {
 		return
 	}
-	limit, diags := plan.Timeouts.Update(ctx, mungeKeyTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
+	limit, timeoutDiags := timeout(ctx, mungeKeyTimeout)
+	diags.Append(timeoutDiags...)
+	if diags.HasError() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	rotated, convergeDiags := r.converge(ctx, &plan, keyInputs{
-		rotationChanged: !plan.Rotation.Equal(state.Rotation),
-		inState:         state.Fingerprint.ValueString(),
-		planned:         plan.Fingerprint.ValueString(),
-	})
-	resp.Diagnostics.Append(convergeDiags...)
-	if resp.Diagnostics.HasError() {
-		// Once the controller holds the new key the rotation has happened, even if a node
-		// failed: the state says so, or the next apply would rotate once more.
-		if rotated {
-			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		}
-		return
+	rotated, convergeDiags := r.converge(ctx, &m, in)
+	diags.Append(convergeDiags...)
+	// Once the controller holds the new key the rotation has happened, even if a node failed:
+	// the state says so, or the next apply would rotate once more.
+	if !diags.HasError() || (prior != nil && rotated) {
+		diags.Append(state.Set(ctx, &m)...)
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
 // converge installs munge where missing, takes the controller's key (see chooseKey),
@@ -352,9 +323,8 @@ func (r *mungeKeyResource) verify(ctx context.Context, controller string, nodeNa
 }
 
 func (r *mungeKeyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state mungeKeyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[mungeKeyModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)
@@ -388,9 +358,8 @@ func (r *mungeKeyResource) Read(ctx context.Context, req resource.ReadRequest, r
 // Delete leaves MUNGE as it is unless stop_on_destroy: Slurm and anything else that
 // authenticates with it still needs it.
 func (r *mungeKeyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state mungeKeyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !state.StopOnDestroy.ValueBool() {
+	state, ok := modelFrom[mungeKeyModel](ctx, req.State, &resp.Diagnostics)
+	if !ok || !state.StopOnDestroy.ValueBool() {
 		return
 	}
 	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)

@@ -129,12 +129,8 @@ func (r *nodeResource) Configure(_ context.Context, req resource.ConfigureReques
 // key or sudo password, a hostname that differs from name, and an ssh_allow_groups that would
 // lock the provider's own user out. A plan that changes nothing skips the round trips.
 func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return
-	}
-	var config nodeModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() {
+	config, ok := plannedModel[nodeModel](ctx, req, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	// Without an address the node is dialled by name, also after an address is removed.
@@ -181,43 +177,28 @@ func (r *nodeResource) dialAddress(m nodeModel) string {
 }
 
 func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan nodeModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.Address = types.StringValue(r.dialAddress(plan))
-	plan.ID = plan.Name
-	resp.Diagnostics.Append(r.apply(ctx, &plan, true)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *nodeModel) diag.Diagnostics {
+		return r.apply(ctx, m, true)
+	})
 }
 
 func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state nodeModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.Address = types.StringValue(r.dialAddress(plan))
-	plan.ID = plan.Name
-	planned := plan.factsModel
-	resp.Diagnostics.Append(r.apply(ctx, &plan, !state.SSHAllowGroups.IsNull())...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	// The plan promised the facts of the last refresh; a fact that changed since (a reboot into
-	// a new kernel) shows at the next refresh instead of failing this apply as inconsistent.
-	plan.factsModel = planned
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	applyOverPrior(ctx, req.Plan, &req.State, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *nodeModel, prior nodeModel) diag.Diagnostics {
+		planned := m.factsModel
+		diags := r.apply(ctx, m, !prior.SSHAllowGroups.IsNull())
+		// The plan promised the facts of the last refresh; a fact that changed since (a reboot into
+		// a new kernel) shows at the next refresh instead of failing this apply as inconsistent.
+		m.factsModel = planned
+		return diags
+	})
 }
 
-// apply checks the host, converges the sshd drop-in and records fresh facts. managedBefore
-// tells whether an existing drop-in is ours to remove when ssh_allow_groups goes away.
+// apply checks the host, converges the sshd drop-in and records fresh facts, and the address
+// it dialled. managedBefore tells whether an existing drop-in is ours to remove when
+// ssh_allow_groups goes away.
 func (r *nodeResource) apply(ctx context.Context, m *nodeModel, managedBefore bool) diag.Diagnostics {
+	m.Address = types.StringValue(r.dialAddress(*m))
+	m.ID = m.Name
 	name := m.Name.ValueString()
 	host, facts, diags := r.cluster.gatherFacts(ctx, name, r.dialAddress(*m))
 	if diags.HasError() {
@@ -248,9 +229,8 @@ func (r *nodeResource) apply(ctx context.Context, m *nodeModel, managedBefore bo
 }
 
 func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state nodeModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[nodeModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	name := state.Name.ValueString()
@@ -271,9 +251,8 @@ func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 }
 
 func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state nodeModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || state.SSHAllowGroups.IsNull() {
+	state, ok := modelFrom[nodeModel](ctx, req.State, &resp.Diagnostics)
+	if !ok || state.SSHAllowGroups.IsNull() {
 		return
 	}
 	name := state.Name.ValueString()

@@ -205,16 +205,7 @@ func checkFactsMatchHost(l *lab.Lab, node string) resource.TestCheckFunc {
 }
 
 func checkFileContent(l *lab.Lab, node, path, want string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		got, err := onHostErr(l, node, "grep -v '^#' "+path)
-		if err != nil {
-			return err
-		}
-		if got != want {
-			return fmt.Errorf("%s: %s = %q, want %q", node, path, got, want)
-		}
-		return nil
-	}
+	return checkOnHost(l, node, "grep -v '^#' "+path, want)
 }
 
 // checkNodeReleased: destroy lifts the SSH restriction and the node stays reachable.

@@ -198,6 +198,11 @@ func (m *slurmNodeModel) setDef(n slurm.NodeDef) {
 
 const slurmNodeResourceName = "gpucluster_slurm_node"
 
+var slurmNodeFragments = slurmFragmentKind[slurm.NodeDef]{
+	resource: slurmNodeResourceName, attr: nodeAttr, fragment: slurm.NodeFragment, file: slurm.NodeFile,
+	defs: func(f slurm.Fragments) []slurm.NodeDef { return f.Nodes }, name: func(n slurm.NodeDef) string { return n.Name },
+}
+
 // nodeAttr is the attribute that holds a slurm.FieldError's field.
 func nodeAttr(field string) path.Path {
 	switch field {
@@ -229,13 +234,10 @@ func (r *slurmNodeResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		r.planRemoval(ctx, req, resp)
 		return
 	}
-	var plan, state, config slurmNodeModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	plan, _ := modelFrom[slurmNodeModel](ctx, req.Plan, &resp.Diagnostics)
+	config, _ := modelFrom[slurmNodeModel](ctx, req.Config, &resp.Diagnostics)
 	creating := req.State.Raw.IsNull()
-	if !creating {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	}
+	state := priorModel[slurmNodeModel](ctx, req.State, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -259,20 +261,8 @@ func (r *slurmNodeResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if resp.Diagnostics.HasError() || plan.Controller.IsUnknown() || (!creating && resp.Plan.Raw.Equal(req.State.Raw)) {
 		return
 	}
-	controller := plan.Controller.ValueString()
 	n, known := plan.def(ctx, &resp.Diagnostics)
-	if !known {
-		r.cluster.planSlurmChange(controller, nil)
-		return
-	}
-	frag, err := slurm.NodeFragment(n)
-	if err != nil {
-		resp.Diagnostics.Append(invalidSetting(slurmNodeResourceName, nodeAttr, err))
-		return
-	}
-	r.cluster.planSlurmChange(controller, &frag)
-	diags := r.cluster.previewSlurm(ctx, path.Root("name"), controller, "node "+n.Name, frag)
-	resp.Diagnostics.Append(diags...)
+	slurmNodeFragments.planChange(ctx, r.cluster, &resp.Diagnostics, plan.Controller.ValueString(), n, known, path.Root("name"), "node "+n.Name)
 }
 
 func needsFacts(m slurmNodeModel) bool {
@@ -321,13 +311,9 @@ func (r *slurmNodeResource) planFacts(ctx context.Context, plan *slurmNodeModel,
 
 // planRemoval tells the activation's plan that the node's fragment goes.
 func (r *slurmNodeResource) planRemoval(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	var state slurmNodeModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
+	if state, ok := modelFrom[slurmNodeModel](ctx, req.State, &resp.Diagnostics); ok {
+		slurmNodeFragments.planRemoval(r.cluster, state.Controller.ValueString(), state.Name.ValueString())
 	}
-	frag := slurm.RemoveFragment(slurm.NodeFile(state.Name.ValueString()))
-	r.cluster.planSlurmChange(state.Controller.ValueString(), &frag)
 }
 
 func (r *slurmNodeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -352,70 +338,47 @@ func (r *slurmNodeResource) write(ctx context.Context, m *slurmNodeModel) diag.D
 	if diags.HasError() {
 		return diags
 	}
-	if !known {
-		diags.Append(unknownAtApply(slurmNodeResourceName))
-		return diags
-	}
-	frag, err := slurm.NodeFragment(n)
-	if err != nil {
-		diags.Append(invalidSetting(slurmNodeResourceName, nodeAttr, err))
-		return diags
-	}
-	diags.Append(r.cluster.writeSlurmFragments(ctx, m.Controller.ValueString(), frag)...)
 	m.ID = m.Name
-	return diags
+	return append(diags, slurmNodeFragments.write(ctx, r.cluster, m.Controller.ValueString(), n, known)...)
 }
 
 func (r *slurmNodeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state slurmNodeModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[slurmNodeModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	st, diags := r.cluster.readSlurmStatus(ctx, state.Controller.ValueString())
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	for _, n := range st.Fragments.Nodes {
-		if n.Name == state.Name.ValueString() {
-			state.setDef(n)
-			// The drain is what slurmctld says, so one made or lifted by hand is drift; while
-			// slurmctld does not answer, or does not know the node yet, the declared one stands.
-			if rt, ok := st.Runtime[n.Name]; ok {
-				state.DrainReason = stringOrNull(rt.DeclaredDrain())
-			}
-			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-			return
+	n, st, found := slurmNodeFragments.read(ctx, r.cluster, &resp.Diagnostics, state.Controller.ValueString(), state.Name.ValueString())
+	if found {
+		state.setDef(n)
+		// The drain is what slurmctld says, so one made or lifted by hand is drift; while
+		// slurmctld does not answer, or does not know the node yet, the declared one stands.
+		if rt, ok := st.Runtime[n.Name]; ok {
+			state.DrainReason = stringOrNull(rt.DeclaredDrain())
 		}
 	}
-	resp.State.RemoveResource(ctx)
+	storeRead(ctx, resp, &state, found)
 }
 
 // Delete drains the node and, once no job runs there, removes its fragment; the activation
 // then restarts the remaining nodes.
 func (r *slurmNodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state slurmNodeModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[slurmNodeModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	resp.Diagnostics.Append(r.cluster.drainForRemoval(ctx, state.Controller.ValueString(), state.Name.ValueString(), removalGrace)...)
-	if resp.Diagnostics.HasError() {
-		return
+	controller, name := state.Controller.ValueString(), state.Name.ValueString()
+	resp.Diagnostics.Append(r.cluster.drainForRemoval(ctx, controller, name, removalGrace)...)
+	if !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(slurmNodeFragments.remove(ctx, r.cluster, controller, name)...)
 	}
-	resp.Diagnostics.Append(r.cluster.writeSlurmFragments(ctx, state.Controller.ValueString(), slurm.RemoveFragment(slurm.NodeFile(state.Name.ValueString())))...)
 }
 
 // ImportState takes NAME@CONTROLLER; Read then reads the definition from the node's fragment,
 // or from slurm.conf on a controller set up by hand.
 func (r *slurmNodeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	name, controller, diags := parseNameAtController(req.ID, "gpu01@login01")
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	m := slurmNodeModel{Controller: types.StringValue(controller), Name: types.StringValue(name), FactsSource: types.StringNull()}
-	m.setDef(slurm.NodeDef{Name: name})
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	importState(ctx, req, resp, "gpu01@login01", func(controller types.String, name string) slurmNodeModel {
+		m := slurmNodeModel{Controller: controller, Name: types.StringValue(name), FactsSource: types.StringNull()}
+		m.setDef(slurm.NodeDef{Name: name})
+		return m
+	})
 }

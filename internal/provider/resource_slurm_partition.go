@@ -162,6 +162,11 @@ func (m *slurmPartitionModel) setDef(p slurm.PartitionDef) {
 
 const slurmPartitionResourceName = "gpucluster_slurm_partition"
 
+var slurmPartitionFragments = slurmFragmentKind[slurm.PartitionDef]{
+	resource: slurmPartitionResourceName, attr: partitionAttr, fragment: slurm.PartitionFragment, file: slurm.PartitionFile,
+	defs: func(f slurm.Fragments) []slurm.PartitionDef { return f.Partitions }, name: func(p slurm.PartitionDef) string { return p.Name },
+}
+
 // partitionAttr is the attribute that holds a slurm.FieldError's field.
 func partitionAttr(field string) path.Path {
 	attrs := map[string]string{
@@ -178,39 +183,22 @@ func partitionAttr(field string) path.Path {
 // error, a GPU partition without a memory default (P4) a warning.
 func (r *slurmPartitionResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
-		var state slurmPartitionModel
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-		if !resp.Diagnostics.HasError() {
-			frag := slurm.RemoveFragment(slurm.PartitionFile(state.Name.ValueString()))
-			r.cluster.planSlurmChange(state.Controller.ValueString(), &frag)
+		if state, ok := modelFrom[slurmPartitionModel](ctx, req.State, &resp.Diagnostics); ok {
+			slurmPartitionFragments.planRemoval(r.cluster, state.Controller.ValueString(), state.Name.ValueString())
 		}
 		return
 	}
-	var plan slurmPartitionModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || plan.Controller.IsUnknown() || (!req.State.Raw.IsNull() && req.Plan.Raw.Equal(req.State.Raw)) {
+	plan, ok := modelFrom[slurmPartitionModel](ctx, req.Plan, &resp.Diagnostics)
+	if !ok || plan.Controller.IsUnknown() || (!req.State.Raw.IsNull() && req.Plan.Raw.Equal(req.State.Raw)) {
 		return
 	}
 	if plan.ID.IsUnknown() && !plan.Name.IsUnknown() {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), plan.Name)...)
 	}
-	controller := plan.Controller.ValueString()
 	p, known := plan.def(ctx, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
+	if !resp.Diagnostics.HasError() {
+		slurmPartitionFragments.planChange(ctx, r.cluster, &resp.Diagnostics, plan.Controller.ValueString(), p, known, path.Root("nodes"), "partition "+p.Name)
 	}
-	if !known {
-		r.cluster.planSlurmChange(controller, nil)
-		return
-	}
-	frag, err := slurm.PartitionFragment(p)
-	if err != nil {
-		resp.Diagnostics.Append(invalidSetting(slurmPartitionResourceName, partitionAttr, err))
-		return
-	}
-	r.cluster.planSlurmChange(controller, &frag)
-	diags := r.cluster.previewSlurm(ctx, path.Root("nodes"), controller, "partition "+p.Name, frag)
-	resp.Diagnostics.Append(diags...)
 }
 
 func (r *slurmPartitionResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -227,60 +215,35 @@ func (r *slurmPartitionResource) write(ctx context.Context, m *slurmPartitionMod
 	if diags.HasError() {
 		return diags
 	}
-	if !known {
-		diags.Append(unknownAtApply(slurmPartitionResourceName))
-		return diags
-	}
-	frag, err := slurm.PartitionFragment(p)
-	if err != nil {
-		diags.Append(invalidSetting(slurmPartitionResourceName, partitionAttr, err))
-		return diags
-	}
-	diags.Append(r.cluster.writeSlurmFragments(ctx, m.Controller.ValueString(), frag)...)
 	m.ID = m.Name
-	return diags
+	return append(diags, slurmPartitionFragments.write(ctx, r.cluster, m.Controller.ValueString(), p, known)...)
 }
 
 func (r *slurmPartitionResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state slurmPartitionModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[slurmPartitionModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	st, diags := r.cluster.readSlurmStatus(ctx, state.Controller.ValueString())
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
+	p, _, found := slurmPartitionFragments.read(ctx, r.cluster, &resp.Diagnostics, state.Controller.ValueString(), state.Name.ValueString())
+	if found {
+		state.setDef(p)
 	}
-	for _, p := range st.Fragments.Partitions {
-		if p.Name == state.Name.ValueString() {
-			state.setDef(p)
-			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-			return
-		}
-	}
-	resp.State.RemoveResource(ctx)
+	storeRead(ctx, resp, &state, found)
 }
 
 // Delete removes the partition's fragment; the activation reconfigures.
 func (r *slurmPartitionResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state slurmPartitionModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
+	if state, ok := modelFrom[slurmPartitionModel](ctx, req.State, &resp.Diagnostics); ok {
+		resp.Diagnostics.Append(slurmPartitionFragments.remove(ctx, r.cluster, state.Controller.ValueString(), state.Name.ValueString())...)
 	}
-	resp.Diagnostics.Append(r.cluster.writeSlurmFragments(ctx, state.Controller.ValueString(), slurm.RemoveFragment(slurm.PartitionFile(state.Name.ValueString())))...)
 }
 
 // ImportState takes NAME@CONTROLLER; Read then reads the definition from the partition's
 // fragment, or from slurm.conf on a controller set up by hand.
 func (r *slurmPartitionResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	name, controller, diags := parseNameAtController(req.ID, "gpu@login01")
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	m := slurmPartitionModel{Controller: types.StringValue(controller)}
-	m.setDef(slurm.PartitionDef{Name: name, Nodes: []string{}})
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	importState(ctx, req, resp, "gpu@login01", func(controller types.String, name string) slurmPartitionModel {
+		m := slurmPartitionModel{Controller: controller}
+		m.setDef(slurm.PartitionDef{Name: name, Nodes: []string{}})
+		return m
+	})
 }

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -141,9 +140,8 @@ func (r *userResource) Configure(_ context.Context, req resource.ConfigureReques
 }
 
 func (r *userResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m userModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := modelFrom[userModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if !m.Shell.IsNull() && !m.Shell.IsUnknown() {
@@ -175,20 +173,13 @@ func (r *userResource) ValidateConfig(ctx context.Context, req resource.Validate
 	if !fullyKnown(m.Nodes) {
 		return
 	}
-	nodeNames := setStrings(ctx, m.Nodes, &resp.Diagnostics)
-	if !slices.Contains(nodeNames, m.HomeOn.ValueString()) {
-		resp.Diagnostics.AddAttributeError(path.Root("home_on"), "Home Node Not In Nodes",
-			fmt.Sprintf("home_on is %q, which is not one of nodes %v. The account must exist where its home is created.", m.HomeOn.ValueString(), nodeNames))
-	}
+	resp.Diagnostics.Append(notAmongNodes(path.Root("home_on"), "Home Node Not In Nodes", "home_on", m.HomeOn.ValueString(),
+		setStrings(ctx, m.Nodes, &resp.Diagnostics), "The account must exist where its home is created.")...)
 }
 
 func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return
-	}
-	var plan userModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	plan, ok := plannedModel[userModel](ctx, req, req.Plan, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if plan.Home.IsUnknown() && !plan.Name.IsUnknown() {
@@ -203,10 +194,7 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	}
 	nodeNames := setStrings(ctx, plan.Nodes, &resp.Diagnostics)
 	resp.Diagnostics.Append(planNodeStatus(ctx, req, resp, nodeNames)...)
-	var state userModel
-	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	}
+	state := priorModel[userModel](ctx, req.State, &resp.Diagnostics)
 	resp.Diagnostics.Append(planAdoptedOn(ctx, resp, plan.Nodes, state.Nodes, state.AdoptedOn)...)
 	if !r.cluster.settingsKnown() || plan.UID.IsUnknown() || plan.Name.IsUnknown() || plan.Group.IsUnknown() || !fullyKnown(plan.Groups) {
 		return
@@ -247,32 +235,11 @@ func (r *userResource) spec(ctx context.Context, m userModel, diags *diag.Diagno
 }
 
 func (r *userResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan userModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.converge(ctx, &plan, userModel{})...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.ID = plan.Name
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	applyOverPrior(ctx, req.Plan, nil, &resp.State, &resp.Diagnostics, r.converge)
 }
 
 func (r *userResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state userModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.converge(ctx, &plan, state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.ID = plan.Name
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	applyOverPrior(ctx, req.Plan, &req.State, &resp.State, &resp.Diagnostics, r.converge)
 }
 
 // converge refuses the provider's own account and administrators it may not take over, claims
@@ -283,9 +250,7 @@ func (r *userResource) Update(ctx context.Context, req resource.UpdateRequest, r
 func (r *userResource) converge(ctx context.Context, m *userModel, prior userModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	spec := r.spec(ctx, *m, &diags)
-	nodeNames := setStrings(ctx, m.Nodes, &diags)
-	priorNodes := setStrings(ctx, prior.Nodes, &diags)
-	adoptedBefore := setStrings(ctx, prior.AdoptedOn, &diags)
+	nodeNames, priorNodes, adoptedBefore := coveredNodes(ctx, &diags, m.Nodes, prior.Nodes, prior.AdoptedOn)
 	diags.Append(r.cluster.refuseOwnAccount(users.KindUser, spec.Name)...)
 	if diags.HasError() {
 		return diags
@@ -300,11 +265,8 @@ func (r *userResource) converge(ctx context.Context, m *userModel, prior userMod
 		return diags
 	}
 	m.AdoptedOn = stringSet(append(intersect(adoptedBefore, nodeNames), adopted...))
-	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
-		_, err := users.EnsureUser(ctx, h, spec)
-		return err
-	})
-	diags.Append(failureDiags(failures, "Cannot Create User", fmt.Sprintf("Creating or repairing user %s (UID %d) failed", spec.Name, spec.UID),
+	diags.Append(r.cluster.changeOnEachNode(ctx, nodeNames, func(h *transport.Host) (bool, error) { return users.EnsureUser(ctx, h, spec) },
+		"Cannot Create User", fmt.Sprintf("Creating or repairing user %s (UID %d) failed", spec.Name, spec.UID),
 		"Check the node's /etc/passwd for a conflicting account with that name or UID.")...)
 	if diags.HasError() {
 		return diags
@@ -312,71 +274,38 @@ func (r *userResource) converge(ctx context.Context, m *userModel, prior userMod
 	// Every node has the account as declared now, which is what the plan left unknown on new nodes.
 	m.NodeStatus = allInSync(nodeNames)
 	if homeOn := m.HomeOn.ValueString(); homeOn != "" {
-		failures = r.cluster.onEachNode(ctx, []string{homeOn}, func(_ string, h *transport.Host) error {
-			_, err := users.CreateHome(ctx, h, spec)
-			return err
-		})
-		diags.Append(failureDiags(failures, "Cannot Create Home Directory", "Creating "+spec.Home+" failed",
-			"Check that the parent directory exists on that node.")...)
+		diags.Append(r.cluster.changeOnEachNode(ctx, []string{homeOn}, func(h *transport.Host) (bool, error) { return users.CreateHome(ctx, h, spec) },
+			"Cannot Create Home Directory", "Creating "+spec.Home+" failed", "Check that the parent directory exists on that node.")...)
 	}
-	dropped := missingFrom(missingFrom(priorNodes, nodeNames), adoptedBefore)
-	failures = r.cluster.onEachNode(ctx, dropped, func(_ string, h *transport.Host) error {
-		_, err := users.RemoveUser(ctx, h, spec.Name)
-		return err
-	})
-	diags.Append(failureDiags(failures, "Cannot Remove User", "Removing the account record of "+spec.Name+" from a node dropped from nodes failed", userBusyAdvice)...)
+	diags.Append(r.cluster.removeFromDropped(ctx, users.KindUser, spec.Name, priorNodes, nodeNames, adoptedBefore)...)
+	m.ID = m.Name
 	return diags
 }
 
 func (r *userResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state userModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[userModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	nodeNames := setStrings(ctx, state.Nodes, &resp.Diagnostics)
 	spec := r.spec(ctx, state, &resp.Diagnostics)
-	observed, diags := r.cluster.readAccounts(ctx, nodeNames, []string{spec.Name}, nil)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	drift, present := map[string][]string{}, 0
-	for node, st := range observed {
+	status, found := r.cluster.accountNodeStatus(ctx, &resp.Diagnostics, users.KindUser, spec.Name, state.Nodes, func(node string, st users.State) (bool, []string) {
 		u := st.Users[spec.Name]
-		if u.Exists {
-			present++
-		}
-		drift[node] = users.Diff(node, spec, u)
-	}
-	status, exists := setNodeStatus(&resp.Diagnostics, "user "+spec.Name, drift, present)
-	if !exists {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	state.ID = state.Name
-	state.NodeStatus = status
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+		return u.Exists, users.Diff(node, spec, u)
+	})
+	state.ID, state.NodeStatus = state.Name, status
+	storeRead(ctx, resp, &state, found)
 }
 
 func (r *userResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state userModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
+	if state, ok := modelFrom[userModel](ctx, req.State, &resp.Diagnostics); ok {
+		r.cluster.destroyAccount(ctx, &resp.Diagnostics, users.KindUser, state.Name.ValueString(), state.UID.ValueInt64(), state.Nodes, state.AdoptedOn)
 	}
-	created := missingFrom(setStrings(ctx, state.Nodes, &resp.Diagnostics), setStrings(ctx, state.AdoptedOn, &resp.Diagnostics))
-	resp.Diagnostics.Append(r.cluster.removeAccount(ctx, created, users.KindUser,
-		state.Name.ValueString(), state.UID.ValueInt64(), users.RemoveUser, userBusyAdvice)...)
 }
 
 // ImportState takes NAME@NODE1,NODE2 (the nodes where destroy deletes the account) and refuses when the nodes disagree on the UID.
 func (r *userResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	name, nodeNames, observed, diags := r.cluster.readForImport(ctx, req.ID, users.KindUser)
 	resp.Diagnostics.Append(diags...)
-	if !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(r.cluster.refuseOwnAccount(users.KindUser, name)...)
-	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -389,11 +318,10 @@ func (r *userResource) ImportState(ctx context.Context, req resource.ImportState
 		resp.Diagnostics.AddError("Cannot Import User", err.Error()+".\n\nFiles on the shared /home belong to one number: make the account identical on every node by hand (usermod -u), or leave a node out of the import ID, then import again.")
 		return
 	}
-	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindUser, name, uid, path.Root("uid"))...)
+	resp.Diagnostics.Append(r.cluster.claimImported(ctx, users.KindUser, name, uid, path.Root("uid"))...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(r.cluster.claim(ctx, users.KindUser, name, uid)...)
 	first := observed[nodeNames[0]].Users[name]
 	m := userModel{
 		ID:             types.StringValue(name),

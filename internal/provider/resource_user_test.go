@@ -234,31 +234,11 @@ func allInSyncValue(nodes []string) knownvalue.Check {
 }
 
 func checkAccountOnHosts(l *lab.Lab, name string, nodes []string, wantPasswd string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		for _, n := range nodes {
-			got, err := onHostErr(l, n, "getent passwd "+name)
-			if err != nil {
-				return err
-			}
-			if got != wantPasswd {
-				return fmt.Errorf("%s: getent passwd %s = %q, want %q", n, name, got, wantPasswd)
-			}
-		}
-		return nil
-	}
+	return checkOnHosts(l, nodes, "getent passwd "+name, wantPasswd)
 }
 
 func checkHomeOwned(l *lab.Lab, node, home, owner string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		got, err := onHostErr(l, node, "stat -c %u:%g "+home)
-		if err != nil {
-			return err
-		}
-		if got != owner {
-			return fmt.Errorf("%s: %s owned by %s, want %s", node, home, got, owner)
-		}
-		return nil
-	}
+	return checkOnHost(l, node, "stat -c %u:%g "+home, owner)
 }
 
 // checkUserGone is the CheckDestroy: the account record is gone on every node and the home

@@ -1,0 +1,62 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+)
+
+// modelGetter is what a request's plan, state and config have in common.
+type modelGetter interface {
+	Get(ctx context.Context, target any) diag.Diagnostics
+}
+
+// modelFrom reads a plan, state or config into its model; ok is false once diags holds an error.
+func modelFrom[M any](ctx context.Context, from modelGetter, diags *diag.Diagnostics) (m M, ok bool) {
+	diags.Append(from.Get(ctx, &m)...)
+	return m, !diags.HasError()
+}
+
+// applyOverPrior is Create and Update for resources whose apply depends on what the resource
+// held before: prior is the state Update gets, and nil on Create, where converge sees the zero model.
+func applyOverPrior[M any](ctx context.Context, plan tfsdk.Plan, prior *tfsdk.State, state *tfsdk.State, diags *diag.Diagnostics,
+	converge func(ctx context.Context, m *M, prior M) diag.Diagnostics) {
+	var before M
+	if prior != nil {
+		diags.Append(prior.Get(ctx, &before)...)
+	}
+	applyPlan(ctx, plan, state, diags, func(ctx context.Context, m *M) diag.Diagnostics {
+		return converge(ctx, m, before)
+	})
+}
+
+// storeRead ends a Read: it stores the refreshed model, or removes a resource found nowhere,
+// and leaves the state as it was after a failed read.
+func storeRead[M any](ctx context.Context, resp *resource.ReadResponse, m *M, found bool) {
+	switch {
+	case resp.Diagnostics.HasError():
+	case !found:
+		resp.State.RemoveResource(ctx)
+	default:
+		resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	}
+}
+
+// plannedModel reads from (the plan or the config) for a ModifyPlan that has nothing to do on
+// destroy; ok is false on destroy and once diags holds an error.
+func plannedModel[M any](ctx context.Context, req resource.ModifyPlanRequest, from modelGetter, diags *diag.Diagnostics) (m M, ok bool) {
+	if req.Plan.Raw.IsNull() {
+		return m, false
+	}
+	return modelFrom[M](ctx, from, diags)
+}
+
+// priorModel is the state a plan starts from: the zero model when the resource is being created.
+func priorModel[M any](ctx context.Context, state tfsdk.State, diags *diag.Diagnostics) (m M) {
+	if !state.Raw.IsNull() {
+		diags.Append(state.Get(ctx, &m)...)
+	}
+	return m
+}
