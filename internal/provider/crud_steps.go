@@ -60,3 +60,11 @@ func priorModel[M any](ctx context.Context, state tfsdk.State, diags *diag.Diagn
 	}
 	return m
 }
+
+// planAndState is how a ModifyPlan that compares the plan with the prior state begins: both
+// read, the state left zero on a create (creating). ok is false once diags holds an error.
+func planAndState[M any](ctx context.Context, req resource.ModifyPlanRequest, diags *diag.Diagnostics) (plan, state M, creating, ok bool) {
+	plan, _ = modelFrom[M](ctx, req.Plan, diags)
+	state = priorModel[M](ctx, req.State, diags)
+	return plan, state, req.State.Raw.IsNull(), !diags.HasError()
+}
