@@ -275,9 +275,15 @@ func TestPendingActivation(t *testing.T) {
 	}
 }
 
+// mustPartition is the guide's partition fragment listing nodes.
 func mustPartition(t *testing.T, nodes ...string) Fragment {
+	return guidePartition(t, func(p *PartitionDef) { p.Nodes = nodes })
+}
+
+// guidePartition is the guide's partition fragment with edit applied.
+func guidePartition(t *testing.T, edit func(*PartitionDef)) Fragment {
 	_, _, parts := guideExample()
-	parts[0].Nodes = nodes
+	edit(&parts[0])
 	f, err := PartitionFragment(parts[0])
 	if err != nil {
 		t.Fatal(err)
@@ -435,7 +441,7 @@ func TestApplyConcurrentWriter(t *testing.T) {
 	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
 		t.Fatal(err)
 	}
-	theirs := mustPartitionTime(t, "1-00:00:00")
+	theirs := guidePartition(t, func(p *PartitionDef) { p.MaxTime = "1-00:00:00" })
 	s.beforeWrite = func(path string) {
 		if path != ConfDir+"/slurm.conf" {
 			return
@@ -465,16 +471,6 @@ func TestApplyConcurrentWriter(t *testing.T) {
 	if out, err := Preview(ctx, s); err != nil || out.Class != NoChange {
 		t.Errorf("after the retry: %+v %v", out, err)
 	}
-}
-
-func mustPartitionTime(t *testing.T, maxTime string) Fragment {
-	_, _, parts := guideExample()
-	parts[0].MaxTime = maxTime
-	f, err := PartitionFragment(parts[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
 }
 
 // An ordered restart records the slurmd restarts it asks for until they are cleared: a
