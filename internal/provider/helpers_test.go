@@ -195,6 +195,24 @@ func block(typ string, args ...string) string {
 	return fmt.Sprintf("resource %q \"x\" {\n  %s\n}\n", typ, strings.Join(args, "\n  "))
 }
 
+// guideFirewallRows is the guide's firewall table, in the HCL of the lab-cluster example: a
+// row per rule and group of nodes. slurmdFrom is the slurmd row's source (the guide's: the
+// subnet).
+func guideFirewallRows(slurmdFrom string) string {
+	return fmt.Sprintf(`[
+    { group = "controller", port = "22", proto = "tcp", src = "any", comment = "SSH" },
+    { group = "compute", port = "22", proto = "tcp", src = "10.0.0.10", comment = "SSH from login node" },
+    { group = "controller", port = "6817", proto = "tcp", src = "10.0.0.0/24", comment = "slurmctld" },
+    { group = "compute", port = "6818", proto = "tcp", src = %q, comment = "slurmd" },
+    { group = "all", port = "60001:61000", proto = "tcp", src = "10.0.0.0/24", comment = "srun callbacks" },
+    { group = "all", port = "8004", proto = "udp", src = "10.0.0.0/24", comment = "BeeGFS client" },
+    { group = "controller", port = "8005", proto = "any", src = "10.0.0.0/24", comment = "BeeGFS meta" },
+    { group = "controller", port = "8008", proto = "any", src = "10.0.0.0/24", comment = "BeeGFS mgmtd" },
+    { group = "controller", port = "8010", proto = "tcp", src = "10.0.0.0/24", comment = "BeeGFS mgmtd API" },
+    { group = "beegfs_storage", port = "8003", proto = "any", src = "10.0.0.0/24", comment = "BeeGFS storage" },
+  ]`, slurmdFrom)
+}
+
 // checkOnHost runs a script through the lab's own seam and compares its output.
 func checkOnHost(l *lab.Lab, node, script, want string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
