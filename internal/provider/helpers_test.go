@@ -272,12 +272,19 @@ func expectPriorString(address, attr string, want *regexp.Regexp) plancheck.Plan
 // matching want.
 func expectRefused(t *testing.T, cases map[string]struct{ config, want string }) {
 	t.Helper()
+	eachRefused(t, cases, resource.TestStep{}, func(t *testing.T, c resource.TestCase) { resource.Test(t, c) })
+}
+
+// eachRefused runs step with each case's configuration after step's own, in a test case of its
+// own through run, and wants it refused with an error matching the case's want.
+func eachRefused(t *testing.T, cases map[string]struct{ config, want string }, step resource.TestStep, run func(*testing.T, resource.TestCase)) {
+	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps:                    []resource.TestStep{{Config: tc.config, ExpectError: regexp.MustCompile(tc.want)}},
-			})
+			s := step
+			s.Config += tc.config
+			s.ExpectError = regexp.MustCompile(tc.want)
+			run(t, resource.TestCase{ProtoV6ProviderFactories: testAccProtoV6ProviderFactories, Steps: []resource.TestStep{s}})
 		})
 	}
 }
