@@ -60,14 +60,7 @@ func TestAccAccounts_refuseIDsHeldElsewhere(t *testing.T) {
 		"account exists with another uid": {userConfig(l, "tacc_other", 1503, "/bin/bash", nodes),
 			`(?s)Account Exists With Another ID.*user tacc_other already exists there with uid 1502.*gpu01`},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps:                    []resource.TestStep{{Config: tc.config, ExpectError: regexp.MustCompile(tc.want)}},
-			})
-		})
-	}
+	expectRefused(t, cases)
 	if after := snapshotAccounts(t, l); after != before {
 		t.Errorf("a refused plan changed accounts or the ledger:\nbefore:\n%s\nafter:\n%s", before, after)
 	}

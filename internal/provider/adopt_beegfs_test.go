@@ -55,29 +55,10 @@ resource "gpucluster_beegfs_client" "node" {
 `
 
 // adoptBeegfsImports are the import IDs each resource's page documents.
-const adoptBeegfsImports = `
-import {
-  to = gpucluster_beegfs_management.cluster
-  id = "login01@${join(",", local.beegfs_gpus)}"
-}
-
-import {
-  to = gpucluster_beegfs_metadata.cluster
-  id = "login01:/beegfs/meta"
-}
-
-import {
-  for_each = toset(local.beegfs_gpus)
-  to       = gpucluster_beegfs_target.gpu[each.key]
-  id       = "${each.key}:/data/beegfs-storage"
-}
-
-import {
-  for_each = toset(local.beegfs_nodes)
-  to       = gpucluster_beegfs_client.node[each.key]
-  id       = each.key
-}
-`
+var adoptBeegfsImports = importBlock("gpucluster_beegfs_management.cluster", `"login01@${join(",", local.beegfs_gpus)}"`) +
+	importBlock("gpucluster_beegfs_metadata.cluster", `"login01:/beegfs/meta"`) +
+	importEach("toset(local.beegfs_gpus)", "gpucluster_beegfs_target.gpu", `"${each.key}:/data/beegfs-storage"`) +
+	importEach("toset(local.beegfs_nodes)", "gpucluster_beegfs_client.node", "each.key")
 
 var adoptBeegfsRelease = released("gpucluster_beegfs_management.cluster", "gpucluster_beegfs_metadata.cluster",
 	"gpucluster_beegfs_target.gpu", "gpucluster_beegfs_client.node")

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -95,7 +96,7 @@ func adoptHandwritten(l *lab.Lab, imports []adoptImport) string {
 `)
 	b.WriteString(providerConfig(l, ""))
 	for _, imp := range imports {
-		fmt.Fprintf(&b, "\nimport {\n  to = %s\n  id = %q\n}\n", imp.to, imp.id)
+		b.WriteString(importBlock(imp.to, strconv.Quote(imp.id)))
 	}
 	return b.String()
 }

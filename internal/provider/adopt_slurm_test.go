@@ -72,34 +72,11 @@ resource "gpucluster_slurm_compute" "gpu" {
 `
 
 // adoptSlurmImports are the import blocks of the Slurm part.
-const adoptSlurmImports = `
-import {
-  to = gpucluster_slurm_controller.cluster
-  id = "login01"
-}
-
-import {
-  for_each = toset(local.gpus)
-  to       = gpucluster_slurm_node.gpu[each.key]
-  id       = "${each.key}@login01"
-}
-
-import {
-  to = gpucluster_slurm_partition.gpu
-  id = "gpu@login01"
-}
-
-import {
-  to = gpucluster_slurm_activation.cluster
-  id = "login01"
-}
-
-import {
-  for_each = toset(local.gpus)
-  to       = gpucluster_slurm_compute.gpu[each.key]
-  id       = each.key
-}
-`
+var adoptSlurmImports = importBlock("gpucluster_slurm_controller.cluster", `"login01"`) +
+	importEach("toset(local.gpus)", "gpucluster_slurm_node.gpu", `"${each.key}@login01"`) +
+	importBlock("gpucluster_slurm_partition.gpu", `"gpu@login01"`) +
+	importBlock("gpucluster_slurm_activation.cluster", `"login01"`) +
+	importEach("toset(local.gpus)", "gpucluster_slurm_compute.gpu", "each.key")
 
 // adoptSlurmRelease hands the Slurm part back with the rest.
 var adoptSlurmRelease = released("gpucluster_slurm_controller.cluster", "gpucluster_slurm_node.gpu",
@@ -124,7 +101,7 @@ func TestAccAdopt_handBuiltSlurm(t *testing.T) {
 		t.Fatalf("DefMemPerGPU of the hand-written slurm.conf: %v", err)
 	}
 	config := func(l *lab.Lab, nodes []string, drains string) string {
-		return providerConfig(l, "") + fmt.Sprintf(adoptTable, hclList(nodes)) + adoptResources + fmt.Sprintf(adoptSlurm, defMem, drains)
+		return providerConfig(l, "") + adoptTable(nodes) + adoptResources + fmt.Sprintf(adoptSlurm, defMem, drains)
 	}
 	logFile := filepath.Join(t.TempDir(), "terraform.log")
 	t.Setenv("TF_ACC_LOG_PATH", logFile)

@@ -20,29 +20,19 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/users"
 )
 
-// adoptTable is the guide's firewall table and inventory groups, in the same HCL the
-// lab-cluster example uses, so the configuration is what an adopting admin would write.
-const adoptTable = `
+// adoptTable is the nodes with the guide's firewall table and inventory groups, in the same HCL
+// the lab-cluster example uses, so the configuration is what an adopting admin would write.
+func adoptTable(nodes []string) string {
+	return `
 locals {
-  nodes = %[1]s
+  nodes = ` + hclList(nodes) + `
   firewall_groups = {
     controller     = ["login01"]
     compute        = [for n in local.nodes : n if n != "login01"]
     beegfs_storage = [for n in local.nodes : n if n != "login01"]
     all            = local.nodes
   }
-  firewall_table = [
-    { group = "controller", port = "22", proto = "tcp", src = "any", comment = "SSH" },
-    { group = "compute", port = "22", proto = "tcp", src = "10.0.0.10", comment = "SSH from login node" },
-    { group = "controller", port = "6817", proto = "tcp", src = "10.0.0.0/24", comment = "slurmctld" },
-    { group = "compute", port = "6818", proto = "tcp", src = "10.0.0.0/24", comment = "slurmd" },
-    { group = "all", port = "60001:61000", proto = "tcp", src = "10.0.0.0/24", comment = "srun callbacks" },
-    { group = "all", port = "8004", proto = "udp", src = "10.0.0.0/24", comment = "BeeGFS client" },
-    { group = "controller", port = "8005", proto = "any", src = "10.0.0.0/24", comment = "BeeGFS meta" },
-    { group = "controller", port = "8008", proto = "any", src = "10.0.0.0/24", comment = "BeeGFS mgmtd" },
-    { group = "controller", port = "8010", proto = "tcp", src = "10.0.0.0/24", comment = "BeeGFS mgmtd API" },
-    { group = "beegfs_storage", port = "8003", proto = "any", src = "10.0.0.0/24", comment = "BeeGFS storage" },
-  ]
+  firewall_table = ` + guideFirewallRows("10.0.0.0/24") + `
   firewall_rules = merge([
     for row in local.firewall_table : {
       for node in local.firewall_groups[row.group] :
@@ -51,6 +41,7 @@ locals {
   ]...)
 }
 `
+}
 
 // adoptResources declares what tools/lab-build-by-hand.sh built, as the import reads it back:
 // useradd's shell is /bin/sh, roles follow the enabled daemons (BeeGFS too), the firewall lists every
@@ -103,41 +94,13 @@ resource "gpucluster_firewall" "node" {
 `
 
 // adoptImports are the import blocks an admin writes for the whole hand-built cluster.
-const adoptImports = `
-import {
-  for_each = toset(local.nodes)
-  to       = gpucluster_node.all[each.key]
-  id       = each.key
-}
-
-import {
-  to = gpucluster_group.users
-  id = "users@${join(",", local.nodes)}"
-}
-
-import {
-  for_each = toset(["alice", "bob"])
-  to       = gpucluster_user.guide[each.key]
-  id       = "${each.key}@${join(",", local.nodes)}"
-}
-
-import {
-  to = gpucluster_munge_key.cluster
-  id = "login01@${join(",", local.nodes)}"
-}
-
-import {
-  for_each = local.firewall_rules
-  to       = gpucluster_firewall_rule.table[each.key]
-  id       = "${each.value.node}:allow:${each.value.port}/${each.value.proto}:from=${each.value.src}"
-}
-
-import {
-  for_each = toset(local.nodes)
-  to       = gpucluster_firewall.node[each.key]
-  id       = each.key
-}
-`
+var adoptImports = importEach("toset(local.nodes)", "gpucluster_node.all", "each.key") +
+	importBlock("gpucluster_group.users", `"users@${join(",", local.nodes)}"`) +
+	importEach(`toset(["alice", "bob"])`, "gpucluster_user.guide", `"${each.key}@${join(",", local.nodes)}"`) +
+	importBlock("gpucluster_munge_key.cluster", `"login01@${join(",", local.nodes)}"`) +
+	importEach("local.firewall_rules", "gpucluster_firewall_rule.table",
+		`"${each.value.node}:allow:${each.value.port}/${each.value.proto}:from=${each.value.src}"`) +
+	importEach("toset(local.nodes)", "gpucluster_firewall.node", "each.key")
 
 // adoptRelease hands the cluster back: the state forgets it, the hosts keep everything.
 var adoptRelease = released("gpucluster_node.all", "gpucluster_group.users", "gpucluster_user.guide",
@@ -153,6 +116,17 @@ func released(addresses ...string) string {
 	return b.String()
 }
 
+// importBlock is an import block for the resource at address to; id is an HCL expression.
+func importBlock(to, id string) string {
+	return fmt.Sprintf("\nimport {\n  to = %s\n  id = %s\n}\n", to, id)
+}
+
+// importEach is an import block for each element of forEach, an HCL collection: to is the
+// resource's address without the key, id an HCL expression of each.
+func importEach(forEach, to, id string) string {
+	return fmt.Sprintf("\nimport {\n  for_each = %s\n  to       = %s[each.key]\n  id       = %s\n}\n", forEach, to, id)
+}
+
 // The issue's first part: a cluster built by the guide's own commands imports whole with an
 // empty plan, and neither the import nor the apply after it changes a file under /etc or
 // restarts a daemon on any host. The state then lets go of it, and the hosts keep it all.
@@ -160,8 +134,7 @@ func TestAccAdopt_handBuiltCluster(t *testing.T) {
 	l := lab.Require(t)
 	nodes := labNodeNames(l)
 	buildByHand(t, l)
-	locals := fmt.Sprintf(adoptTable, hclList(nodes))
-	config := providerConfig(l, "") + locals + adoptResources
+	config := providerConfig(l, "") + adoptTable(nodes) + adoptResources
 	var found, imported string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,

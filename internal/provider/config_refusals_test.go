@@ -14,18 +14,8 @@ import (
 // the test needs no lab.
 func expectRefusedAtPlan(t *testing.T, cases map[string]struct{ config, want string }) {
 	t.Helper()
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			resource.UnitTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps: []resource.TestStep{{
-					Config:      unknownConnectionProvider + tc.config,
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(tc.want),
-				}},
-			})
-		})
-	}
+	eachRefused(t, cases, resource.TestStep{Config: unknownConnectionProvider, PlanOnly: true},
+		func(t *testing.T, c resource.TestCase) { resource.UnitTest(t, c) })
 }
 
 func userBlockNamed(name string, uid int, nodes string) string {

@@ -28,18 +28,7 @@ locals {
     beegfs_storage = %[1]s
     all            = %[2]s
   }
-  fw_table = [
-    { group = "controller", port = "22", proto = "tcp", src = "any", comment = "SSH" },
-    { group = "compute", port = "22", proto = "tcp", src = "10.0.0.10", comment = "SSH from login node" },
-    { group = "controller", port = "6817", proto = "tcp", src = "10.0.0.0/24", comment = "slurmctld" },
-    { group = "compute", port = "6818", proto = "tcp", src = %[3]q, comment = "slurmd" },
-    { group = "all", port = "60001:61000", proto = "tcp", src = "10.0.0.0/24", comment = "srun callbacks" },
-    { group = "all", port = "8004", proto = "udp", src = "10.0.0.0/24", comment = "BeeGFS client" },
-    { group = "controller", port = "8005", proto = "any", src = "10.0.0.0/24", comment = "BeeGFS meta" },
-    { group = "controller", port = "8008", proto = "any", src = "10.0.0.0/24", comment = "BeeGFS mgmtd" },
-    { group = "controller", port = "8010", proto = "tcp", src = "10.0.0.0/24", comment = "BeeGFS mgmtd API" },
-    { group = "beegfs_storage", port = "8003", proto = "any", src = "10.0.0.0/24", comment = "BeeGFS storage" },
-  ]
+  fw_table = %[3]s
   fw_rows = flatten([
     for row in local.fw_table : [for node in local.fw_groups[row.group] : merge(row, { node = node })]
   ])
@@ -63,7 +52,7 @@ resource "gpucluster_firewall" "node" {
   rules            = [for r in gpucluster_firewall_rule.table : r.id if r.node == local.fw_nodes[count.index]]
   slurm_controller = gpucluster_slurm_controller.test.id
 }
-`, hclList(gpus), hclList(labNodeNames(l)), slurmdFrom)
+`, hclList(gpus), hclList(labNodeNames(l)), guideFirewallRows(slurmdFrom))
 }
 
 // TestAccFirewall_slurmThroughUFW applies the guide's Slurm setup and its firewall table to

@@ -266,14 +266,7 @@ func TestAccMungeKey_badInput(t *testing.T) {
 		"unreachable node": {mungeKeyConfig(l, "login01", []string{"login01", "10.0.0.99"}, ""),
 			`(?s)Cannot Connect To Node.*nodes\s*=.*10\.0\.0\.99`},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps:                    []resource.TestStep{{Config: tc.config, ExpectError: regexp.MustCompile(tc.want)}},
-			})
-		})
-	}
+	expectRefused(t, cases)
 	if after := mungeSnapshot(t, l); after != before {
 		t.Errorf("bad input changed MUNGE on a host:\nbefore:\n%s\nafter:\n%s", before, after)
 	}

@@ -92,14 +92,7 @@ func TestAccNode_refusals(t *testing.T) {
 			`(?s)SSH Access Would Lock Out The Provider.*nobody-group`},
 		"unreachable": {nodeConfig(l, "gpu02", `  address = "10.0.0.99"`), `Cannot Connect To Node`},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps:                    []resource.TestStep{{Config: tc.config, ExpectError: regexp.MustCompile(tc.want)}},
-			})
-		})
-	}
+	expectRefused(t, cases)
 	if after := onHost(t, l, "gpu02", snapshot); after != before {
 		t.Errorf("gpu02: a refused plan changed %s: before %q, after %q", allowGroupsFile, before, after)
 	}
@@ -136,14 +129,7 @@ resource "gpucluster_node" "test" {
 			`(?s)Unknown Host Key.*` + regexp.QuoteMeta(gpu01.Address+","+gpu01.Name+" "+labHostKey(t, l, "gpu01", "ssh-ed25519")),
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps:                    []resource.TestStep{{Config: tc.config, ExpectError: regexp.MustCompile(tc.want)}},
-			})
-		})
-	}
+	expectRefused(t, cases)
 }
 
 func TestAccNodeFactsDataSource(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -21,62 +20,6 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 )
-
-const slurmAccountingAddr = "gpucluster_slurm_accounting.test"
-
-// The test's database passwords: made up per run, so a leak of an earlier run's cannot pass
-// for this one's, and long enough that no other text contains them by chance.
-var (
-	accountingPassword  = "acctgPw-" + randomToken()
-	accountingPassword2 = "acctgPw2-" + randomToken()
-)
-
-func randomToken() string {
-	b := make([]byte, 12)
-	f, err := os.Open("/dev/urandom")
-	if err == nil {
-		_, err = f.Read(b)
-		_ = f.Close()
-	}
-	if err != nil {
-		panic(err)
-	}
-	return fmt.Sprintf("%x", b)
-}
-
-// accountingConfig is the accounting resource on login01, with extra attributes. The password
-// comes, as it should in real use, from an ephemeral variable: a literal in the configuration
-// would be in the plan's copy of the configuration, by Terraform's doing.
-func accountingConfig(version int, extra string) string {
-	return fmt.Sprintf(`
-variable "db_password" {
-  type      = string
-  sensitive = true
-  ephemeral = true
-}
-
-resource "gpucluster_slurm_accounting" "test" {
-  controller                   = gpucluster_slurm_controller.test.id
-  database_password_wo         = var.db_password
-  database_password_wo_version = %d
-%s}
-`, version, extra)
-}
-
-// passwordVariable gives the configuration's db_password.
-func passwordVariable(password string) config.Variables {
-	return config.Variables{"db_password": config.StringVariable(password)}
-}
-
-// accountingCluster is the lab's Slurm cluster with accounting, its fragment activated with
-// the rest.
-func accountingCluster(version int, accountingExtra, extra string, deps ...string) labCluster {
-	return labCluster{
-		computeNodes:   []string{"gpu01"},
-		extra:          accountingConfig(version, accountingExtra) + extra,
-		activationDeps: append([]string{slurmAccountingAddr}, deps...),
-	}
-}
 
 // TestAccSlurmAccounting_lifecycle sets accounting up from bare hosts in one apply with the rest
 // of the cluster, imports it, proves a second apply touches no host, repairs slurmdbd stopped
@@ -280,21 +223,6 @@ func (m hostMarks) unchanged(t *testing.T, l *lab.Lab) error {
 		return fmt.Errorf("an apply with nothing to change touched login01:\nbefore:\n%s\nafter:\n%s", m, now)
 	}
 	return nil
-}
-
-// checkAccountingDestroyed wants slurmdbd stopped, slurmdbd.conf gone, and the database, with
-// the job records, still there.
-func checkAccountingDestroyed(l *lab.Lab) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		out, err := onHostErr(l, "login01", "systemctl is-active slurmdbd || true; test -e "+slurm.SlurmdbdConfPath+" && echo conf; mysql -N -e \"SHOW DATABASES LIKE 'slurm_acct_db'\"")
-		if err != nil {
-			return err
-		}
-		if out != "inactive\nslurm_acct_db" {
-			return fmt.Errorf("after destroy, want slurmdbd inactive, no slurmdbd.conf and the database kept; got %q", out)
-		}
-		return nil
-	}
 }
 
 // TestAccSlurmAccounting_otherNode adds accounting to a running cluster, with MariaDB and

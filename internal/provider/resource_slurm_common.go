@@ -103,6 +103,19 @@ func mungeError(node, daemon string, err error) diag.Diagnostic {
 			"so the key is installed and munged restarted first. Nothing was changed.", err)
 }
 
+// daemonApplied fills what the resource that installs daemon (slurmctld or slurmd) on node
+// learns at the end of its apply: the id is the node, the version what daemon -V reports, and
+// the status in sync.
+func daemonApplied(ctx context.Context, h slurm.Executor, daemon string, node types.String, id, version, status *types.String) diag.Diagnostics {
+	v, err := slurm.ReadVersion(ctx, h, daemon)
+	if err != nil {
+		title := "Cannot Read " + strings.ToUpper(daemon[:1]) + daemon[1:] + " Version"
+		return diag.Diagnostics{nodeError(title, node.ValueString(), daemon+" -V failed", "", err)}
+	}
+	*id, *version, *status = node, types.StringValue(v.Original()), types.StringValue(inSync)
+	return nil
+}
+
 // slurmController connects to the node that holds the fragments and runs slurmctld.
 func (c *cluster) slurmController(ctx context.Context, node string) (*transport.Host, diag.Diagnostics) {
 	var diags diag.Diagnostics

@@ -169,6 +169,7 @@ func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeMode
 		diags.Append(nodeError("Cannot Read Compute Node", node, "Reading slurmd's state failed", "", err))
 		return diags
 	}
+	m.NVMLPlugin = types.BoolValue(st.RealGPUs)
 	// The options go first: Debian's package starts slurmd on install, and without them it
 	// retries a DNS SRV lookup until systemd's start timeout, 90 s later.
 	changed, err := h.WriteFile(ctx, transport.File{Path: slurm.SlurmdDefaultsPath, Content: content, Owner: "root", Group: "root", Mode: 0o644})
@@ -199,16 +200,7 @@ func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeMode
 	if diags.HasError() {
 		return diags
 	}
-	v, err := slurm.ReadVersion(ctx, h, "slurmd")
-	if err != nil {
-		diags.Append(nodeError("Cannot Read Slurmd Version", node, "slurmd -V failed", "", err))
-		return diags
-	}
-	m.ID = m.Node
-	m.NVMLPlugin = types.BoolValue(st.RealGPUs)
-	m.Version = types.StringValue(v.Original())
-	m.Status = types.StringValue(inSync)
-	return diags
+	return append(diags, daemonApplied(ctx, h, "slurmd", m.Node, &m.ID, &m.Version, &m.Status)...)
 }
 
 // invalidConfServer refuses a controller or port that cannot go into --conf-server.

@@ -21,52 +21,6 @@ import (
 
 const slurmControllerAddr = "gpucluster_slurm_controller.test"
 
-// labControllerSettings are the lab's overrides: the containers' cgroups are read-only, so
-// Slurm's cgroup plugins cannot work there. They are settings of the lab, never defaults.
-// extra that sets cgroup itself takes labCgroup's place.
-func labControllerSettings(l *lab.Lab, extra string) string {
-	settings := `  proctrack_type       = "proctrack/linuxproc"
-  task_plugin          = "task/none"
-  job_acct_gather_type = "jobacct_gather/none"
-`
-	if !strings.Contains(extra, "cgroup = ") {
-		settings += labCgroup(l, "")
-	}
-	return settings
-}
-
-// slurmMungeConfig is the MUNGE key every Slurm test starts from (pitfall P10).
-func slurmMungeConfig(l *lab.Lab) string {
-	return providerConfig(l, "") + fmt.Sprintf(`
-resource "gpucluster_munge_key" "test" {
-  controller = "login01"
-  nodes      = %s
-}
-`, hclList(labNodeNames(l)))
-}
-
-func slurmControllerConfig(l *lab.Lab, extra string) string {
-	return slurmMungeConfig(l) + `
-resource "gpucluster_slurm_controller" "test" {
-  node = "login01"
-` + labControllerSettings(l, extra) + extra + `
-  depends_on = [gpucluster_munge_key.test]
-}
-`
-}
-
-const slurmActivationAddr = "gpucluster_slurm_activation.test"
-
-// slurmActivationConfig is the activation, after the controller and deps.
-func slurmActivationConfig(deps ...string) string {
-	return `
-resource "gpucluster_slurm_activation" "test" {
-  controller = gpucluster_slurm_controller.test.id
-  depends_on = [` + strings.Join(deps, ", ") + `]
-}
-`
-}
-
 // TestAccSlurmController_lifecycle creates the controller with the guide's settings, imports
 // it, changes a setting with a reconfigure (slurmctld keeps running) and one that needs a
 // restart (it restarts), repairs a hand edit of slurm.conf, and proves the real slurmctld
@@ -307,60 +261,6 @@ func TestAccSlurmController_badInput(t *testing.T) {
 	}
 }
 
-func checkSlurmConf(l *lab.Lab, lines ...string) resource.TestCheckFunc {
-	return checkFileLines(l, slurm.ConfDir+"/slurm.conf", lines...)
-}
-
-// checkFileLines wants each line, whole, in the file on login01.
-func checkFileLines(l *lab.Lab, file string, lines ...string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		content, err := onHostErr(l, "login01", "cat "+file)
-		if err != nil {
-			return err
-		}
-		have := map[string]bool{}
-		for _, line := range strings.Split(content, "\n") {
-			have[line] = true
-		}
-		for _, want := range lines {
-			if !have[want] {
-				return fmt.Errorf("%s on login01 lacks the line %q:\n%s", file, want, content)
-			}
-		}
-		return nil
-	}
-}
-
-func checkPing(l *lab.Lab) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		out, err := onHostErr(l, "login01", "scontrol ping")
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(out, "is UP") {
-			return fmt.Errorf("scontrol ping: %s", out)
-		}
-		return nil
-	}
-}
-
-func slurmctldActiveSince(t *testing.T, l *lab.Lab) string {
-	t.Helper()
-	return onHost(t, l, "login01", "systemctl show slurmctld -p ActiveEnterTimestampMonotonic --value")
-}
-
-// checkActiveSince tells a restart of slurmctld (a new activation) from a reconfigure.
-func checkActiveSince(l *lab.Lab, before string, wantRestart bool) error {
-	after, err := onHostErr(l, "login01", "systemctl show slurmctld -p ActiveEnterTimestampMonotonic --value")
-	if err != nil {
-		return err
-	}
-	if restarted := after != before; restarted != wantRestart {
-		return fmt.Errorf("slurmctld active since %s, before %s: restarted=%v, want %v", after, before, restarted, wantRestart)
-	}
-	return nil
-}
-
 // checkDaemonRefusesGPUTRES runs a second slurmctld in the foreground on login01 with the
 // live slurm.conf plus AccountingStorageTRES=gres/gpu, in its own state directory and port,
 // and wants it to die with the message the guide quotes. timeout bounds it if it does not.
@@ -381,46 +281,4 @@ echo "exit=$?"
 	if !strings.Contains(out, "slurmdbd is required to run with TRES gres/gpu") || strings.Contains(out, "exit=0") || strings.Contains(out, "exit=124") {
 		t.Fatalf("slurmctld did not refuse GPU TRES without slurmdbd as the guide says:\n%s", out)
 	}
-}
-
-func checkControllerDestroyed(l *lab.Lab) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		out, err := onHostErr(l, "login01", fmt.Sprintf("ls %s/%s %s/slurm.conf 2>/dev/null; systemctl is-active slurmctld || true",
-			slurm.FragmentDir, slurm.ControllerFile, slurm.ConfDir))
-		if err != nil {
-			return err
-		}
-		if out != "inactive" && out != "failed" {
-			return fmt.Errorf("after destroy, on login01: %q, want no fragment, no slurm.conf and slurmctld inactive", out)
-		}
-		return checkMungeStillRunning(l, labNodeNames(l))(nil)
-	}
-}
-
-// expectPriorString checks a string attribute of the refreshed prior state of a plan.
-func expectPriorString(address, attr string, want *regexp.Regexp) plancheck.PlanCheck {
-	return priorStringCheck{address: address, attr: attr, want: want}
-}
-
-type priorStringCheck struct {
-	address, attr string
-	want          *regexp.Regexp
-}
-
-func (c priorStringCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	for _, rc := range req.Plan.ResourceChanges {
-		if rc.Address != c.address {
-			continue
-		}
-		before, ok := rc.Change.Before.(map[string]any)
-		if !ok {
-			resp.Error = fmt.Errorf("%s: no prior state in the plan", c.address)
-			return
-		}
-		if got, _ := before[c.attr].(string); !c.want.MatchString(got) {
-			resp.Error = fmt.Errorf("%s: prior %s = %q, want a match for %s", c.address, c.attr, got, c.want)
-		}
-		return
-	}
-	resp.Error = fmt.Errorf("%s: not in the plan", c.address)
 }

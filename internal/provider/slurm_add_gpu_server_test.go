@@ -254,23 +254,6 @@ func checkSlurmdInstalled(l *lab.Lab, nodes ...string) resource.TestCheckFunc {
 	}
 }
 
-// checkNodeStates polls `sinfo -a` per node until it shows want: after the ordered restart
-// the nodes show unk for a few seconds.
-func checkNodeStates(l *lab.Lab, want string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		return pollLab(time.Minute, func() error {
-			out, err := onHostErr(l, "login01", "sinfo -a -h -N -o %N:%T | sort -u")
-			if err != nil {
-				return err
-			}
-			if out != want {
-				return fmt.Errorf("sinfo -a per node = %q, want %q", out, want)
-			}
-			return nil
-		})
-	}
-}
-
 // checkOneNodeNameLine wants the guide's single hostlist line, not one line per node.
 func checkOneNodeNameLine(l *lab.Lab) resource.TestCheckFunc {
 	return func(*terraform.State) error {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -103,3 +104,14 @@ func (v slurmExtraValues) ValidateMap(_ context.Context, req validator.MapReques
 		}
 	}
 }
+
+// regexpNoComma is a value inside a comma-separated list.
+var regexpNoComma = regexp.MustCompile(`^[^\s#,]+$`)
+
+// slurmValue refuses what would break a slurm.conf line before any host is asked, with the
+// pattern the slurm package checks itself.
+var slurmValue = stringvalidator.RegexMatches(slurm.ValuePattern, "must not contain whitespace or '#'")
+
+// slurmValueOrEmpty is a controller setting, where "" leaves the line out: what a
+// hand-written slurm.conf without the line imports as.
+var slurmValueOrEmpty = stringvalidator.Any(stringvalidator.LengthAtMost(0), slurmValue)

@@ -68,6 +68,15 @@ func newSandbox(t *testing.T, active bool) *sandbox {
 	}}}
 }
 
+// guideSandbox is a sandbox whose slurmctld runs the guide's files.
+func guideSandbox(t *testing.T) *sandbox {
+	s := newSandbox(t, true)
+	if _, err := apply(context.Background(), s, guideFragments(t)...); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func touch(t *testing.T, path string) {
 	t.Helper()
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
@@ -240,10 +249,7 @@ func TestApplyLifecycle(t *testing.T) {
 // it; so does slurmctld stopped by hand.
 func TestPendingActivation(t *testing.T) {
 	ctx := context.Background()
-	s := newSandbox(t, true)
-	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
-		t.Fatal(err)
-	}
+	s := guideSandbox(t)
 	if err := WriteFragments(ctx, s, RemoveFragment(NodeFile("gpu03")), mustPartition(t, "gpu01", "gpu02")); err != nil {
 		t.Fatal(err)
 	}
@@ -275,9 +281,15 @@ func TestPendingActivation(t *testing.T) {
 	}
 }
 
+// mustPartition is the guide's partition fragment listing nodes.
 func mustPartition(t *testing.T, nodes ...string) Fragment {
+	return guidePartition(t, func(p *PartitionDef) { p.Nodes = nodes })
+}
+
+// guidePartition is the guide's partition fragment with edit applied.
+func guidePartition(t *testing.T, edit func(*PartitionDef)) Fragment {
 	_, _, parts := guideExample()
-	parts[0].Nodes = nodes
+	edit(&parts[0])
 	f, err := PartitionFragment(parts[0])
 	if err != nil {
 		t.Fatal(err)
@@ -287,10 +299,7 @@ func mustPartition(t *testing.T, nodes ...string) Fragment {
 
 func TestApplyRefusals(t *testing.T) {
 	ctx := context.Background()
-	s := newSandbox(t, true)
-	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
-		t.Fatal(err)
-	}
+	s := guideSandbox(t)
 	before := s.read("/etc/slurm/slurm.conf")
 	s.calls()
 	c := DefaultControllerSettings("login01")
@@ -335,10 +344,7 @@ func TestApplyRefusals(t *testing.T) {
 
 func TestApplyRollback(t *testing.T) {
 	ctx := context.Background()
-	s := newSandbox(t, true)
-	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
-		t.Fatal(err)
-	}
+	s := guideSandbox(t)
 	before := s.read("/etc/slurm/slurm.conf")
 	s.calls()
 	// The stub's slurmctld does not start with a ClusterName containing
@@ -372,10 +378,7 @@ func TestApplyRollback(t *testing.T) {
 // A partition naming an undefined node is refused with a typed error the provider can tell
 // from the others (P14).
 func TestApplyUndefinedNode(t *testing.T) {
-	s := newSandbox(t, true)
-	if _, err := apply(context.Background(), s, guideFragments(t)...); err != nil {
-		t.Fatal(err)
-	}
+	s := guideSandbox(t)
 	_, err := apply(context.Background(), s, mustPartition(t, "gpu01", "gpu09"))
 	var undefined *UndefinedNodesError
 	var refused *RefusedError
@@ -400,10 +403,7 @@ func (c cancelOnStop) Sudo(ctx context.Context, script string, stdin []byte) (tr
 }
 
 func TestApplyCancelledAfterStop(t *testing.T) {
-	s := newSandbox(t, true)
-	if _, err := apply(context.Background(), s, guideFragments(t)...); err != nil {
-		t.Fatal(err)
-	}
+	s := guideSandbox(t)
 	if err := WriteFragments(context.Background(), s, RemoveFragment(NodeFile("gpu03")), mustPartition(t, "gpu01", "gpu02")); err != nil {
 		t.Fatal(err)
 	}
@@ -431,11 +431,8 @@ func TestApplyCancelledAfterStop(t *testing.T) {
 // as they are, so slurm.conf ends with both changes.
 func TestApplyConcurrentWriter(t *testing.T) {
 	ctx := context.Background()
-	s := newSandbox(t, true)
-	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
-		t.Fatal(err)
-	}
-	theirs := mustPartitionTime(t, "1-00:00:00")
+	s := guideSandbox(t)
+	theirs := guidePartition(t, func(p *PartitionDef) { p.MaxTime = "1-00:00:00" })
 	s.beforeWrite = func(path string) {
 		if path != ConfDir+"/slurm.conf" {
 			return
@@ -467,24 +464,11 @@ func TestApplyConcurrentWriter(t *testing.T) {
 	}
 }
 
-func mustPartitionTime(t *testing.T, maxTime string) Fragment {
-	_, _, parts := guideExample()
-	parts[0].MaxTime = maxTime
-	f, err := PartitionFragment(parts[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
 // An ordered restart records the slurmd restarts it asks for until they are cleared: a
 // restart that failed is pending, and the next activation asks for it again.
 func TestApplyPendingRestart(t *testing.T) {
 	ctx := context.Background()
-	s := newSandbox(t, true)
-	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
-		t.Fatal(err)
-	}
+	s := guideSandbox(t)
 	changes := []Fragment{RemoveFragment(NodeFile("gpu03")), mustPartition(t, "gpu01", "gpu02")}
 	if out, err := apply(ctx, s, changes...); err != nil || strings.Join(out.RestartNodes, ",") != "gpu01,gpu02" {
 		t.Fatalf("ordered restart: %+v %v", out, err)
@@ -559,10 +543,7 @@ func TestParseCandidate(t *testing.T) {
 
 func TestStopController(t *testing.T) {
 	ctx := context.Background()
-	s := newSandbox(t, true)
-	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
-		t.Fatal(err)
-	}
+	s := guideSandbox(t)
 	touch(t, filepath.Join(s.root, "stopfails"))
 	if err := StopController(ctx, s); err == nil || !strings.Contains(err.Error(), "Failed to stop") {
 		t.Errorf("a failed stop: %v", err)

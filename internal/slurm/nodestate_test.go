@@ -209,10 +209,7 @@ func TestDrainForRemoval(t *testing.T) {
 // and as failed while it stays.
 func TestSetNodeStatesUnregisteredNode(t *testing.T) {
 	ctx := context.Background()
-	s := newSandbox(t, true)
-	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
-		t.Fatal(err)
-	}
+	s := guideSandbox(t)
 	touch(t, s.root+"/update-fails")
 	lines := "NodeName=gpu01 State=UNKNOWN+DRAIN Reason=removed [root@2026-12-01T14:00:00]\nNodeName=gpu02 State=IDLE \nNodeName=gpu03 State=IDLE \n"
 	if err := os.WriteFile(s.root+"/nodes", []byte(lines), 0o600); err != nil {

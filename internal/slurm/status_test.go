@@ -45,10 +45,7 @@ func TestSettingsOfClass(t *testing.T) {
 // that the next activation repairs.
 func TestPendingHandEdit(t *testing.T) {
 	ctx := context.Background()
-	s := newSandbox(t, true)
-	if _, err := apply(ctx, s, guideFragments(t)...); err != nil {
-		t.Fatal(err)
-	}
+	s := guideSandbox(t)
 	st, err := ReadStatus(ctx, s)
 	if err != nil || st.Version == nil || st.Fragments.Controller == nil {
 		t.Fatalf("after apply: %+v %v", st, err)

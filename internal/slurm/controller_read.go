@@ -1,0 +1,195 @@
+package slurm
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/go-version"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// ConfDir is where slurmctld reads, and configless nodes fetch, the files.
+const ConfDir = "/etc/slurm"
+
+// state is the controller as one round trip found it.
+type state struct {
+	fragments map[string][]byte
+	files     Files
+	version   *version.Version // nil: slurmctld not installed
+	// candidate is the slurmctld apt would install, while none is installed.
+	candidate *version.Version
+	active    bool
+	// pending are the nodes whose slurmd restart, due after an ordered
+	// restart, has not been done yet.
+	pending []string
+	// runtime is every node slurmctld knows, nil while it does not answer.
+	runtime map[string]NodeRuntime
+	// debianPlugstack: plugstack.conf is Debian's, whose include fails.
+	debianPlugstack bool
+	// adopted: FragmentDir holds no fragment, and fragments were read from hand-written
+	// files by AdoptFiles: none of them is on disk yet.
+	adopted bool
+}
+
+// missingFile is the status the read script gives a file that does not
+// exist, apart from every status base64 can return.
+const missingFile = 200
+
+// confFiles are the files assembled on the controller, by base name.
+var confFiles = []string{"slurm.conf", "cgroup.conf", "gres.conf"}
+
+// fragmentsScript sends every fragment, base64-encoded: the section parser drops blank
+// lines, and slurm.conf has them.
+var fragmentsScript = fmt.Sprintf("for f in %s/*.conf; do\n\t[ -e \"$f\" ] || continue\n\tsec \"fragment ${f##*/}\"; base64 -w0 -- \"$f\"; end $?\ndone\n", FragmentDir)
+
+// readFragments reads every fragment, and the files, in one round trip, for a write that
+// needs nothing else: current are the fragments the resources have (AdoptFiles' while
+// FragmentDir holds none), onDisk those FragmentDir holds.
+func readFragments(ctx context.Context, ex Executor) (current, onDisk map[string][]byte, err error) {
+	res, err := ex.Sudo(ctx, transport.ScriptEnv+transport.SectionFuncs+fragmentsScript+filesScript(), nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the slurm fragments: %w", err)
+	}
+	sections, err := transport.ParseSections(res.Stdout)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the slurm fragments: %w", err)
+	}
+	if onDisk, err = fragmentSections(sections); err != nil {
+		return nil, nil, err
+	}
+	files, err := fileSections(sections)
+	if err != nil {
+		return nil, nil, err
+	}
+	current, _, err = fragmentsOrAdopted(onDisk, files)
+	return current, onDisk, err
+}
+
+func fragmentSections(sections map[string]transport.Section) (map[string][]byte, error) {
+	fragments := map[string][]byte{}
+	for key, sec := range sections {
+		name, ok := strings.CutPrefix(key, "fragment ")
+		if !ok {
+			continue
+		}
+		b, err := decodeSection(key, sec)
+		if err != nil {
+			return nil, err
+		}
+		fragments[name] = b
+	}
+	return fragments, nil
+}
+
+// filesScript sends the three files, base64-encoded, or the missingFile status.
+func filesScript() string {
+	var b strings.Builder
+	for _, f := range confFiles {
+		p := transport.Quote(ConfDir + "/" + f)
+		fmt.Fprintf(&b, "sec 'file %s'\nif [ -e %s ]; then base64 -w0 -- %s; end $?; else end %d; fi\n", f, p, p, missingFile)
+	}
+	return b.String()
+}
+
+func fileSections(sections map[string]transport.Section) (Files, error) {
+	contents := make([][]byte, len(confFiles))
+	for i, f := range confFiles {
+		sec, ok := sections["file "+f]
+		if !ok {
+			return Files{}, fmt.Errorf("read the slurm configuration: no answer for %s", f)
+		}
+		if sec.Status == missingFile {
+			continue
+		}
+		var err error
+		if contents[i], err = decodeSection(f, sec); err != nil {
+			return Files{}, err
+		}
+	}
+	return Files{SlurmConf: contents[0], CgroupConf: contents[1], GresConf: contents[2]}, nil
+}
+
+// readStateScript reads every fragment, the three files, slurmctld's
+// version and whether it runs. Contents travel base64-encoded: the section
+// parser drops blank lines, and slurm.conf has them. Every Slurm resource of a run
+// reads this, so it is shared until the provider changes the controller.
+func readStateScript() string {
+	var b strings.Builder
+	b.WriteString(transport.ScriptEnv + transport.SectionFuncs + fragmentsScript + filesScript())
+	b.WriteString(versionSection("version", "slurmctld"))
+	b.WriteString("sec candidate\ncommand -v slurmctld >/dev/null || apt-cache policy slurmctld 2>/dev/null | sed -n 's/^ *Candidate: *//p'; end 0\n")
+	b.WriteString("sec active\nsystemctl is-active --quiet slurmctld; end $?\n")
+	fmt.Fprintf(&b, "sec pending\nif [ -e %[1]s ]; then cat -- %[1]s; end $?; else end 0; fi\n", transport.Quote(pendingFile))
+	b.WriteString(nodeRuntimeScript)
+	b.WriteString(plugstackScript)
+	return transport.ReadOnly(b.String())
+}
+
+func readState(ctx context.Context, ex Executor) (state, error) {
+	res, err := ex.Sudo(ctx, readStateScript(), nil)
+	if err != nil {
+		return state{}, fmt.Errorf("read the slurm configuration: %w", err)
+	}
+	sections, err := transport.ParseSections(res.Stdout)
+	if err != nil {
+		return state{}, fmt.Errorf("read the slurm configuration: %w", err)
+	}
+	var st state
+	if st.fragments, err = fragmentSections(sections); err != nil {
+		return state{}, err
+	}
+	if st.files, err = fileSections(sections); err != nil {
+		return state{}, err
+	}
+	if st.fragments, st.adopted, err = fragmentsOrAdopted(st.fragments, st.files); err != nil {
+		return state{}, err
+	}
+	if st.version, err = parseVersionSection("slurmctld", sections["version"]); err != nil {
+		return state{}, err
+	}
+	if st.version == nil {
+		st.candidate = parseCandidate(sections["candidate"].Lines)
+	}
+	st.active = sections["active"].Status == 0 && len(sections["active"].Lines) == 0
+	if st.pending, err = parsePending(sections["pending"]); err != nil {
+		return state{}, err
+	}
+	st.runtime = parseNodeRuntimes(sections["runtime"])
+	st.debianPlugstack = debianPlugstackIn(sections["plugstack"])
+	return st, nil
+}
+
+// parseCandidate reads apt-cache policy's candidate, "24.11.5-4+deb13u1": the
+// upstream version between an epoch and the Debian revision. None, or one it
+// cannot read, is nil: the version gate then waits for the installed one.
+func parseCandidate(lines []string) *version.Version {
+	if len(lines) == 0 {
+		return nil
+	}
+	upstream := strings.TrimSpace(lines[0])
+	if _, rest, ok := strings.Cut(upstream, ":"); ok {
+		upstream = rest
+	}
+	if i := strings.LastIndex(upstream, "-"); i > 0 {
+		upstream = upstream[:i]
+	}
+	v, err := version.NewVersion(upstream)
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+func decodeSection(what string, sec transport.Section) ([]byte, error) {
+	if sec.Status != 0 {
+		return nil, fmt.Errorf("read %s: base64 exited with status %d", what, sec.Status)
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.Join(sec.Lines, ""))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,19 @@
+package slurm
+
+import (
+	"context"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// Executor runs a script as root on a host.
+type Executor interface {
+	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
+}
+
+// ControllerHost is what a change of the controller's files needs.
+type ControllerHost interface {
+	Executor
+	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+	Lock(ctx context.Context) (unlock func(), err error)
+}
