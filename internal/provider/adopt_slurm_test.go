@@ -166,6 +166,9 @@ func TestAccAdopt_handBuiltSlurm(t *testing.T) {
 					hostCheck(func() error {
 						return checkLogHas(logFile, "The settings Slurm runs with stay the same: no daemon is restarted or reconfigured for the new layout.")
 					}),
+					hostCheck(func() error {
+						return checkLogHas(logFile, "Debian's "+slurm.PlugstackPath+", whose include fails at every start of slurmctld and loads no plugin, is replaced")
+					}),
 					hostCheck(func() error { return sameSnapshot("rewriting into the provider's layout", daemons, daemonStates(t, l)) }),
 					hostCheck(func() error { return checkAdoptedFragments(l, nodes[1:]) }),
 					hostCheck(func() error {

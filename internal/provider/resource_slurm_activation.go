@@ -211,7 +211,7 @@ func activationWarnings(controller string, out slurm.Outcome, unknown int) diag.
 		}
 		diags.AddWarning("Hand-Written Slurm Files Will Be Rewritten",
 			fmt.Sprintf("%s/slurm.conf, cgroup.conf and gres.conf on %s were written by hand, not by this provider. This apply writes the fragments %s in %s, read from them, "+
-				"and then assembles the three files from the fragments in the provider's layout. %s", slurm.ConfDir, controller, strings.Join(out.Adopted, ", "), slurm.FragmentDir, effect))
+				"and then assembles the three files from the fragments in the provider's layout.%s %s", slurm.ConfDir, controller, strings.Join(out.Adopted, ", "), slurm.FragmentDir, plugstackNote(out), effect))
 	}
 	var drains []string
 	for _, c := range out.NodeStates {
@@ -225,6 +225,14 @@ func activationWarnings(controller string, out slurm.Outcome, unknown int) diag.
 				"Remove drain_reason to resume the node.", controller, strings.Join(drains, ", ")))
 	}
 	return diags
+}
+
+// plugstackNote says that adoption replaces Debian's plugstack.conf along with the files.
+func plugstackNote(out slurm.Outcome) string {
+	if !out.ReplacesDebianPlugstack {
+		return ""
+	}
+	return " Debian's " + slurm.PlugstackPath + ", whose include fails at every start of slurmctld and loads no plugin, is replaced by one that lists none."
 }
 
 func (r *slurmActivationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

@@ -25,6 +25,9 @@ type Outcome struct {
 	// (AdoptFiles), before the files are rewritten from them: empty once FragmentDir holds the
 	// provider's layout.
 	Adopted []string
+	// ReplacesDebianPlugstack: with the hand-written files, Debian's plugstack.conf is replaced
+	// too (QuietPlugstack), once the provider owns the controller's files.
+	ReplacesDebianPlugstack bool
 }
 
 // NotRunningReason is the reason an activation starts a slurmctld that does not run.
@@ -83,6 +86,12 @@ func activateOnce(ctx context.Context, h ControllerHost, wait time.Duration) (Ou
 		if err := writeFragments(ctx, h, nil, c.next); err != nil {
 			return Outcome{}, err
 		}
+	}
+	// The files are written from here on, so the provider owns the controller's files from now:
+	// a hand-built controller's Debian plugstack.conf goes with them, in the apply whose plan
+	// said so (a drain written before this apply's activation already ended the adoption).
+	if err := replaceDebianPlugstack(ctx, h, st); err != nil {
+		return Outcome{}, err
 	}
 	if c.out.Class == NoChange {
 		// The same settings in the provider's layout: slurmctld runs them already, and

@@ -189,7 +189,8 @@ func TestAdoptFilesRefused(t *testing.T) {
 func TestAdoptOnController(t *testing.T) {
 	ctx := context.Background()
 	s := newSandbox(t, true)
-	for name, content := range map[string][]byte{"slurm.conf": handWritten.SlurmConf, "cgroup.conf": handWritten.CgroupConf, "gres.conf": handWritten.GresConf} {
+	for name, content := range map[string][]byte{"slurm.conf": handWritten.SlurmConf, "cgroup.conf": handWritten.CgroupConf, "gres.conf": handWritten.GresConf,
+		"plugstack.conf": []byte(debianPlugstack)} {
 		if err := os.WriteFile(s.root+ConfDir+"/"+name, content, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -199,8 +200,8 @@ func TestAdoptOnController(t *testing.T) {
 		t.Fatalf("ReadStatus: adopted %v, %+v, %v", st.Adopted, st.Fragments, err)
 	}
 	out, err := Preview(ctx, s)
-	if err != nil || out.Class != NoChange || len(out.Adopted) != 5 {
-		t.Fatalf("Preview: %+v, %v; want no change and the five adopted fragments", out, err)
+	if err != nil || out.Class != NoChange || len(out.Adopted) != 5 || !out.ReplacesDebianPlugstack {
+		t.Fatalf("Preview: %+v, %v; want no change, the five adopted fragments and Debian's plugstack.conf replaced", out, err)
 	}
 	// A drain changes a fragment and nothing in the files.
 	gpu02 := st.Fragments.Nodes[1]
@@ -231,6 +232,9 @@ func TestAdoptOnController(t *testing.T) {
 	}
 	if conf := s.read(ConfDir + "/slurm.conf"); !strings.HasPrefix(conf, header) || !strings.Contains(conf, "NodeName=gpu[01-03] ") {
 		t.Errorf("slurm.conf not in the provider's layout:\n%s", conf)
+	}
+	if got := s.read(PlugstackPath); got != quietPlugstack {
+		t.Errorf("after the rewrite plugstack.conf holds %q, want the provider's, which includes nothing", got)
 	}
 	if out, err = Preview(ctx, s); err != nil || out.Class != NoChange || len(out.Adopted) != 0 {
 		t.Errorf("after the rewrite: %+v, %v", out, err)

@@ -62,6 +62,7 @@ func prepare(st state, changes []Fragment) (change, error) {
 			}
 		}
 		sort.Strings(c.out.Adopted)
+		c.out.ReplacesDebianPlugstack = st.debianPlugstack
 	}
 	var err error
 	if c.fragments, err = ParseFragments(c.next); err != nil {

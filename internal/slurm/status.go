@@ -169,6 +169,12 @@ func QuietPlugstack(ctx context.Context, h ControllerHost) error {
 	if err != nil {
 		return err
 	}
+	return replaceDebianPlugstack(ctx, h, st)
+}
+
+// replaceDebianPlugstack is QuietPlugstack on the state already read. It changes nothing Slurm runs
+// with: Debian's include loads no plugin either, it only fails at every start.
+func replaceDebianPlugstack(ctx context.Context, h ControllerHost, st state) error {
 	if !st.debianPlugstack {
 		return nil
 	}
