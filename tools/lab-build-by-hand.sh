@@ -142,9 +142,11 @@ NodeName=$range $hw Gres=gpu:4 State=UNKNOWN
 PartitionName=gpu Nodes=$range Default=YES MaxTime=3-00:00:00 State=UP AllowGroups=users DefMemPerGPU=$((mem / 4))
 "
 	# A new server has no slurmctld state; a lab that earlier tests used keeps theirs (nodes
-	# drained on their way out), which this cluster must not start from.
+	# drained on their way out), which this cluster must not start from. Nor their
+	# plugstack.conf: a server set up by hand has the one slurm-wlm-basic-plugins ships.
 	on login01 sh -euc 'rm -rf /var/spool/slurmctld
 		install -d -o slurm -g slurm /var/spool/slurmctld
+		printf "include /etc/slurm/plugstack.conf.d/*.conf\n" > /etc/slurm/plugstack.conf
 		printf %s "$1" > /etc/slurm/slurm.conf
 		printf "CgroupPlugin=autodetect\nConstrainCores=yes\nConstrainDevices=yes\nConstrainRAMSpace=no\n" > /etc/slurm/cgroup.conf
 		printf "Name=gpu File=/dev/nvidia[0-3]\n" > /etc/slurm/gres.conf
