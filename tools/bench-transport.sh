@@ -42,6 +42,7 @@ suffix=${GPUCLUSTER_LAB_INSTANCE:+-$GPUCLUSTER_LAB_INSTANCE}
 netns=gpucluster-lab$suffix
 descriptor=${GPUCLUSTER_LAB:-/run/gpucluster-lab$suffix/lab.json}
 admin=admin # the example's provider user; only its sessions are counted
+cores=$(nproc)
 wrong_password=not-the-lab-password
 plan_timeout=600  # seconds; a no-op plan that takes this long has failed anyway
 apply_timeout=3600 # a first apply to 32 bare GPU servers takes minutes
@@ -151,6 +152,50 @@ mark_hosts() {
 	done
 }
 
+# CPU seconds of a run, to tell how far a time is from what this machine can do: the lab's
+# hosts share its cores with Terraform and the provider, so a run cannot be faster than all
+# the CPU it costs divided by the cores. Each host's use comes from its container's cgroup
+# (cpu.stat's usage_usec, or cgroup v1's cpuacct.usage), Terraform's and the provider's from
+# the shell's own children times (the provider is Terraform's child).
+declare -A host_cgroup
+
+# find_cgroups: each host's CPU counter, from the lab's descriptor.
+find_cgroups() {
+	local host dir
+	host_cgroup=()
+	for host in "${hosts[@]}"; do
+		for dir in $(grep -o '"/sys/fs/cgroup/[^"]*lab-[^"]*-'"$host"'"' "$descriptor" | tr -d '"'); do
+			if [ -r "$dir/cpu.stat" ] && grep -q '^usage_usec ' "$dir/cpu.stat"; then
+				host_cgroup[$host]=$dir/cpu.stat
+				break
+			elif [ -r "$dir/cpuacct.usage" ]; then
+				host_cgroup[$host]=$dir/cpuacct.usage
+			fi
+		done
+		[ -n "${host_cgroup[$host]:-}" ] || { echo "no CPU counter for $host in $descriptor" >&2; exit 1; }
+	done
+}
+
+# hosts_cpu: microseconds of CPU all hosts have used so far.
+hosts_cpu() {
+	local host f total=0 v
+	for host in "${hosts[@]}"; do
+		f=${host_cgroup[$host]}
+		case $f in
+		*/cpu.stat) v=$(awk '$1 == "usage_usec" { print $2 }' "$f") ;;
+		*) v=$(($(cat "$f") / 1000)) ;;
+		esac
+		total=$((total + v))
+	done
+	echo "$total"
+}
+
+# children_cpu FILE: microseconds of user and system CPU in FILE, the output of `times`
+# (which must run in the main shell itself: a subshell's children are its own).
+children_cpu() {
+	tail -n 1 "$1" | awk '{ split($0, f, /[ ms]+/); printf "%d", (f[1] * 60 + f[2] + f[3] * 60 + f[4]) * 1e6 }'
+}
+
 # host_counts HOST: "sudo ssh pamfail nosess anomalies ctld slurmd chkpwd noident authfail" for
 # what HOST logged since its cursor; the last three are pamfail's parts, for the log.
 #   sudo     sudo-rs's "sudo[PID]: pam_unix(sudo:session): session opened for user root(uid=0)
@@ -211,6 +256,9 @@ run() {
 	local out=$1 limit=$2 dir=$3 t0 t1 host
 	shift 3
 	mark_hosts
+	local hosts0
+	hosts0=$(hosts_cpu)
+	times >"$tmp/times-before"
 	t0=$EPOCHREALTIME
 	rc=0
 	# --foreground: Ctrl-C reaches terraform (and through it the provider) as usual.
@@ -218,7 +266,11 @@ run() {
 		ip netns exec "$netns" env TF_CLI_CONFIG_FILE="$tmp/terraformrc" CHECKPOINT_DISABLE=1 \
 		TF_IN_AUTOMATION=1 terraform -chdir="$dir" "$@" -input=false -no-color >"$out" 2>&1 || rc=$?
 	t1=$EPOCHREALTIME
+	times >"$tmp/times-after"
 	elapsed=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+	cpu_hosts=$(awk -v a="$hosts0" -v b="$(hosts_cpu)" 'BEGIN { printf "%.3f", (b - a) / 1e6 }')
+	cpu_terraform=$(awk -v a="$(children_cpu "$tmp/times-before")" -v b="$(children_cpu "$tmp/times-after")" \
+		'BEGIN { printf "%.3f", (b - a) / 1e6 }')
 	local anomalies chkpwd noident authfail
 	for host in "${hosts[@]}"; do
 		read -r "run_sudo[$host]" "run_ssh[$host]" "run_pamfail[$host]" "run_nosess[$host]" \
@@ -332,6 +384,9 @@ timed_plans() {
 	for ((i = 1; i <= runs; i++)); do
 		if noop_run plan "$dir" "$dir/plan-$i.log"; then
 			record "$fig" "$elapsed"
+			record "${fig}_cpu_hosts" "$cpu_hosts"
+			record "${fig}_cpu_terraform" "$cpu_terraform"
+			record "${fig}_floor" "$(awk -v h="$cpu_hosts" -v t="$cpu_terraform" -v c="$cores" 'BEGIN { printf "%.3f", (h + t) / c }')"
 		else
 			problem "$fig" "no-op plan $i: $failure"
 		fi
@@ -344,6 +399,13 @@ timed_plans() {
 			fi
 		fi
 	done
+}
+
+# cpu_figures FIG LABEL: the rows that tell where FIG's plans spent their CPU.
+cpu_figures() {
+	figure "${1}_cpu_hosts" "  CPU of the lab's hosts during the $2" time "-"
+	figure "${1}_cpu_terraform" "  CPU of Terraform and the provider in the $2" time "-"
+	figure "${1}_floor" "  the floor: both CPU figures over this machine's $cores cores" time "-"
 }
 
 # reference_dir N: N terraform_data resources, applied once, so their plan refreshes N
@@ -366,6 +428,7 @@ reference_count= # resource instances in the example's state, as many terraform_
 part_base() {
 	lab_fresh 2
 	mapfile -t hosts < <("$lab" hosts)
+	find_cgroups
 	local dir
 	dir=$(work_dir 2)
 	first_apply first_apply "$dir" || return 0
@@ -455,12 +518,17 @@ part_scale() {
 		if [ "$gpus" -eq 2 ] && [ -n "${samples[plan_3]:-}" ]; then
 			figure plan_gpus_2 "no-op plan, 2 GPU servers (the 3-host figure)" time "$bar"
 			samples[plan_gpus_2]=${samples[plan_3]}
+			cpu_figures plan_gpus_2 "plan of 2"
+			local part
+			for part in cpu_hosts cpu_terraform floor; do samples[plan_gpus_2_$part]=${samples[plan_3_$part]:-}; done
 			continue
 		fi
 		figure "first_apply_gpus_$gpus" "first apply, $gpus GPU server(s)" time "-"
 		figure "plan_gpus_$gpus" "no-op plan, $gpus GPU server(s)" time "$bar"
+		cpu_figures "plan_gpus_$gpus" "plan of $gpus"
 		lab_fresh "$gpus"
 		mapfile -t hosts < <("$lab" hosts)
+		find_cgroups
 		dir=$(work_dir "$gpus")
 		# An apply that fails at this size (issue #17 at 32) is reported; the size's plan
 		# figure is then not measured, which fails the benchmark.
@@ -597,6 +665,7 @@ main() {
 	figure nosess "sshd 'error: no more sessions' per host per run" count "= 0"
 	figure journal "journal anomalies per host per run (see host_counts)" count "= 0"
 	figure plan_3 "no-op plan of examples/lab-cluster, 3 hosts" time "<= 1.2 s"
+	cpu_figures plan_3 "3-host plan"
 	figure reference "reference: no-op plan of @N@ terraform_data" time "-"
 	figure plan_users "no-op plan, 3 hosts, the $user_count users" time "-"
 	figure first_apply "first apply, bare 3 hosts to verified cluster" time "<= 20 s"
