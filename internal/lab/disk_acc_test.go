@@ -101,8 +101,8 @@ func mustRun(ctx context.Context, t *testing.T, l *Lab, host, script string) str
 	return out
 }
 
-// lastGPUDisk is the lab's last GPU server and its disk, the host the tests that power off
-// or detach take down.
+// lastGPUDisk is the lab's last GPU server, the one the power and disk tests take down, and
+// its disk.
 func lastGPUDisk(t *testing.T, l *Lab) (string, Disk) {
 	t.Helper()
 	gpus := l.HostsWithRole(RoleGPU)
