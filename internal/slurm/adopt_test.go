@@ -11,8 +11,7 @@ import (
 	"time"
 )
 
-// handWritten are the files tools/lab-build-by-hand.sh writes, as the guide shows them, on
-// three GPU servers as the lab's.
+// handWritten are the files tools/lab-build-by-hand.sh writes, as the guide shows them.
 var handWritten = Files{
 	SlurmConf:  byHandSlurmConf("gpu[01-03]", "CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=7941", "1985"),
 	CgroupConf: []byte("CgroupPlugin=autodetect\nConstrainCores=yes\nConstrainDevices=yes\nConstrainRAMSpace=no\n"),
