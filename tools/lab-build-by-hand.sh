@@ -112,42 +112,16 @@ slurm() {
 	mem=${hw##*RealMemory=}
 	mem=${mem%% *}
 	range=$(hostlist "${gpus[@]}")
+	# The slurm.conf that internal/slurm's adoption tests read as well, with this lab's values.
 	local conf
-	conf="ClusterName=cluster
-SlurmctldHost=login01
-SlurmUser=slurm
-AuthType=auth/munge
-CredType=cred/munge
-
-StateSaveLocation=/var/spool/slurmctld
-SlurmdSpoolDir=/var/spool/slurmd
-SlurmctldPort=6817
-SlurmdPort=6818
-SrunPortRange=60001-61000
-
-SlurmctldParameters=enable_configless,reconfig_on_restart
-SchedulerType=sched/backfill
-EnforcePartLimits=ANY
-ReturnToService=2
-
-GresTypes=gpu
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-
-NodeName=$range $hw Gres=gpu:4 State=UNKNOWN
-
-PartitionName=gpu Nodes=$range Default=YES MaxTime=3-00:00:00 State=UP AllowGroups=users DefMemPerGPU=$((mem / 4))
-"
+	conf=$(sed -e "s|@NODES@|$range|g" -e "s|@HARDWARE@|$hw|" -e "s|@DEF_MEM_PER_GPU@|$((mem / 4))|" tools/lab-build-by-hand.slurm.conf)
 	# A new server has no slurmctld state; a lab that earlier tests used keeps theirs (nodes
 	# drained on their way out), which this cluster must not start from. Nor their
 	# plugstack.conf: a server set up by hand has the one slurm-wlm-basic-plugins ships.
 	on login01 sh -euc 'rm -rf /var/spool/slurmctld
 		install -d -o slurm -g slurm /var/spool/slurmctld
 		printf "include /etc/slurm/plugstack.conf.d/*.conf\n" > /etc/slurm/plugstack.conf
-		printf %s "$1" > /etc/slurm/slurm.conf
+		printf "%s\n" "$1" > /etc/slurm/slurm.conf
 		printf "CgroupPlugin=autodetect\nConstrainCores=yes\nConstrainDevices=yes\nConstrainRAMSpace=no\n" > /etc/slurm/cgroup.conf
 		printf "Name=gpu File=/dev/nvidia[0-3]\n" > /etc/slurm/gres.conf
 		systemctl enable slurmctld >/dev/null 2>&1

@@ -109,15 +109,21 @@ func TestCheckIDConflicts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := CheckIDConflicts(existing, tt.candidate)
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("err = %v, want it to contain %q", err, tt.wantErr)
-			}
+			wantErr(t, err, tt.wantErr)
 		})
+	}
+}
+
+// wantErr fails the test unless err is nil where want is empty, or holds want.
+func wantErr(t *testing.T, err error, want string) {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want it to contain %q", err, want)
 	}
 }

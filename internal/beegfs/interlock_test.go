@@ -223,15 +223,7 @@ func TestCheckMountedUUID(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := CheckMountedUUID(target, "/data", tt.mounted)
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("err = %v, want it to contain %q", err, tt.wantErr)
-			}
+			wantErr(t, err, tt.wantErr)
 		})
 	}
 }

@@ -12,9 +12,7 @@ import (
 // TestLabRuleLifecycle runs the commands against real UFW, inactive and then active, and reads
 // the result back from UFW's files each time. UFW is left disabled with the rule gone.
 func TestLabRuleLifecycle(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, 2*time.Minute)
 	h := transporttest.LabHost{Lab: l, Host: "gpu02"}
 	ssh, _ := Rule{Port: "22", Proto: ProtoTCP, From: "10.0.0.0/24", Comment: "lab ssh"}.Normalize()
 	r, _ := Rule{Port: "60001:61000", Proto: ProtoTCP, From: "10.0.0.0/24", Comment: "srun callbacks"}.Normalize()

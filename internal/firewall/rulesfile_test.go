@@ -3,7 +3,6 @@ package firewall
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
@@ -11,24 +10,15 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
-func readFixture(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // The fixtures were written by ufw 0.36.2 in the lab (Debian 13), with the guide's rules plus
 // rules of every shape the resources leave alone (app profile, interface, outgoing, route,
 // limit, reject, source port, destination address).
 func TestParseTuplesFromRealFiles(t *testing.T) {
-	v4, err := ParseTuples(readFixture(t, "user.rules.mixed"))
+	v4, err := ParseTuples(transporttest.Testdata(t, "user.rules.mixed"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	v6, err := ParseTuples(readFixture(t, "user6.rules.mixed"))
+	v6, err := ParseTuples(transporttest.Testdata(t, "user6.rules.mixed"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +51,7 @@ func TestParseTuplesFromRealFiles(t *testing.T) {
 }
 
 func TestParseTuplesFreshFileHasNone(t *testing.T) {
-	tuples, err := ParseTuples(readFixture(t, "user.rules.fresh"))
+	tuples, err := ParseTuples(transporttest.Testdata(t, "user.rules.fresh"))
 	if err != nil || len(tuples) != 0 {
 		t.Errorf("fresh user.rules: %d tuples, %v; want none", len(tuples), err)
 	}
@@ -85,10 +75,10 @@ func sectionsOutput(parts map[string]string) string {
 
 func TestReadState(t *testing.T) {
 	out := sectionsOutput(map[string]string{
-		"v4":       readFixture(t, "user.rules.mixed"),
-		"v6":       readFixture(t, "user6.rules.mixed"),
-		"conf":     strings.Replace(readFixture(t, "ufw.conf"), "ENABLED=no", "ENABLED=yes", 1),
-		"defaults": readFixture(t, "default-ufw"),
+		"v4":       transporttest.Testdata(t, "user.rules.mixed"),
+		"v6":       transporttest.Testdata(t, "user6.rules.mixed"),
+		"conf":     strings.Replace(transporttest.Testdata(t, "ufw.conf"), "ENABLED=no", "ENABLED=yes", 1),
+		"defaults": transporttest.Testdata(t, "default-ufw"),
 		"ledger":   "# header\nallow:22/tcp:from=10.0.0.10\n",
 	})
 	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}}}
@@ -106,9 +96,9 @@ func TestReadState(t *testing.T) {
 
 func TestReadStateInactiveUFW(t *testing.T) {
 	out := sectionsOutput(map[string]string{
-		"v4":       readFixture(t, "user.rules.fresh"),
-		"conf":     readFixture(t, "ufw.conf"),
-		"defaults": strings.Replace(readFixture(t, "default-ufw"), `DEFAULT_INPUT_POLICY="DROP"`, `DEFAULT_INPUT_POLICY="ACCEPT"`, 1),
+		"v4":       transporttest.Testdata(t, "user.rules.fresh"),
+		"conf":     transporttest.Testdata(t, "ufw.conf"),
+		"defaults": strings.Replace(transporttest.Testdata(t, "default-ufw"), `DEFAULT_INPUT_POLICY="DROP"`, `DEFAULT_INPUT_POLICY="ACCEPT"`, 1),
 	})
 	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}}}
 	st, err := ReadState(context.Background(), f)

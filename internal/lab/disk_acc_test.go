@@ -9,9 +9,7 @@ import (
 
 // Every host mounts its own lab disk by UUID at boot, as /etc/fstab says.
 func TestLabDisksMountedByUUID(t *testing.T) {
-	l := Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx, l := RequireWithin(t, time.Minute)
 	uuids := map[string]string{}
 	for _, h := range l.Hosts {
 		d, err := l.Disk(h.Name)
@@ -42,14 +40,8 @@ func TestLabDisksMountedByUUID(t *testing.T) {
 // and another reboot, /data is back with the same UUID and data. The
 // host's PID 1 changes with each reboot and Exec follows it.
 func TestLabDetachDiskAndReboot(t *testing.T) {
-	l := Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	host := l.HostsWithRole(RoleGPU)[len(l.HostsWithRole(RoleGPU))-1].Name
-	disk, err := l.Disk(host)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, l := RequireWithin(t, 5*time.Minute)
+	host, disk := lastGPUDisk(t, l)
 	marker := disk.Mountpoint + "/lab-disk-test"
 	const unit = "lab-needs-data.service"
 	mustRun(ctx, t, l, host, "echo "+disk.UUID+" > "+marker+` && mkdir -p /etc/systemd/system/`+unit+`.d && printf '[Unit]\nRequiresMountsFor=`+disk.Mountpoint+`\n' > /etc/systemd/system/`+unit+`.d/mounts.conf && printf '[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n' > /etc/systemd/system/`+unit+` && systemctl daemon-reload && systemctl enable --quiet `+unit)
@@ -107,4 +99,17 @@ func mustRun(ctx context.Context, t *testing.T, l *Lab, host, script string) str
 		t.Fatalf("%s: %v\n%s%s", host, err, out, stderr)
 	}
 	return out
+}
+
+// lastGPUDisk is the lab's last GPU server, the one the power and disk tests take down, and
+// its disk.
+func lastGPUDisk(t *testing.T, l *Lab) (string, Disk) {
+	t.Helper()
+	gpus := l.HostsWithRole(RoleGPU)
+	host := gpus[len(gpus)-1].Name
+	disk, err := l.Disk(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host, disk
 }

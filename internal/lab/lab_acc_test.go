@@ -14,9 +14,7 @@ import (
 )
 
 func TestLabHosts(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, time.Minute)
 	for _, h := range l.Hosts {
 		t.Run(h.Name, func(t *testing.T) {
 			checks := []struct {
@@ -70,9 +68,7 @@ func TestLabImageHasNoSlurmOrMunge(t *testing.T) {
 // A host nobody has installed MUNGE or Slurm on yet has none of their
 // commands and boots without a failed unit.
 func TestLabBareHosts(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, time.Minute)
 	bare := 0
 	for _, h := range l.Hosts {
 		installed, _, err := l.Exec(ctx, h.Name, "dpkg-query -W -f='${db:Status-Status} ${Package}\\n' "+strings.Join(repoPackages, " ")+" 2>/dev/null | grep '^installed ' || true")
@@ -101,9 +97,7 @@ func TestLabBareHosts(t *testing.T) {
 // apt source, and it resolves every package with all its dependencies,
 // with and without recommends (simulated, so the host stays as it is).
 func TestLabLocalRepository(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, time.Minute)
 	for _, h := range l.Hosts {
 		t.Run(h.Name, func(t *testing.T) {
 			out, _, err := l.Exec(ctx, h.Name, "cat /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | grep -E '^(deb|URIs:)'")
@@ -131,9 +125,7 @@ func TestLabLocalRepository(t *testing.T) {
 }
 
 func TestLabFakeGPUs(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, time.Minute)
 	for _, h := range l.HostsWithRole(lab.RoleGPU) {
 		out, _, err := l.Exec(ctx, h.Name, "nvidia-smi -L")
 		if err != nil {

@@ -11,14 +11,8 @@ import (
 // inside, Exec refuses (the host is off) and Start boots it with the files written before on
 // its root filesystem and on /data, the same disk UUID and a new boot ID.
 func TestLabStopStartKeepsDisk(t *testing.T) {
-	l := Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	host := l.HostsWithRole(RoleGPU)[len(l.HostsWithRole(RoleGPU))-1].Name
-	disk, err := l.Disk(host)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, l := RequireWithin(t, 5*time.Minute)
+	host, disk := lastGPUDisk(t, l)
 	rootMarker, dataMarker := "/var/lib/lab-power-test", disk.Mountpoint+"/lab-power-test"
 	mustRun(ctx, t, l, host, "echo root > "+rootMarker+" && echo "+disk.UUID+" > "+dataMarker)
 	t.Cleanup(func() {

@@ -13,9 +13,7 @@ import (
 // to every host; removed again, it leaves no process, overlay, cgroup, log,
 // name or key behind, and the rest of the lab keeps running.
 func TestLabAddThenRemoveGPUServer(t *testing.T) {
-	l := Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx, l := RequireWithin(t, 2*time.Minute)
 	name := freeGPUName(t, l)
 	loginPID := l.Host(LoginHost).PID
 

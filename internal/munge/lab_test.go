@@ -16,9 +16,7 @@ import (
 // without MUNGE, so the setup installs it from the lab's package repository and gives gpu02
 // login01's key by hand, as an admin would.
 func TestLabReadGenerateDecode(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, 3*time.Minute)
 	login := transporttest.LabHost{Lab: l, Host: "login01"}
 	gpu := transporttest.LabHost{Lab: l, Host: "gpu02"}
 	shareLoginKey(ctx, t, l, login, gpu)

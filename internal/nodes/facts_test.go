@@ -14,14 +14,14 @@ import (
 
 func baseSections(t *testing.T) map[string]out {
 	return map[string]out{
-		"os-release":   {readFixture(t, "os-release-trixie.txt"), 0},
+		"os-release":   {transporttest.Testdata(t, "os-release-trixie.txt"), 0},
 		"kernel":       {"6.1.0-28-amd64", 0},
 		"hostname":     {"gpu01", 0},
-		"slurmd-C":     {readFixture(t, "slurmd-C-24.11.txt"), 0},
+		"slurmd-C":     {transporttest.Testdata(t, "slurmd-C-24.11.txt"), 0},
 		"slurmd-V":     {"slurm 24.11.5", 0},
-		"lscpu":        {readFixture(t, "lscpu-kvm-flat.txt"), 0},
-		"meminfo":      {readFixture(t, "meminfo.txt"), 0},
-		"nvidia-smi":   {readFixture(t, "nvidia-smi-lab.txt"), 0},
+		"lscpu":        {transporttest.Testdata(t, "lscpu-kvm-flat.txt"), 0},
+		"meminfo":      {transporttest.Testdata(t, "meminfo.txt"), 0},
+		"nvidia-smi":   {transporttest.Testdata(t, "nvidia-smi-lab.txt"), 0},
 		"timedatectl":  {"NTP=yes\nNTPSynchronized=yes", 0},
 		"chronyc":      {"", 127},
 		"timesyncd":    {"", 0},
@@ -82,7 +82,7 @@ func TestParseFactsVariants(t *testing.T) {
 					t.Errorf("%+v", f)
 				}
 			}},
-		{"MIG instances are not GPUs", map[string]out{"nvidia-smi": {readFixture(t, "nvidia-smi-mig.txt"), 0}},
+		{"MIG instances are not GPUs", map[string]out{"nvidia-smi": {transporttest.Testdata(t, "nvidia-smi-mig.txt"), 0}},
 			func(t *testing.T, f Facts) {
 				if f.GPUCount != 2 {
 					t.Errorf("GPUCount = %d", f.GPUCount)
@@ -234,7 +234,7 @@ func TestGatherAsksForLscpuOnlyWhenNeeded(t *testing.T) {
 		}
 		return string(scriptOutput(secs))
 	}
-	fallback := map[string]out{"lscpu": {readFixture(t, "lscpu-kvm-flat.txt"), 0}, "meminfo": {readFixture(t, "meminfo.txt"), 0}}
+	fallback := map[string]out{"lscpu": {transporttest.Testdata(t, "lscpu-kvm-flat.txt"), 0}, "meminfo": {transporttest.Testdata(t, "meminfo.txt"), 0}}
 	slurmdFailed := map[string]out{"slurmd-C": {"", 127}}
 	for k, v := range fallback {
 		slurmdFailed[k] = v

@@ -3,9 +3,7 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
-	"testing"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
@@ -22,15 +20,6 @@ type fakeHost struct {
 func (f *fakeHost) WriteFile(_ context.Context, file transport.File) (bool, error) {
 	f.writes = append(f.writes, file)
 	return f.changed, f.writeErr
-}
-
-func readFixture(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // out is one section of the facts script's output.

@@ -29,9 +29,7 @@ if cmp -s "$t" "$p"; then rm -f "$t"; echo unchanged; else chmod %o "$t"; mv -f 
 }
 
 func TestLabGather(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, time.Minute)
 	for _, h := range l.Hosts[:2] {
 		t.Run(h.Name, func(t *testing.T) {
 			f, err := Gather(ctx, labHost{transporttest.LabHost{Lab: l, Host: h.Name}})
@@ -89,9 +87,7 @@ func TestLabGather(t *testing.T) {
 // With slurmd installed (from the lab's local repository) its -C output
 // takes precedence over lscpu. What the test installs it purges again.
 func TestLabGatherFromSlurmd(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, 3*time.Minute)
 	gpus := l.HostsWithRole(lab.RoleGPU)
 	node := gpus[len(gpus)-1].Name
 	before := installedPackages(ctx, t, l, node)
@@ -150,9 +146,7 @@ func installedPackages(ctx context.Context, t *testing.T, l *lab.Lab, node strin
 // The drop-in on a real sshd: refused when it would lock admin out, written,
 // validated and reloaded, reported by Gather, and removed.
 func TestLabAllowGroups(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, time.Minute)
 	const node = "gpu02"
 	h := labHost{transporttest.LabHost{Lab: l, Host: node}}
 	t.Cleanup(func() {

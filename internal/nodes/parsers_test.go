@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
 func TestParseSlurmdC(t *testing.T) {
@@ -24,7 +26,7 @@ func TestParseSlurmdC(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
-			got, err := ParseSlurmdC(readFixture(t, tt.fixture))
+			got, err := ParseSlurmdC(transporttest.Testdata(t, tt.fixture))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +73,7 @@ func TestParseLscpu(t *testing.T) {
 		{"lscpu-arm-cluster.txt", CPUTopology{CPUs: 80, SocketsPerBoard: 1, CoresPerSocket: 80, ThreadsPerCore: 1}},
 	}
 	for _, tt := range tests {
-		got, err := ParseLscpu(readFixture(t, tt.fixture))
+		got, err := ParseLscpu(transporttest.Testdata(t, tt.fixture))
 		if err != nil || got != tt.want {
 			t.Errorf("%s: got %+v, %v, want %+v", tt.fixture, got, err, tt.want)
 		}
@@ -82,7 +84,7 @@ func TestParseLscpu(t *testing.T) {
 }
 
 func TestParseMeminfoMiB(t *testing.T) {
-	got, err := ParseMeminfoMiB(readFixture(t, "meminfo.txt"))
+	got, err := ParseMeminfoMiB(transporttest.Testdata(t, "meminfo.txt"))
 	if err != nil || got != 24684084/1024 {
 		t.Errorf("got %d, %v, want %d", got, err, 24684084/1024)
 	}
@@ -104,7 +106,7 @@ func TestParseNvidiaSMIList(t *testing.T) {
 		{"nvidia-smi-none.txt", nil},
 	}
 	for _, tt := range tests {
-		if got := ParseNvidiaSMIList(readFixture(t, tt.fixture)); !reflect.DeepEqual(got, tt.want) {
+		if got := ParseNvidiaSMIList(transporttest.Testdata(t, tt.fixture)); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s: got %q, want %q", tt.fixture, got, tt.want)
 		}
 	}
@@ -120,7 +122,7 @@ func TestParseOSRelease(t *testing.T) {
 		{"os-release-rocky9.txt", "rocky", "9.4", "Rocky Linux 9.4 (Blue Onyx)"},
 	}
 	for _, tt := range tests {
-		kv := ParseOSRelease(readFixture(t, tt.fixture))
+		kv := ParseOSRelease(transporttest.Testdata(t, tt.fixture))
 		if kv["ID"] != tt.id || kv["VERSION_ID"] != tt.version || kv["PRETTY_NAME"] != tt.pretty {
 			t.Errorf("%s: got %q %q %q", tt.fixture, kv["ID"], kv["VERSION_ID"], kv["PRETTY_NAME"])
 		}

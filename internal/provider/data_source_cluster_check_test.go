@@ -25,9 +25,7 @@ func TestCheckProblemsNameTheNodes(t *testing.T) {
 		"node gpu02 is down*",
 		"slurmctld on login01 does not answer: Slurmctld(primary) at login01 is DOWN",
 	}
-	if strings.Join(problems, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(problems, "\n"), strings.Join(want, "\n"))
-	}
+	wantProblems(t, problems, want)
 }
 
 // With MUNGE shared but no Slurm controller, the check reports exactly that; asked to fail on
@@ -88,9 +86,7 @@ func TestHomeProblemsNameTheNodes(t *testing.T) {
 		"/home on gpu02 is ext4, not beegfs",
 		"/home on gpu03 could not be checked: connection refused",
 	}
-	if strings.Join(problems, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(problems, "\n"), strings.Join(want, "\n"))
-	}
+	wantProblems(t, problems, want)
 }
 
 // The guide's `findmnt -n -o FSTYPE /home` on every node: with BeeGFS mounted on login01 and
@@ -125,4 +121,12 @@ data "gpucluster_cluster_check" "test" {
 			},
 		}},
 	})
+}
+
+// wantProblems compares the problems a check reports with want, in order.
+func wantProblems(t *testing.T, problems, want []string) {
+	t.Helper()
+	if strings.Join(problems, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(problems, "\n"), strings.Join(want, "\n"))
+	}
 }

@@ -708,6 +708,20 @@ func checkClusterDestroyed(l *lab.Lab, nodes []string) resource.TestCheckFunc {
 	}
 }
 
+// testFromIdleCluster runs steps after a first one that applies first and finds all its compute
+// nodes idle; destroy must leave every node in destroyed as checkClusterDestroyed wants it.
+func testFromIdleCluster(t *testing.T, l *lab.Lab, first labCluster, destroyed []string, steps []resource.TestStep) {
+	t.Helper()
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkClusterDestroyed(l, destroyed),
+		Steps: append([]resource.TestStep{{
+			Config: first.config(l),
+			Check:  checkSinfo(l, fmt.Sprintf("%d:idle", len(first.computeNodes))),
+		}}, steps...),
+	})
+}
+
 const slurmAccountingAddr = "gpucluster_slurm_accounting.test"
 
 // The test's database passwords: made up per run, so a leak of an earlier run's cannot pass

@@ -193,6 +193,15 @@ func diskUUID(t *testing.T, l *lab.Lab, node string) string {
 	return d.UUID
 }
 
+// storageLab is the lab with node prepared for a storage target (prepareStorageHost), and
+// the UUID of the node's disk.
+func storageLab(t *testing.T, node string) (*lab.Lab, string) {
+	t.Helper()
+	l := lab.Require(t)
+	prepareStorageHost(t, l, node)
+	return l, diskUUID(t, l, node)
+}
+
 // checkTargetOnHost proves the target as the guide sets it up: ID files, the interlock with
 // the leading empty element, the drop-in and the running service.
 func checkTargetOnHost(l *lab.Lab, node, nodeID, targetID, uuid, mgmtd string) resource.TestCheckFunc {
@@ -207,10 +216,8 @@ func checkTargetOnHost(l *lab.Lab, node, nodeID, targetID, uuid, mgmtd string) r
 }
 
 func TestAccBeegfsTarget_lifecycle(t *testing.T) {
-	l := lab.Require(t)
 	const node = "gpu01"
-	prepareStorageHost(t, l, node)
-	uuid := diskUUID(t, l, node)
+	l, uuid := storageLab(t, node)
 	login := l.Host("login01").Address
 	sameUUID := statecheck.CompareValue(compare.ValuesSame())
 	// After the in-place update the configuration names the management host by name.
@@ -307,10 +314,8 @@ func TestAccBeegfsTarget_lifecycle(t *testing.T) {
 // The plan refuses, on the node's own evidence, what would set a target up wrongly; nothing is
 // created on the node.
 func TestAccBeegfsTarget_planRefusals(t *testing.T) {
-	l := lab.Require(t)
 	const node = "gpu02"
-	prepareStorageHost(t, l, node)
-	uuid := diskUUID(t, l, node)
+	l, uuid := storageLab(t, node)
 	const otherUUID = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 	plan := func(pre, config, want string) resource.TestStep {
 		return resource.TestStep{
@@ -361,10 +366,8 @@ func TestAccBeegfsTarget_planRefusals(t *testing.T) {
 // A target an admin set up by hand is adopted without running the setup again; with
 // force_destroy_data the destroy deletes it and takes it out of the config lists.
 func TestAccBeegfsTarget_adoptAndForceDestroy(t *testing.T) {
-	l := lab.Require(t)
 	const node = "gpu02"
-	prepareStorageHost(t, l, node)
-	uuid := diskUUID(t, l, node)
+	l, uuid := storageLab(t, node)
 	login := l.Host("login01").Address
 	onHost(t, l, node, fmt.Sprintf("/opt/beegfs/sbin/beegfs-setup-storage -p /data/beegfs-storage -s 2 -i 201 -m %s >/dev/null && echo 'user data' > /data/beegfs-storage/tacc-chunk", login))
 	resource.Test(t, resource.TestCase{
@@ -420,11 +423,9 @@ resource "gpucluster_beegfs_target" "b" {
 // beegfs-storage for the other; declared again, the untouched directory is adopted, and a
 // replacement plans without being taken for a second resource.
 func TestAccBeegfsTarget_twoTargetsOneHost(t *testing.T) {
-	l := lab.Require(t)
 	const node = "gpu01"
-	prepareStorageHost(t, l, node)
+	l, uuid := storageLab(t, node)
 	t.Cleanup(func() { onHost(t, l, node, "rm -rf /data/other-target-2") })
-	uuid := diskUUID(t, l, node)
 	const a, b = "gpucluster_beegfs_target.a", "gpucluster_beegfs_target.b"
 	dropIns := "ls /etc/systemd/system/beegfs-storage.service.d/"
 	both := func(second, secondID string) resource.TestCheckFunc {
@@ -500,10 +501,8 @@ func TestAccBeegfsTarget_twoTargetsOneHost(t *testing.T) {
 // files but holds data refuses the destroy before anything changes. The destroy runs without a
 // refresh, as terraform destroy -refresh=false does, since a refresh drops such a target.
 func TestAccBeegfsTarget_forceDestroyRefusesUnprovenDirectory(t *testing.T) {
-	l := lab.Require(t)
 	const node = "gpu02"
-	prepareStorageHost(t, l, node)
-	uuid := diskUUID(t, l, node)
+	l, uuid := storageLab(t, node)
 	config := targetConfig(l, node, 2, "force_destroy_data = true")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -598,10 +597,8 @@ func directLabCluster(t *testing.T, l *lab.Lab) *cluster {
 // the host's lock, for what changed after that last plan: called directly, converge refuses and
 // sets nothing up.
 func TestAccBeegfsTarget_convergeChecksHostIDs(t *testing.T) {
-	l := lab.Require(t)
 	const node = "gpu02"
-	prepareStorageHost(t, l, node)
-	uuid := diskUUID(t, l, node)
+	l, uuid := storageLab(t, node)
 	onHost(t, l, node, "sed -i 's|^storeStorageDirectory.*|storeStorageDirectory = ,/data/other-target|; s|^storeFsUUID.*|storeFsUUID = ,"+uuid+"|' /etc/beegfs/beegfs-storage.conf"+
 		" && mkdir /data/other-target && echo 2 > /data/other-target/nodeNumID && echo 201 > /data/other-target/targetNumID")
 	r := &beegfsTargetResource{cluster: directLabCluster(t, l)}
@@ -629,10 +626,8 @@ func wrapped(sentence string) string {
 // the plan refuses it and nothing changes. With allow_deregister_with_data set and applied,
 // the removal deregisters it and the chunks stay on the disk.
 func TestAccBeegfsTarget_destroyRefusedWithChunks(t *testing.T) {
-	l := lab.Require(t)
 	const node = "gpu01"
-	prepareStorageHost(t, l, node)
-	uuid := diskUUID(t, l, node)
+	l, uuid := storageLab(t, node)
 	const chunk = "/data/beegfs-storage/chunks/u0/1A2B/chunk-1"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,

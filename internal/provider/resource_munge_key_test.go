@@ -49,6 +49,15 @@ func TestAccMungeKey_lifecycle(t *testing.T) {
 	sameID := statecheck.CompareValue(compare.ValuesSame())
 	sameKey := statecheck.CompareValue(compare.ValuesSame())
 	var restartedAt map[string]string
+	// The resource keeps its ID and its key, in sync on nodes, and the key stays out of state.
+	oneKeyOn := func(nodes []string) []statecheck.StateCheck {
+		return []statecheck.StateCheck{
+			statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("node_status"), allInSyncValue(nodes)),
+			sameID.AddStateValue(mungeKeyAddr, tfjsonpath.New("id")),
+			sameKey.AddStateValue(mungeKeyAddr, tfjsonpath.New("fingerprint")),
+			keys.stateLacks(l),
+		}
+	}
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -56,13 +65,8 @@ func TestAccMungeKey_lifecycle(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config: mungeKeyConfig(l, "login01", first, ""),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("id"), knownvalue.StringExact("login01")),
-					statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("node_status"), allInSyncValue(first)),
-					sameID.AddStateValue(mungeKeyAddr, tfjsonpath.New("id")),
-					sameKey.AddStateValue(mungeKeyAddr, tfjsonpath.New("fingerprint")),
-					keys.stateLacks(l),
-				},
+				ConfigStateChecks: append(oneKeyOn(first),
+					statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("id"), knownvalue.StringExact("login01"))),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkKeyOnNodes(l, first),
 					checkDecodes(l, "login01", "gpu01"),
@@ -83,12 +87,7 @@ func TestAccMungeKey_lifecycle(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(mungeKeyAddr, plancheck.ResourceActionUpdate)},
 				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("node_status"), allInSyncValue(all)),
-					sameID.AddStateValue(mungeKeyAddr, tfjsonpath.New("id")),
-					sameKey.AddStateValue(mungeKeyAddr, tfjsonpath.New("fingerprint")),
-					keys.stateLacks(l),
-				},
+				ConfigStateChecks: oneKeyOn(all),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkKeyOnNodes(l, all),
 					checkDecodes(l, "login01", "gpu02"),

@@ -30,27 +30,23 @@ func TestAccSlurmCluster_gpuJobs(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "terraform.log")
 	t.Setenv("TF_ACC_LOG_PATH", logFile)
 	t.Setenv("TF_LOG", "WARN")
-	p4 := base
-	p4.activationDeps = []string{"gpucluster_slurm_partition.nomem"}
-	p4.extra = `
-resource "gpucluster_slurm_partition" "nomem" {
+	// base with one more partition on gpu01, named name, with the extra arguments.
+	withPartition := func(name, extra string) labCluster {
+		c := base
+		c.activationDeps = []string{"gpucluster_slurm_partition." + name}
+		c.extra = fmt.Sprintf(`
+resource "gpucluster_slurm_partition" %[1]q {
   controller = gpucluster_slurm_controller.test.id
-  name       = "nomem"
+  name       = %[1]q
   nodes      = [gpucluster_slurm_node.gpu01.id]
+  %[2]s
 }
-`
-
+`, name, extra)
+		return c
+	}
+	p4 := withPartition("nomem", "")
 	// More memory per GPU than the node has: no one-GPU job without --mem could ever start.
-	oversized := base
-	oversized.activationDeps = []string{"gpucluster_slurm_partition.oversized"}
-	oversized.extra = `
-resource "gpucluster_slurm_partition" "oversized" {
-  controller      = gpucluster_slurm_controller.test.id
-  name            = "oversized"
-  nodes           = [gpucluster_slurm_node.gpu01.id]
-  def_mem_per_gpu = 99999999
-}
-`
+	oversized := withPartition("oversized", "def_mem_per_gpu = 99999999")
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,

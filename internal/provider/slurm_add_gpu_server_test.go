@@ -70,53 +70,45 @@ func TestAccSlurm_addGPUServers(t *testing.T) {
 		once[n] = 1
 	}
 
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             checkClusterDestroyed(l, all),
-		Steps: []resource.TestStep{
-			{
-				Config: labCluster{computeNodes: existing}.config(l),
-				Check:  checkSinfo(l, "2:idle"),
+	testFromIdleCluster(t, l, labCluster{computeNodes: existing}, all, []resource.TestStep{
+		{
+			// The lab adds the servers to every host's /etc/hosts, as DNS would learn new
+			// servers; that is not the provider's doing, so /etc is compared from then on.
+			PreConfig: func() {
+				jobID = startBatchJob(t, l, "gpu01")
+				for _, n := range added {
+					addLabHost(t, l, n)
+				}
+				etcBefore = etcChecksums(t, l, existing)
+				cursors = journalCursors(t, l, append([]string{"login01"}, all...))
 			},
-			{
-				// The lab adds the servers to every host's /etc/hosts, as DNS would learn new
-				// servers; that is not the provider's doing, so /etc is compared from then on.
-				PreConfig: func() {
-					jobID = startBatchJob(t, l, "gpu01")
-					for _, n := range added {
-						addLabHost(t, l, n)
-					}
-					etcBefore = etcChecksums(t, l, existing)
-					cursors = journalCursors(t, l, append([]string{"login01"}, all...))
-				},
-				Config: labCluster{computeNodes: all}.config(grown) + clusterCheckConfig(all),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply:             preApply,
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("ok"), knownvalue.Bool(true)),
-					statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("node_states"), knownvalue.MapExact(nodeStates)),
-					statecheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.OrderedRestart.String())),
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					// Counted first, before a check could start anything.
-					func(*terraform.State) error {
-						return checkStarts(l, cursors, "slurmctld", map[string]int{"login01": 1})
-					},
-					func(*terraform.State) error { return checkStarts(l, cursors, "slurmd", once) },
-					checkSlurmdInstalled(l, added...),
-					checkConfigless(l, all),
-					checkNodeStates(l, wantStates),
-					checkSlurmConfRegexp(l, `(?m)^NodeName=gpu\[01-06\] CPUs=\d+ .*Gres=gpu:4 State=UNKNOWN$`),
-					checkOneNodeNameLine(l),
-					checkSlurmConfRegexp(l, `(?m)^PartitionName=gpu Nodes=gpu\[01-06\] `),
-					func(*terraform.State) error { return checkEtcUnchanged(l, etcBefore) },
-					func(*terraform.State) error { return checkJobRunning(l, jobID, "gpu01") },
-					checkPing(l),
-					cancelJobs(l),
-				),
+			Config: labCluster{computeNodes: all}.config(grown) + clusterCheckConfig(all),
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply:             preApply,
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 			},
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("ok"), knownvalue.Bool(true)),
+				statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("node_states"), knownvalue.MapExact(nodeStates)),
+				statecheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.OrderedRestart.String())),
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				// Counted first, before a check could start anything.
+				func(*terraform.State) error {
+					return checkStarts(l, cursors, "slurmctld", map[string]int{"login01": 1})
+				},
+				func(*terraform.State) error { return checkStarts(l, cursors, "slurmd", once) },
+				checkSlurmdInstalled(l, added...),
+				checkConfigless(l, all),
+				checkNodeStates(l, wantStates),
+				checkSlurmConfRegexp(l, `(?m)^NodeName=gpu\[01-06\] CPUs=\d+ .*Gres=gpu:4 State=UNKNOWN$`),
+				checkOneNodeNameLine(l),
+				checkSlurmConfRegexp(l, `(?m)^PartitionName=gpu Nodes=gpu\[01-06\] `),
+				func(*terraform.State) error { return checkEtcUnchanged(l, etcBefore) },
+				func(*terraform.State) error { return checkJobRunning(l, jobID, "gpu01") },
+				checkPing(l),
+				cancelJobs(l),
+			),
 		},
 	})
 }

@@ -324,60 +324,52 @@ func TestAccProvider_offlineNode(t *testing.T) {
 		}
 	})
 
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             checkClusterDestroyed(l, gpus),
-		Steps: []resource.TestStep{
-			{
-				Config: base.config(l),
-				Check:  checkSinfo(l, "2:idle"),
+	testFromIdleCluster(t, l, base, gpus, []resource.TestStep{
+		{
+			PreConfig: func() {
+				if err := l.Stop(context.Background(), "gpu02"); err != nil {
+					t.Fatal(err)
+				}
 			},
-			{
-				PreConfig: func() {
-					if err := l.Stop(context.Background(), "gpu02"); err != nil {
-						t.Fatal(err)
-					}
+			Config: markOffline(t, l, base.config(l), "gpu02") + offlineUser("login01", "gpu01"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("gpucluster_user.offline", plancheck.ResourceActionCreate),
+					plancheck.ExpectResourceAction("gpucluster_slurm_compute.gpu02", plancheck.ResourceActionNoop),
+					plancheck.ExpectResourceAction("gpucluster_user.alice", plancheck.ResourceActionNoop),
 				},
-				Config: markOffline(t, l, base.config(l), "gpu02") + offlineUser("login01", "gpu01"),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction("gpucluster_user.offline", plancheck.ResourceActionCreate),
-						plancheck.ExpectResourceAction("gpucluster_slurm_compute.gpu02", plancheck.ResourceActionNoop),
-						plancheck.ExpectResourceAction("gpucluster_user.alice", plancheck.ResourceActionNoop),
-					},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					func(*terraform.State) error {
-						for _, h := range []string{"login01", "gpu01"} {
-							out, err := onHostErr(l, h, "id -u tacc_offline_bob")
-							if err != nil {
-								return err
-							}
-							if out != "1802" {
-								return fmt.Errorf("tacc_offline_bob on %s has UID %q, want 1802", h, out)
-							}
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				func(*terraform.State) error {
+					for _, h := range []string{"login01", "gpu01"} {
+						out, err := onHostErr(l, h, "id -u tacc_offline_bob")
+						if err != nil {
+							return err
 						}
-						return nil
-					},
-					func(*terraform.State) error { return checkLogHas(logFile, "Node gpu02 Is Offline") },
-				),
-			},
-			{
-				Config:      markOffline(t, l, base.config(l), "gpu02") + offlineUser("login01", "gpu01", "gpu02"),
-				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Node Offline.*` + wrapped("would change a resource on gpu02") + `.*` + wrapped("Nothing on any host was changed")),
-			},
-			{
-				PreConfig: func() {
-					if err := l.Start(context.Background(), "gpu02"); err != nil {
-						t.Fatal(err)
+						if out != "1802" {
+							return fmt.Errorf("tacc_offline_bob on %s has UID %q, want 1802", h, out)
+						}
 					}
+					return nil
 				},
-				Config:           base.config(l) + offlineUser("login01", "gpu01"),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
-				Check:            resource.ComposeAggregateTestCheckFunc(checkSinfo(l, "2:idle"), checkSrunInBatchJob(l, gpus)),
+				func(*terraform.State) error { return checkLogHas(logFile, "Node gpu02 Is Offline") },
+			),
+		},
+		{
+			Config:      markOffline(t, l, base.config(l), "gpu02") + offlineUser("login01", "gpu01", "gpu02"),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Node Offline.*` + wrapped("would change a resource on gpu02") + `.*` + wrapped("Nothing on any host was changed")),
+		},
+		{
+			PreConfig: func() {
+				if err := l.Start(context.Background(), "gpu02"); err != nil {
+					t.Fatal(err)
+				}
 			},
+			Config:           base.config(l) + offlineUser("login01", "gpu01"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			Check:            resource.ComposeAggregateTestCheckFunc(checkSinfo(l, "2:idle"), checkSrunInBatchJob(l, gpus)),
 		},
 	})
 }
@@ -396,63 +388,55 @@ func TestAccSlurm_removeGPUServer(t *testing.T) {
 	var cursors map[string]string
 	t.Cleanup(func() { _ = cancelJobs(l)(nil) })
 
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             checkClusterDestroyed(l, gpus),
-		Steps: []resource.TestStep{
-			{
-				Config: base.config(l),
-				Check:  checkSinfo(l, "2:idle"),
+	testFromIdleCluster(t, l, base, gpus, []resource.TestStep{
+		{
+			PreConfig: func() {
+				jobID = startBatchJob(t, l, "gpu02")
+				startLongJob(t, l, "gpu01")
 			},
-			{
-				PreConfig: func() {
-					jobID = startBatchJob(t, l, "gpu02")
-					startLongJob(t, l, "gpu01")
-				},
-				Config:      shrunk.config(l),
-				ExpectError: regexp.MustCompile(`(?s)Jobs Still Run On Node.*gpu02.*jobs\s+[0-9]+\s+still\s+run\s+on\s+gpu02`),
+			Config:      shrunk.config(l),
+			ExpectError: regexp.MustCompile(`(?s)Jobs Still Run On Node.*gpu02.*jobs\s+[0-9]+\s+still\s+run\s+on\s+gpu02`),
+		},
+		{
+			PreConfig: func() {
+				if err := checkNodeState(l, "gpu02", "MIXED+DRAIN", slurmRemovalReason)(nil); err != nil {
+					t.Fatalf("after the refused removal: %v", err)
+				}
+				if out := onHost(t, l, "gpu02", "systemctl is-active slurmd"); out != "active" {
+					t.Fatalf("slurmd on gpu02 is %q after the refused removal, want active", out)
+				}
+				if err := checkSlurmConfRegexp(l, `(?m)^NodeName=gpu\[01-02\] `)(nil); err != nil {
+					t.Fatalf("after the refused removal: %v", err)
+				}
+				onHost(t, l, "login01", "scancel "+jobID)
+				cursors = journalCursors(t, l, []string{"login01"})
 			},
-			{
-				PreConfig: func() {
-					if err := checkNodeState(l, "gpu02", "MIXED+DRAIN", slurmRemovalReason)(nil); err != nil {
-						t.Fatalf("after the refused removal: %v", err)
-					}
-					if out := onHost(t, l, "gpu02", "systemctl is-active slurmd"); out != "active" {
-						t.Fatalf("slurmd on gpu02 is %q after the refused removal, want active", out)
-					}
-					if err := checkSlurmConfRegexp(l, `(?m)^NodeName=gpu\[01-02\] `)(nil); err != nil {
-						t.Fatalf("after the refused removal: %v", err)
-					}
-					onHost(t, l, "login01", "scancel "+jobID)
-					cursors = journalCursors(t, l, []string{"login01"})
+			Config: shrunk.config(l),
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("gpucluster_slurm_node.gpu02", plancheck.ResourceActionDestroy),
+					plancheck.ExpectResourceAction("gpucluster_slurm_compute.gpu02", plancheck.ResourceActionDestroy),
 				},
-				Config: shrunk.config(l),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction("gpucluster_slurm_node.gpu02", plancheck.ResourceActionDestroy),
-						plancheck.ExpectResourceAction("gpucluster_slurm_compute.gpu02", plancheck.ResourceActionDestroy),
-					},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					func(*terraform.State) error {
-						return checkStarts(l, cursors, "slurmctld", map[string]int{"login01": 1})
-					},
-					checkSlurmConfRegexp(l, `(?m)^NodeName=gpu01 CPUs=`),
-					func(*terraform.State) error {
-						out, err := onHostErr(l, "gpu02", "systemctl is-active slurmd || true")
-						if err != nil {
-							return err
-						}
-						if out != "inactive" {
-							return fmt.Errorf("slurmd on gpu02 is %q after the removal, want inactive", out)
-						}
-						return nil
-					},
-					checkLongJobRunning(l, "gpu01"),
-					cancelJobs(l),
-				),
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				func(*terraform.State) error {
+					return checkStarts(l, cursors, "slurmctld", map[string]int{"login01": 1})
+				},
+				checkSlurmConfRegexp(l, `(?m)^NodeName=gpu01 CPUs=`),
+				func(*terraform.State) error {
+					out, err := onHostErr(l, "gpu02", "systemctl is-active slurmd || true")
+					if err != nil {
+						return err
+					}
+					if out != "inactive" {
+						return fmt.Errorf("slurmd on gpu02 is %q after the removal, want inactive", out)
+					}
+					return nil
+				},
+				checkLongJobRunning(l, "gpu01"),
+				cancelJobs(l),
+			),
 		},
 	})
 }

@@ -13,36 +13,20 @@ import (
 
 // handWritten are the files tools/lab-build-by-hand.sh writes, as the guide shows them.
 var handWritten = Files{
-	SlurmConf: []byte(`ClusterName=cluster
-SlurmctldHost=login01
-SlurmUser=slurm
-AuthType=auth/munge
-CredType=cred/munge
-
-StateSaveLocation=/var/spool/slurmctld
-SlurmdSpoolDir=/var/spool/slurmd
-SlurmctldPort=6817
-SlurmdPort=6818
-SrunPortRange=60001-61000
-
-SlurmctldParameters=enable_configless,reconfig_on_restart
-SchedulerType=sched/backfill
-EnforcePartLimits=ANY
-ReturnToService=2
-
-GresTypes=gpu
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-
-NodeName=gpu[01-03] CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=7941 Gres=gpu:4 State=UNKNOWN
-
-PartitionName=gpu Nodes=gpu[01-03] Default=YES MaxTime=3-00:00:00 State=UP AllowGroups=users DefMemPerGPU=1985
-`),
+	SlurmConf:  byHandSlurmConf("gpu[01-03]", "CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=7941", "1985"),
 	CgroupConf: []byte("CgroupPlugin=autodetect\nConstrainCores=yes\nConstrainDevices=yes\nConstrainRAMSpace=no\n"),
 	GresConf:   []byte("Name=gpu File=/dev/nvidia[0-3]\n"),
+}
+
+// byHandSlurmConf is the slurm.conf of tools/lab-build-by-hand.sh for the given nodes, their
+// hardware as slurmd -C prints it, and DefMemPerGPU. It panics when the file cannot be read:
+// the package's variables are made before any test runs.
+func byHandSlurmConf(nodes, hardware, defMemPerGPU string) []byte {
+	template, err := os.ReadFile("../../tools/lab-build-by-hand.slurm.conf")
+	if err != nil {
+		panic(err)
+	}
+	return []byte(strings.NewReplacer("@NODES@", nodes, "@HARDWARE@", hardware, "@DEF_MEM_PER_GPU@", defMemPerGPU).Replace(string(template)))
 }
 
 func TestAdoptFiles(t *testing.T) {

@@ -198,7 +198,7 @@ func TestApplyLifecycle(t *testing.T) {
 	if err != nil || out.Class != RestartController {
 		t.Fatalf("first activation: %v %v", out.Class, err)
 	}
-	if got := s.read("/etc/slurm/slurm.conf"); got != golden(t, "guide-slurm.conf") {
+	if got := s.read("/etc/slurm/slurm.conf"); got != transporttest.Testdata(t, "guide-slurm.conf") {
 		t.Errorf("slurm.conf:\n%s", got)
 	}
 	want := []string{"scontrol show hostnames localhost", "systemctl enable --quiet slurmctld", "systemctl reset-failed slurmctld", "systemctl restart slurmctld", "scontrol ping"}

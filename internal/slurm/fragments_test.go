@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
 func TestFragmentRoundTrip(t *testing.T) {
@@ -96,7 +98,7 @@ func TestAssembleGuideExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, got := range map[string][]byte{"guide-slurm.conf": slurmConf, "guide-cgroup.conf": cgroupConf, "guide-gres.conf": gresConf} {
-		if want := golden(t, name); string(got) != want {
+		if want := transporttest.Testdata(t, name); string(got) != want {
 			t.Errorf("%s: got\n%s", name, got)
 		}
 	}

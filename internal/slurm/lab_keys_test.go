@@ -30,9 +30,7 @@ var unrecognizedKey = regexp.MustCompile(`unrecognized key: ([A-Za-z0-9_]+)`)
 // each lab release (GPUCLUSTER_LAB_RELEASE), this checks the table against
 // each Slurm generation rather than its release notes.
 func TestLabSettingsTableMatchesParser(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, 3*time.Minute)
 	gpus := l.HostsWithRole(lab.RoleGPU)
 	host := transporttest.LabHost{Lab: l, Host: gpus[len(gpus)-1].Name}
 	installUnstarted(ctx, t, host, "slurmd", "slurm-client")

@@ -1,7 +1,6 @@
 package slurm
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +16,7 @@ import (
 // lab's package repository (it stays inactive without a slurm.conf); the check
 // itself works in a temporary directory it removes.
 func TestLabValidateSlurmConf(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, 3*time.Minute)
 	login := transporttest.LabHost{Lab: l, Host: "login01"}
 	if _, err := packages.Ensure(ctx, login, "slurmctld"); err != nil {
 		t.Fatal(err)

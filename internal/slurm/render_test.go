@@ -1,9 +1,10 @@
 package slurm
 
 import (
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
 // guideExample is the guide's cluster: login01 and gpu01..03.
@@ -25,15 +26,6 @@ func guideExample() (ControllerSettings, []NodeDef, []PartitionDef) {
 	return c, nodes, []PartitionDef{part}
 }
 
-func golden(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // The guide's example renders to the guide's listings, line for line.
 func TestRenderGuideExample(t *testing.T) {
 	c, nodes, parts := guideExample()
@@ -47,7 +39,7 @@ func TestRenderGuideExample(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
-			if want := golden(t, tt.golden); string(tt.got) != want {
+			if want := transporttest.Testdata(t, tt.golden); string(tt.got) != want {
 				t.Errorf("got:\n%s\nwant:\n%s", tt.got, want)
 			}
 		})

@@ -43,11 +43,7 @@ func TestAcceptNewRecordsTheKeyOnFirstContact(t *testing.T) {
 // is left as it was.
 func TestAcceptNewRefusesAChangedKey(t *testing.T) {
 	ctx := testContext(t)
-	client := newTestClient(t)
-	srv := newTestServer(t, client)
-	stranger := newTestServer(t, client)
-	cfg := clientConfig(t, client, srv)
-	writeKnownHostsFor(t, &cfg, srv, stranger)
+	_, cfg := changedKeyHost(t)
 	cfg.AcceptNewHostKeys = true
 	before, err := os.ReadFile(cfg.KnownHostsFile)
 	if err != nil {

@@ -168,6 +168,17 @@ func writeKnownHostsFor(t *testing.T, cfg *Config, real, impostor *testServer) {
 	}
 }
 
+// changedKeyHost is a server the client knows by another server's key, as after a reinstall:
+// the server and the client's config for it.
+func changedKeyHost(t *testing.T) (*testServer, Config) {
+	t.Helper()
+	client := newTestClient(t)
+	srv := newTestServer(t, client)
+	cfg := clientConfig(t, client, srv)
+	writeKnownHostsFor(t, &cfg, srv, newTestServer(t, client))
+	return srv, cfg
+}
+
 func assertHostKeyError(t *testing.T, err error, host string) {
 	t.Helper()
 	var hkErr *HostKeyError
@@ -181,11 +192,7 @@ func assertHostKeyError(t *testing.T, err error, host string) {
 
 func TestHostKeyMismatchIsNeverRetried(t *testing.T) {
 	ctx := testContext(t)
-	client := newTestClient(t)
-	srv := newTestServer(t, client)
-	stranger := newTestServer(t, client)
-	cfg := clientConfig(t, client, srv)
-	writeKnownHostsFor(t, &cfg, srv, stranger)
+	srv, cfg := changedKeyHost(t)
 	pool := newTestPool(t)
 	for range 3 {
 		_, err := pool.Host(ctx, cfg)

@@ -16,9 +16,7 @@ import (
 // each unit's words with `systemctl is-active UNIT` and `systemctl is-enabled UNIT` run alone,
 // and IsActive and IsEnabled with their --quiet exit statuses.
 func TestLabBatchSaysWhatEachUnitAloneSays(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, 2*time.Minute)
 	const setup = `set -e
 cd /etc/systemd/system
 printf '[Service]\nExecStart=/bin/sleep infinity\n' > gpucluster-t-static.service

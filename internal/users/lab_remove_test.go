@@ -13,9 +13,7 @@ import (
 // userdel on Debian deletes a primary group named like the user; RemoveUser keeps it, because
 // such a group may be a gpucluster_group of its own.
 func TestLabRemoveUserKeepsGroupOfTheSameName(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, time.Minute)
 	const node, name = "gpu02", "gpctest_same"
 	ex := transporttest.LabHost{Lab: l, Host: node}
 	t.Cleanup(func() {

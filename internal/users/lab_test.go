@@ -16,9 +16,7 @@ import (
 // The account tools of a real trixie host: create, drift by hand, repair,
 // home directory, removal that keeps the home.
 func TestLabAccountLifecycle(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, 2*time.Minute)
 	const node, user, group, extra = "gpu01", "gpctest_alice", "gpctest_grp", "gpctest_extra"
 	ex := transporttest.LabHost{Lab: l, Host: node}
 	t.Cleanup(func() {
@@ -86,9 +84,7 @@ func TestLabAccountLifecycle(t *testing.T) {
 }
 
 func TestLabHostErrorsAreQuoted(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, time.Minute)
 	spec := UserSpec{Name: "gpctest_orphan", UID: 59010, PrimaryGroup: "gpctest_nosuchgroup"}
 	_, err := EnsureUser(ctx, transporttest.LabHost{Lab: l, Host: "gpu01"}, spec)
 	if err == nil || !strings.Contains(err.Error(), "gpctest_nosuchgroup") || !strings.Contains(err.Error(), "does not exist") {
@@ -110,9 +106,7 @@ func assertInSync(ctx context.Context, t *testing.T, ex Executor, node string, s
 // The shared listing and the per-name lookups (getent passwd NAME, id -nG NAME, getent group
 // NAME) agree on every account of a real host, admin in sudo included.
 func TestLabListingAgreesWithLookupsByName(t *testing.T) {
-	l := lab.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx, l := lab.RequireWithin(t, time.Minute)
 	for _, host := range []string{lab.LoginHost, "gpu01"} {
 		ex := transporttest.LabHost{Lab: l, Host: host}
 		res, err := ex.Sudo(ctx, listingScript, nil)

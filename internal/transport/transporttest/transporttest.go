@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
@@ -102,4 +104,15 @@ func result(host string, stdout, stderr *bytes.Buffer, status int) (transport.Re
 		return res, &transport.ExitError{Host: host, Status: status, Stderr: stderr.String()}
 	}
 	return res, nil
+}
+
+// Testdata is the file name under the testdata directory of the package being tested: what a
+// host replied or held, for a Fake to reply with or a parser to read.
+func Testdata(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
