@@ -29,9 +29,7 @@ const (
 )
 
 // Executor runs a script as root on one host.
-type Executor interface {
-	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
-}
+type Executor = transport.Executor
 
 // KeyReader reads a file as root without the content passing through a log.
 type KeyReader interface {

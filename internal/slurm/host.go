@@ -7,9 +7,7 @@ import (
 )
 
 // Executor runs a script as root on a host.
-type Executor interface {
-	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
-}
+type Executor = transport.Executor
 
 // ControllerHost is what a change of the controller's files needs.
 type ControllerHost interface {

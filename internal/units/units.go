@@ -10,9 +10,7 @@ import (
 )
 
 // Executor runs a script as root on one host.
-type Executor interface {
-	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
-}
+type Executor = transport.Executor
 
 // Shared are the units read together. One fixed list makes one script text per host, which is
 // what transport.ReadOnly shares within a run; asking about all of them costs systemctl hardly
