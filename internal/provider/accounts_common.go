@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -33,7 +32,7 @@ func nodesAttribute(what string) schema.SetAttribute {
 		ElementType:         types.StringType,
 		Validators: []validator.Set{
 			setvalidator.SizeAtLeast(1),
-			setvalidator.ValueStringsAre(stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")),
+			setvalidator.ValueStringsAre(nodeRefValidator),
 		},
 	}
 }

@@ -64,11 +64,7 @@ func (r *beegfsClientResource) Schema(_ context.Context, _ resource.SchemaReques
 			"and a stopped or disabled service; apply mounts again. The node needs `" + beegfs.ConnAuthPath + "` first: let the resource `depends_on` the `gpucluster_beegfs_management` that distributes it.\n\n" +
 			"Destroy stops and disables the client, which unmounts BeeGFS; the local `/home` is visible again and nothing on BeeGFS is touched. Import with the node's name.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The node name.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedKeptAttribute("The node name."),
 			"node": schema.StringAttribute{
 				MarkdownDescription: "The node, by its name in the provider's node blocks. Changing it replaces the resource.",
 				Required:            true,
@@ -240,9 +236,8 @@ func homeRefusalError(node, admin, mountPath string, refusal *beegfs.HomeRefusal
 
 func (r *beegfsClientResource) readClient(ctx context.Context, node, mountPath string) (*transport.Host, beegfs.ClientState, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &diags)
+	if !ok {
 		return nil, beegfs.ClientState{}, diags
 	}
 	st, err := beegfs.ReadClient(ctx, h, mountPath)
@@ -273,9 +268,8 @@ func describeMount(m beegfs.Mount) string {
 }
 
 func (r *beegfsClientResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state beegfsClientModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[beegfsClientModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node, set := state.Node.ValueString(), state.settings()
@@ -299,9 +293,8 @@ func (r *beegfsClientResource) Read(ctx context.Context, req resource.ReadReques
 // Delete stops and disables the client, which unmounts BeeGFS. Nothing on BeeGFS is touched,
 // and the local directory underneath is visible again.
 func (r *beegfsClientResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state beegfsClientModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[beegfsClientModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node, set := state.Node.ValueString(), state.settings()
