@@ -17,7 +17,7 @@ type Executor = transport.Executor
 // LedgerWriter also installs a file, for the ownership ledger.
 type LedgerWriter interface {
 	Executor
-	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+	transport.FileWriter
 }
 
 // LedgerPath lists, one key per line, the rules that a gpucluster_firewall_rule

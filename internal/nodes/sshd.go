@@ -16,7 +16,7 @@ const AllowGroupsPath = "/etc/ssh/sshd_config.d/90-allow-sudo.conf"
 // SSHDHost is what managing the drop-in needs from a node.
 type SSHDHost interface {
 	Executor
-	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+	transport.FileWriter
 }
 
 const allowGroupsHeader = "# Managed by terraform-provider-gpucluster: only these groups may log in over SSH.\n"

@@ -12,6 +12,6 @@ type Executor = transport.Executor
 // ControllerHost is what a change of the controller's files needs.
 type ControllerHost interface {
 	Executor
-	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+	transport.FileWriter
 	Lock(ctx context.Context) (unlock func(), err error)
 }

@@ -260,7 +260,7 @@ func databaseSQL(d Slurmdbd, password []byte) []byte {
 // SlurmdbdHost is what setting up slurmdbd needs of its node.
 type SlurmdbdHost interface {
 	Executor
-	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+	transport.FileWriter
 }
 
 // EnsureSlurmdbd brings the accounting node to d with password: MariaDB runs and holds the
