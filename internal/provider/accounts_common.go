@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -236,11 +237,7 @@ func parseAccountImportID(id, kind string) (string, []string, diag.Diagnostics) 
 
 // agreeingID returns the one ID all nodes report, or an error naming each node's value.
 func agreeingID(byNode map[string]int64, label string) (int64, error) {
-	nodeNames := make([]string, 0, len(byNode))
-	for n := range byNode {
-		nodeNames = append(nodeNames, n)
-	}
-	sort.Strings(nodeNames)
+	nodeNames := slices.Sorted(maps.Keys(byNode))
 	var parts []string
 	distinct := map[int64]bool{}
 	for _, n := range nodeNames {

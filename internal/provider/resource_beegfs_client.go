@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
@@ -247,6 +248,18 @@ func (r *beegfsClientResource) readClient(ctx context.Context, node, mountPath s
 	return h, st, diags
 }
 
+// readClientOfState is how Read and Delete begin: the state, and what its node holds at its
+// mount path. ok is false once diags holds an error.
+func (r *beegfsClientResource) readClientOfState(ctx context.Context, from tfsdk.State, diags *diag.Diagnostics) (
+	m beegfsClientModel, h *transport.Host, st beegfs.ClientState, ok bool) {
+	if m, ok = modelFrom[beegfsClientModel](ctx, from, diags); !ok {
+		return m, nil, st, false
+	}
+	h, st, readDiags := r.readClient(ctx, m.Node.ValueString(), m.settings().MountPath)
+	diags.Append(readDiags...)
+	return m, h, st, !diags.HasError()
+}
+
 // checkClientInstalled gates on the installed release: the files the provider edits differ
 // between majors, and an unknown one is refused rather than guessed.
 func checkClientInstalled(node string, st beegfs.ClientState) diag.Diagnostic {
@@ -268,16 +281,11 @@ func describeMount(m beegfs.Mount) string {
 }
 
 func (r *beegfsClientResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	state, ok := modelFrom[beegfsClientModel](ctx, req.State, &resp.Diagnostics)
+	state, _, st, ok := r.readClientOfState(ctx, req.State, &resp.Diagnostics)
 	if !ok {
 		return
 	}
 	node, set := state.Node.ValueString(), state.settings()
-	_, st, diags := r.readClient(ctx, node, set.MountPath)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
 	if !st.Installed() {
 		resp.State.RemoveResource(ctx)
 		return
@@ -293,16 +301,11 @@ func (r *beegfsClientResource) Read(ctx context.Context, req resource.ReadReques
 // Delete stops and disables the client, which unmounts BeeGFS. Nothing on BeeGFS is touched,
 // and the local directory underneath is visible again.
 func (r *beegfsClientResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	state, ok := modelFrom[beegfsClientModel](ctx, req.State, &resp.Diagnostics)
-	if !ok {
+	state, h, st, ok := r.readClientOfState(ctx, req.State, &resp.Diagnostics)
+	if !ok || !st.Installed() {
 		return
 	}
 	node, set := state.Node.ValueString(), state.settings()
-	h, st, diags := r.readClient(ctx, node, set.MountPath)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() || !st.Installed() {
-		return
-	}
 	busy := "A process working in " + set.MountPath + " keeps it busy: fuser -vm " + set.MountPath + " there names it."
 	if err := beegfs.DisableNow(ctx, h, beegfs.ServiceClient); err != nil {
 		resp.Diagnostics.Append(nodeError("Cannot Stop BeeGFS Client", node, "Stopping and disabling "+beegfs.ServiceClient+" failed", busy, err))

@@ -3,6 +3,7 @@ package slurm
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -328,11 +329,7 @@ func (q QOS) Validate() error {
 
 // tresList writes a TRES map the way sacctmgr takes and shows it: name=count, sorted.
 func tresList(m map[string]int64) string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(names))
 	for i, n := range names {
 		parts[i] = n + "=" + strconv.FormatInt(m[n], 10)
