@@ -178,13 +178,9 @@ func ReadSlurmdbd(ctx context.Context, ex Executor, d Slurmdbd) (SlurmdbdState, 
 	if err := d.Validate(); err != nil {
 		return SlurmdbdState{}, err
 	}
-	res, err := ex.Sudo(ctx, slurmdbdStateScript(d), nil)
+	sections, err := transport.SudoSections(ctx, ex, slurmdbdStateScript(d), "read slurmdbd's state")
 	if err != nil {
-		return SlurmdbdState{}, fmt.Errorf("read slurmdbd's state: %w", err)
-	}
-	sections, err := transport.ParseSections(res.Stdout)
-	if err != nil {
-		return SlurmdbdState{}, fmt.Errorf("read slurmdbd's state: %w", err)
+		return SlurmdbdState{}, err
 	}
 	conf := strings.Join(sections["conf"].Lines, "")
 	return SlurmdbdState{
