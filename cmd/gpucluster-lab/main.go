@@ -181,39 +181,36 @@ func up(ctx context.Context, args []string) error {
 }
 
 func add(ctx context.Context, args []string) error {
-	if len(args) != 1 {
-		return errors.New("want exactly one host name, e.g. gpu03")
-	}
-	l, err := loadSelected()
-	if err != nil {
+	return resize(args, func(l *lab.Lab, host string) error {
+		_, err := l.Add(ctx, host, os.Stdout)
 		return err
-	}
-	if _, err := l.Add(ctx, args[0], os.Stdout); err != nil {
-		return err
-	}
-	printHosts(l)
-	return nil
+	})
 }
 
 func remove(ctx context.Context, args []string) error {
-	if len(args) != 1 {
-		return errors.New("want exactly one host name, e.g. gpu03")
-	}
-	l, err := loadSelected()
-	if err != nil {
-		return err
-	}
-	if err := l.Remove(ctx, args[0], os.Stdout); err != nil {
-		return err
-	}
-	printHosts(l)
-	return nil
+	return resize(args, func(l *lab.Lab, host string) error { return l.Remove(ctx, host, os.Stdout) })
 }
 
-// onHost runs do for the one host named in args.
+// resize adds or removes the GPU server named in args, then lists the lab's hosts.
+func resize(args []string, change func(l *lab.Lab, host string) error) error {
+	return onHostNamed(args, "gpu03", func(l *lab.Lab, host string) error {
+		if err := change(l, host); err != nil {
+			return err
+		}
+		printHosts(l)
+		return nil
+	})
+}
+
+// onHost runs do for the one host of the lab named in args.
 func onHost(args []string, do func(l *lab.Lab, host string) error) error {
+	return onHostNamed(args, "gpu01", do)
+}
+
+// onHostNamed is onHost whose usage error gives example as the host name.
+func onHostNamed(args []string, example string, do func(l *lab.Lab, host string) error) error {
 	if len(args) != 1 {
-		return errors.New("want exactly one host name, e.g. gpu01")
+		return errors.New("want exactly one host name, e.g. " + example)
 	}
 	l, err := loadSelected()
 	if err != nil {

@@ -1,15 +1,9 @@
 package beegfs
 
-import (
-	"context"
-
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
-)
+import "github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 
 // Executor runs a script as root on one host.
-type Executor interface {
-	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
-}
+type Executor = transport.Executor
 
 // Where the guide installs BeeGFS (confirmed: the setup scripts' defaults).
 const (

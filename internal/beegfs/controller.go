@@ -114,9 +114,7 @@ func ensureTLS(ctx context.Context, h ControllerHost, mh MgmtdHost, names TLSNam
 }
 
 // FileReader reads a file on a host into memory.
-type FileReader interface {
-	ReadFile(ctx context.Context, path string) (content []byte, exists bool, err error)
-}
+type FileReader = transport.FileReader
 
 // readExistingTLSKey reads the key.pem the controller was seen to hold, for a new certificate.
 func readExistingTLSKey(ctx context.Context, h FileReader) ([]byte, error) {

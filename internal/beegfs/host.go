@@ -271,16 +271,8 @@ func parseHostState(q HostQuery, sections map[string]transport.Section) (HostSta
 		}
 		st.Packages[p] = installedVersion(s)
 	}
-	for i, f := range q.Files {
-		s, err := get("file" + strconv.Itoa(i))
-		if err != nil {
-			return st, err
-		}
-		fs, err := parseFile(f, s)
-		if err != nil {
-			return st, err
-		}
-		st.Files[f] = fs
+	if err := parseIndexed(q.Files, "file", get, parseFile, st.Files); err != nil {
+		return st, err
 	}
 	for i, f := range q.Fingerprints {
 		s, err := get("sum" + strconv.Itoa(i))
@@ -294,39 +286,41 @@ func parseHostState(q HostQuery, sections map[string]transport.Section) (HostSta
 		st.Fingerprints[f] = sum
 		st.Permissions[f] = perm
 	}
-	for i, p := range q.Mounts {
-		s, err := get("mnt" + strconv.Itoa(i))
-		if err != nil {
-			return st, err
-		}
-		m, err := parseMount(p, s)
-		if err != nil {
-			return st, err
-		}
-		st.Mounts[p] = m
+	if err := parseIndexed(q.Mounts, "mnt", get, parseMount, st.Mounts); err != nil {
+		return st, err
 	}
-	for i, d := range q.Dirs {
-		s, err := get("dir" + strconv.Itoa(i))
-		if err != nil {
-			return st, err
-		}
-		ds, err := parseDir(d, s)
-		if err != nil {
-			return st, err
-		}
-		st.Dirs[d] = ds
+	if err := parseIndexed(q.Dirs, "dir", get, parseDir, st.Dirs); err != nil {
+		return st, err
 	}
-	for i, unit := range q.DropInMounts {
-		s, err := get("req" + strconv.Itoa(i))
-		if err != nil {
-			return st, err
-		}
-		if s.Status != 0 {
-			return st, fmt.Errorf("read the drop-ins of %s: exit status %d", unit, s.Status)
-		}
-		st.RequiredMounts[unit] = requiredMounts(s.Lines)
+	if err := parseIndexed(q.DropInMounts, "req", get, parseDropInMounts, st.RequiredMounts); err != nil {
+		return st, err
 	}
 	return st, nil
+}
+
+// parseIndexed stores under each item parse's reading of its section, the one named prefix
+// and the item's index, as the query script names them.
+func parseIndexed[V any](items []string, prefix string, get func(string) (transport.Section, error),
+	parse func(string, transport.Section) (V, error), into map[string]V) error {
+	for i, item := range items {
+		s, err := get(prefix + strconv.Itoa(i))
+		if err != nil {
+			return err
+		}
+		v, err := parse(item, s)
+		if err != nil {
+			return err
+		}
+		into[item] = v
+	}
+	return nil
+}
+
+func parseDropInMounts(unit string, s transport.Section) ([]string, error) {
+	if s.Status != 0 {
+		return nil, fmt.Errorf("read the drop-ins of %s: exit status %d", unit, s.Status)
+	}
+	return requiredMounts(s.Lines), nil
 }
 
 // requiredMounts adds up RequiresMountsFor lines ("=" and the value) in the

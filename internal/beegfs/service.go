@@ -10,9 +10,7 @@ import (
 )
 
 // FileWriter writes a file as root, atomically and only when it differs.
-type FileWriter interface {
-	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
-}
+type FileWriter = transport.FileWriter
 
 // journalOnFailure follows a failed systemctl action with the unit's last
 // journal lines on stderr: a daemon's refusal (the interlock saying which

@@ -12,14 +12,12 @@ import (
 )
 
 // Executor runs a script as root on one host.
-type Executor interface {
-	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
-}
+type Executor = transport.Executor
 
 // LedgerWriter also installs a file, for the ownership ledger.
 type LedgerWriter interface {
 	Executor
-	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+	transport.FileWriter
 }
 
 // LedgerPath lists, one key per line, the rules that a gpucluster_firewall_rule

@@ -29,19 +29,15 @@ const (
 )
 
 // Executor runs a script as root on one host.
-type Executor interface {
-	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
-}
+type Executor = transport.Executor
 
 // KeyReader reads a file as root without the content passing through a log.
-type KeyReader interface {
-	ReadFile(ctx context.Context, path string) (content []byte, exists bool, err error)
-}
+type KeyReader = transport.FileReader
 
 // KeyWriter installs a file as root, its content on stdin.
 type KeyWriter interface {
 	Executor
-	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+	transport.FileWriter
 }
 
 // Fingerprint identifies a key without revealing it: the hex SHA-256 of its bytes.

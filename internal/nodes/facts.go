@@ -11,9 +11,7 @@ import (
 )
 
 // Executor runs a script as root on one host.
-type Executor interface {
-	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
-}
+type Executor = transport.Executor
 
 // Where the CPU and memory facts came from.
 const (
@@ -108,22 +106,14 @@ var lscpuScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFunc
 
 // Gather reads a node's facts in one round trip, two where slurmd -C answers what cannot be read.
 func Gather(ctx context.Context, ex Executor) (Facts, error) {
-	res, err := ex.Sudo(ctx, factsScript, nil)
+	secs, err := transport.SudoSections(ctx, ex, factsScript, "gather facts")
 	if err != nil {
-		return Facts{}, fmt.Errorf("gather facts: %w", err)
-	}
-	secs, err := transport.ParseSections(res.Stdout)
-	if err != nil {
-		return Facts{}, fmt.Errorf("gather facts: %w", err)
+		return Facts{}, err
 	}
 	if _, err := slurmdHardware(secs); err != nil && !hasSection(secs, "lscpu") {
-		res, err := ex.Sudo(ctx, lscpuScript, nil)
+		more, err := transport.SudoSections(ctx, ex, lscpuScript, "gather facts")
 		if err != nil {
-			return Facts{}, fmt.Errorf("gather facts: %w", err)
-		}
-		more, err := transport.ParseSections(res.Stdout)
-		if err != nil {
-			return Facts{}, fmt.Errorf("gather facts: %w", err)
+			return Facts{}, err
 		}
 		secs["lscpu"], secs["meminfo"] = more["lscpu"], more["meminfo"]
 	}

@@ -16,7 +16,7 @@ const AllowGroupsPath = "/etc/ssh/sshd_config.d/90-allow-sudo.conf"
 // SSHDHost is what managing the drop-in needs from a node.
 type SSHDHost interface {
 	Executor
-	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+	transport.FileWriter
 }
 
 const allowGroupsHeader = "# Managed by terraform-provider-gpucluster: only these groups may log in over SSH.\n"
@@ -120,13 +120,9 @@ if [ -f "$p" ]; then base64 -w0 -- "$p"; end $?; else end 1; fi
 func prepareAllowGroups(ctx context.Context, h SSHDHost, loginUser string, groups []string) ([]byte, error) {
 	script := transport.ScriptEnv +
 		"user=" + transport.Quote(loginUser) + "\np=" + transport.Quote(AllowGroupsPath) + "\n" + prepareBody
-	res, err := h.Sudo(ctx, script, nil)
+	secs, err := transport.SudoSections(ctx, h, script, "check SSH access of "+loginUser)
 	if err != nil {
-		return nil, fmt.Errorf("check SSH access of %s: %w", loginUser, err)
-	}
-	secs, err := transport.ParseSections(res.Stdout)
-	if err != nil {
-		return nil, fmt.Errorf("check SSH access of %s: %w", loginUser, err)
+		return nil, err
 	}
 	ids, ok := secs["id"]
 	if !ok || ids.Status != 0 || len(ids.Lines) == 0 {

@@ -11,9 +11,7 @@ import (
 )
 
 // Executor runs a script as root on one host.
-type Executor interface {
-	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
-}
+type Executor = transport.Executor
 
 // ValidateName refuses anything that is not a Debian package name.
 func ValidateName(name string) error {

@@ -3,12 +3,12 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -33,7 +33,7 @@ func nodesAttribute(what string) schema.SetAttribute {
 		ElementType:         types.StringType,
 		Validators: []validator.Set{
 			setvalidator.SizeAtLeast(1),
-			setvalidator.ValueStringsAre(stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")),
+			setvalidator.ValueStringsAre(nodeRefValidator),
 		},
 	}
 }
@@ -237,11 +237,7 @@ func parseAccountImportID(id, kind string) (string, []string, diag.Diagnostics) 
 
 // agreeingID returns the one ID all nodes report, or an error naming each node's value.
 func agreeingID(byNode map[string]int64, label string) (int64, error) {
-	nodeNames := make([]string, 0, len(byNode))
-	for n := range byNode {
-		nodeNames = append(nodeNames, n)
-	}
-	sort.Strings(nodeNames)
+	nodeNames := slices.Sorted(maps.Keys(byNode))
 	var parts []string
 	distinct := map[int64]bool{}
 	for _, n := range nodeNames {

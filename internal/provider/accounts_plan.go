@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -209,11 +210,7 @@ func takeOverWarning(p accountPlan, changes map[string][]string) diag.Diagnostic
 	if len(changes) == 0 {
 		return nil
 	}
-	nodeNames := make([]string, 0, len(changes))
-	for n := range changes {
-		nodeNames = append(nodeNames, n)
-	}
-	sort.Strings(nodeNames)
+	nodeNames := slices.Sorted(maps.Keys(changes))
 	lines := make([]string, len(nodeNames))
 	for i, n := range nodeNames {
 		lines[i] = fmt.Sprintf("- %s: %s", n, strings.Join(changes[n], "; "))

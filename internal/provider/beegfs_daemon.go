@@ -46,12 +46,12 @@ func readDaemonNode[H daemonState](ctx context.Context, c *cluster, d beegfsDaem
 ) (daemonNode[H], diag.Diagnostics) {
 	var diags diag.Diagnostics
 	var n daemonNode[H]
-	h, err := c.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
+	h, ok := c.connect(ctx, node, &diags)
+	if !ok {
 		return n, diags
 	}
 	n.h = h
+	var err error
 	if n.mh, err = read(ctx, h, where); err != nil {
 		diags.Append(nodeAttributeError(path.Root("node"), "Cannot Read "+d.title+" State", node,
 			"Reading "+d.service+"'s package, config, service and "+d.holds+" failed", adviceRead, err))

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -89,7 +90,7 @@ func (r *beegfsManagementResource) copyStatus(ctx context.Context, authNodes []s
 // failedCopies turns a node that still differs after the copy into an error.
 func failedCopies(status map[string]string) diag.Diagnostics {
 	var diags diag.Diagnostics
-	for _, n := range sortedKeys(status) {
+	for _, n := range slices.Sorted(maps.Keys(status)) {
 		if s := status[n]; s != inSync && !strings.HasPrefix(s, "cannot read") {
 			diags.Append(nodeError("BeeGFS Shared Files Differ", n, "After copying: "+s, "Apply again; if it persists, check the node's disk.", nil))
 		}

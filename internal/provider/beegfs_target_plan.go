@@ -74,9 +74,8 @@ func targetPlanKind(plan, state beegfsTargetModel, creating bool) planKind {
 }
 
 func (r *beegfsTargetResource) warnDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	var state beegfsTargetModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[beegfsTargetModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if !state.ForceDestroyData.ValueBool() {
@@ -96,9 +95,8 @@ func (r *beegfsTargetResource) planDeregister(ctx context.Context, state beegfsT
 	if r.cluster == nil || !r.cluster.settingsKnown() {
 		return diags
 	}
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &diags)
+	if !ok {
 		return diags
 	}
 	return deregisterCheck(ctx, h, node, dir, state.TargetID.ValueInt64(), state.AllowWithData.ValueBool())

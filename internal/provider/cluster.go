@@ -318,3 +318,13 @@ func (c *cluster) canonicalNode(node string) string {
 	o, _ := c.override(node)
 	return o.name
 }
+
+// connect is host for a step that reports into diags: a node it cannot reach adds connectError.
+func (c *cluster) connect(ctx context.Context, node string, diags *diag.Diagnostics) (*transport.Host, bool) {
+	h, err := c.host(ctx, node)
+	if err != nil {
+		diags.Append(connectError(node, err))
+		return nil, false
+	}
+	return h, true
+}

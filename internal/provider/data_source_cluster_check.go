@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -55,7 +54,7 @@ func (d *clusterCheckDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			"controller": schema.StringAttribute{
 				MarkdownDescription: "The controller node, by name or address: credentials are made there and Slurm is asked there.",
 				Required:            true,
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+				Validators:          []validator.String{nodeRefValidator},
 			},
 			"nodes": schema.SetAttribute{
 				MarkdownDescription: "Nodes where a credential made on the controller must decode.",
@@ -63,7 +62,7 @@ func (d *clusterCheckDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 				ElementType:         types.StringType,
 				Validators: []validator.Set{
 					setvalidator.SizeAtLeast(1),
-					setvalidator.ValueStringsAre(stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")),
+					setvalidator.ValueStringsAre(nodeRefValidator),
 				},
 			},
 			"fail_on_problems": schema.BoolAttribute{
@@ -110,9 +109,8 @@ func (d *clusterCheckDataSource) Configure(_ context.Context, req datasource.Con
 }
 
 func (d *clusterCheckDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m clusterCheckModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := modelFrom[clusterCheckModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	controller := m.Controller.ValueString()

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -36,7 +35,7 @@ func (d *nodeFactsDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 		"node": schema.StringAttribute{
 			MarkdownDescription: "Node to inspect, by name or address.",
 			Required:            true,
-			Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+			Validators:          []validator.String{nodeRefValidator},
 		},
 	}
 	for name, desc := range factDescriptions {
@@ -60,9 +59,8 @@ func (d *nodeFactsDataSource) Configure(_ context.Context, req datasource.Config
 }
 
 func (d *nodeFactsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m nodeFactsModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := modelFrom[nodeFactsModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node := m.Node.ValueString()

@@ -56,7 +56,7 @@ func (d *slurmGPUHoursDataSource) Schema(_ context.Context, _ datasource.SchemaR
 			"controller": schema.StringAttribute{
 				MarkdownDescription: "The controller, as `gpucluster_slurm_accounting.NAME.id`.",
 				Required:            true,
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+				Validators:          []validator.String{nodeRefValidator},
 			},
 			"start": schema.StringAttribute{
 				MarkdownDescription: "The window's start, in a form `sacct -S` takes. Defaults to `" + defaultUsageStart + "`.",
@@ -90,9 +90,8 @@ func (d *slurmGPUHoursDataSource) Configure(_ context.Context, req datasource.Co
 }
 
 func (d *slurmGPUHoursDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m slurmGPUHoursModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := modelFrom[slurmGPUHoursModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	start, end := defaultUsageStart, defaultUsageEnd

@@ -49,9 +49,8 @@ func chooseKey(current string, in keyInputs) (keySource, error) {
 // controllerKey takes the controller's key or generates a new one there, as chooseKey decides;
 // generated says which. The key stays in memory and is never written to local disk.
 func (r *mungeKeyResource) controllerKey(ctx context.Context, controller string, in keyInputs) (key []byte, generated bool, diags diag.Diagnostics) {
-	h, err := r.cluster.host(ctx, controller)
-	if err != nil {
-		diags.Append(connectError(controller, err))
+	h, ok := r.cluster.connect(ctx, controller, &diags)
+	if !ok {
 		return nil, false, diags
 	}
 	// The fingerprint alone decides, so a key munged would refuse can still be rotated away.

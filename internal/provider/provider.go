@@ -223,9 +223,8 @@ func noteEnvironmentFallbacks(attributes map[string]schema.Attribute) {
 }
 
 func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
-	var model providerModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
-	if resp.Diagnostics.HasError() {
+	model, ok := modelFrom[providerModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	settings, diags := settingsFromModel(ctx, model, os.Getenv)

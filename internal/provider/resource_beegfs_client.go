@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
@@ -64,11 +65,7 @@ func (r *beegfsClientResource) Schema(_ context.Context, _ resource.SchemaReques
 			"and a stopped or disabled service; apply mounts again. The node needs `" + beegfs.ConnAuthPath + "` first: let the resource `depends_on` the `gpucluster_beegfs_management` that distributes it.\n\n" +
 			"Destroy stops and disables the client, which unmounts BeeGFS; the local `/home` is visible again and nothing on BeeGFS is touched. Import with the node's name.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The node name.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedKeptAttribute("The node name."),
 			"node": schema.StringAttribute{
 				MarkdownDescription: "The node, by its name in the provider's node blocks. Changing it replaces the resource.",
 				Required:            true,
@@ -240,9 +237,8 @@ func homeRefusalError(node, admin, mountPath string, refusal *beegfs.HomeRefusal
 
 func (r *beegfsClientResource) readClient(ctx context.Context, node, mountPath string) (*transport.Host, beegfs.ClientState, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &diags)
+	if !ok {
 		return nil, beegfs.ClientState{}, diags
 	}
 	st, err := beegfs.ReadClient(ctx, h, mountPath)
@@ -250,6 +246,18 @@ func (r *beegfsClientResource) readClient(ctx context.Context, node, mountPath s
 		diags.Append(nodeError("Cannot Read BeeGFS Client", node, "Reading the client's package, service, files and mount failed", adviceRead, err))
 	}
 	return h, st, diags
+}
+
+// readClientOfState is how Read and Delete begin: the state, and what its node holds at its
+// mount path. ok is false once diags holds an error.
+func (r *beegfsClientResource) readClientOfState(ctx context.Context, from tfsdk.State, diags *diag.Diagnostics) (
+	m beegfsClientModel, h *transport.Host, st beegfs.ClientState, ok bool) {
+	if m, ok = modelFrom[beegfsClientModel](ctx, from, diags); !ok {
+		return m, nil, st, false
+	}
+	h, st, readDiags := r.readClient(ctx, m.Node.ValueString(), m.settings().MountPath)
+	diags.Append(readDiags...)
+	return m, h, st, !diags.HasError()
 }
 
 // checkClientInstalled gates on the installed release: the files the provider edits differ
@@ -273,17 +281,11 @@ func describeMount(m beegfs.Mount) string {
 }
 
 func (r *beegfsClientResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state beegfsClientModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, _, st, ok := r.readClientOfState(ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node, set := state.Node.ValueString(), state.settings()
-	_, st, diags := r.readClient(ctx, node, set.MountPath)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
 	if !st.Installed() {
 		resp.State.RemoveResource(ctx)
 		return
@@ -299,17 +301,11 @@ func (r *beegfsClientResource) Read(ctx context.Context, req resource.ReadReques
 // Delete stops and disables the client, which unmounts BeeGFS. Nothing on BeeGFS is touched,
 // and the local directory underneath is visible again.
 func (r *beegfsClientResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state beegfsClientModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, h, st, ok := r.readClientOfState(ctx, req.State, &resp.Diagnostics)
+	if !ok || !st.Installed() {
 		return
 	}
 	node, set := state.Node.ValueString(), state.settings()
-	h, st, diags := r.readClient(ctx, node, set.MountPath)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() || !st.Installed() {
-		return
-	}
 	busy := "A process working in " + set.MountPath + " keeps it busy: fuser -vm " + set.MountPath + " there names it."
 	if err := beegfs.DisableNow(ctx, h, beegfs.ServiceClient); err != nil {
 		resp.Diagnostics.Append(nodeError("Cannot Stop BeeGFS Client", node, "Stopping and disabling "+beegfs.ServiceClient+" failed", busy, err))

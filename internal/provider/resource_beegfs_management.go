@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -57,7 +56,7 @@ func (r *beegfsManagementResource) Metadata(_ context.Context, req resource.Meta
 }
 
 func (r *beegfsManagementResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	nodeRef := stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")
+	nodeRef := nodeRefValidator
 	stable := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The BeeGFS management service (`" + beegfs.ServiceMgmtd + "`) on the controller, as the guide sets it up: `db-file` set in `" +
@@ -75,11 +74,7 @@ func (r *beegfsManagementResource) Schema(_ context.Context, _ resource.SchemaRe
 			"Destroy stops and disables `" + beegfs.ServiceMgmtd + "` and removes its own drop-in; the database, the shared files and drop-ins written by hand stay.\n\n" +
 			"Import with the node's name: `terraform import gpucluster_beegfs_management.cluster login01`, or `login01@gpu01,gpu02` to import `auth_nodes` too.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The node. Refer to it from the metadata, target and client resources (`depends_on`), so they start after the secret is on their node.",
-				Computed:            true,
-				PlanModifiers:       stable,
-			},
+			"id":   computedKeptAttribute("The node. Refer to it from the metadata, target and client resources (`depends_on`), so they start after the secret is on their node."),
 			"node": nodeAttribute("Node, by name or address, that runs the management service (the guide's login01). Changing it replaces the resource."),
 			"db_file": schema.StringAttribute{
 				MarkdownDescription: "The management database, `db-file` in `" + beegfs.MgmtdTOMLPath + "`. Its directory must be on a filesystem of its own " +
@@ -110,16 +105,8 @@ func (r *beegfsManagementResource) Schema(_ context.Context, _ resource.SchemaRe
 				Computed:            true,
 				PlanModifiers:       stable,
 			},
-			"version": schema.StringAttribute{
-				MarkdownDescription: "Installed version of `" + beegfs.MgmtdPackage + "` (`dpkg-query`).",
-				Computed:            true,
-				PlanModifiers:       stable,
-			},
-			"mountpoint": schema.StringAttribute{
-				MarkdownDescription: "Mountpoint of the filesystem holding the directory of `db_file` (`findmnt`), the drop-in's `RequiresMountsFor`.",
-				Computed:            true,
-				PlanModifiers:       stable,
-			},
+			"version":    computedKeptAttribute("Installed version of `" + beegfs.MgmtdPackage + "` (`dpkg-query`)."),
+			"mountpoint": computedKeptAttribute("Mountpoint of the filesystem holding the directory of `db_file` (`findmnt`), the drop-in's `RequiresMountsFor`."),
 			"fs_uuid": schema.StringAttribute{
 				MarkdownDescription: "UUID of that filesystem (`findmnt`), recorded when the database is set up or imported. While the directory of `db_file` " +
 					"is on another filesystem (the guide's array that did not assemble), the plan fails with \"Management Filesystem Missing\" and nothing is " +
@@ -175,9 +162,8 @@ func (r *beegfsManagementResource) ModifyPlan(ctx context.Context, req resource.
 	if req.Plan.Raw.IsNull() {
 		return
 	}
-	var plan beegfsManagementModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	plan, ok := modelFrom[beegfsManagementModel](ctx, req.Plan, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(inSync))...)
@@ -355,9 +341,8 @@ func (r *beegfsManagementResource) ImportState(ctx context.Context, req resource
 		resp.Diagnostics.Append(invalidImportID(req.ID, "NODE, or NODE@NODE1,NODE2,... to import auth_nodes too", "login01@gpu01,gpu02", ""))
 		return
 	}
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	st, err := beegfs.ReadHost(ctx, h, beegfs.HostQuery{Packages: []string{beegfs.MgmtdPackage}, Files: []string{beegfs.MgmtdTOMLPath}})

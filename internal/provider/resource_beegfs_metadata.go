@@ -51,7 +51,6 @@ func (r *beegfsMetadataResource) Metadata(_ context.Context, req resource.Metada
 }
 
 func (r *beegfsMetadataResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	stable := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The BeeGFS metadata service (`" + beegfs.ServiceMeta + "`) with the guide's safety interlock. `beegfs-setup-meta -p PATH -s ID -m MGMT` " +
 			"runs **once**, only on a missing or empty directory; a directory already initialised with the same `nodeNumID` is adopted without running it, " +
@@ -63,11 +62,7 @@ func (r *beegfsMetadataResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"Destroy stops and disables the service and removes its own drop-in; the metadata directory and drop-ins written by hand are left untouched.\n\n" +
 			"Import with `NODE:PATH`: `terraform import gpucluster_beegfs_metadata.cluster login01:/beegfs/meta`; `node_num_id` is read from the directory.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "`NODE:PATH`.",
-				Computed:            true,
-				PlanModifiers:       stable,
-			},
+			"id":   computedKeptAttribute("`NODE:PATH`."),
 			"node": nodeAttribute("Node, by name or address, that runs the metadata service (the guide's login01). Changing it replaces the resource."),
 			"path": schema.StringAttribute{
 				MarkdownDescription: "The metadata directory, `storeMetaDirectory`. It must be on a filesystem of its own, never the root filesystem; the plan refuses it otherwise. " +
@@ -89,21 +84,9 @@ func (r *beegfsMetadataResource) Schema(_ context.Context, _ resource.SchemaRequ
 				MarkdownDescription: "Address or name of the management service, `-m` of beegfs-setup-meta and `sysMgmtdHost` (the guide's 10.0.0.10). Changing it edits the config and restarts the service.",
 				Required:            true,
 			},
-			"fs_uuid": schema.StringAttribute{
-				MarkdownDescription: "UUID of the filesystem holding `path` (`findmnt`), the value of `storeFsUUID`.",
-				Computed:            true,
-				PlanModifiers:       stable,
-			},
-			"mountpoint": schema.StringAttribute{
-				MarkdownDescription: "Mountpoint of the filesystem holding `path`, the drop-in's `RequiresMountsFor`.",
-				Computed:            true,
-				PlanModifiers:       stable,
-			},
-			"version": schema.StringAttribute{
-				MarkdownDescription: "Installed version of `" + beegfs.MetaPackage + "` (`dpkg-query`).",
-				Computed:            true,
-				PlanModifiers:       stable,
-			},
+			"fs_uuid":    computedKeptAttribute("UUID of the filesystem holding `path` (`findmnt`), the value of `storeFsUUID`."),
+			"mountpoint": computedKeptAttribute("Mountpoint of the filesystem holding `path`, the drop-in's `RequiresMountsFor`."),
+			"version":    computedKeptAttribute("Installed version of `" + beegfs.MetaPackage + "` (`dpkg-query`)."),
 			"status": schema.StringAttribute{
 				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different: an interlock key changed by hand, `storeFsUUID` not naming the mounted " +
 					"filesystem, `sysMgmtdHost` changed, the drop-in missing or changed, the service stopped or disabled. A plan that changes it back to `" + inSync + "` repairs it.",
@@ -152,9 +135,8 @@ func (r *beegfsMetadataResource) ModifyPlan(ctx context.Context, req resource.Mo
 	if req.Plan.Raw.IsNull() {
 		return
 	}
-	var plan beegfsMetadataModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	plan, ok := modelFrom[beegfsMetadataModel](ctx, req.Plan, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(inSync))...)
@@ -322,9 +304,8 @@ func (r *beegfsMetadataResource) ImportState(ctx context.Context, req resource.I
 		resp.Diagnostics.Append(invalidImportID(req.ID, "NODE:PATH", "login01:/beegfs/meta", "Original Error: "+err.Error()))
 		return
 	}
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	mh, err := beegfs.ReadMeta(ctx, h, dir)

@@ -106,11 +106,7 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"Import with `terraform import " + beegfsTargetResourceName + ".NAME " + beegfsTargetIDFormat + "` (`gpu02:/data/beegfs-storage`); " +
 			"the IDs are read from the target's ID files.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "`" + beegfsTargetIDFormat + "`.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   computedKeptAttribute("`" + beegfsTargetIDFormat + "`."),
 			"node": nodeAttribute("Node, by name or address, that runs `" + beegfs.ServiceStorage + "` for this target. Changing it replaces the resource."),
 			"path": schema.StringAttribute{
 				MarkdownDescription: "Target directory, on a filesystem of its own (the guide's RAID10 at `/data`). Defaults to `" + defaultStoragePath + "`. Changing it replaces the resource.",
@@ -154,16 +150,8 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 				Computed: true,
 				Default:  booldefault.StaticBool(false),
 			},
-			"fs_uuid": schema.StringAttribute{
-				MarkdownDescription: "UUID of the filesystem the target was set up on, as findmnt reports it; `" + beegfs.KeyFsUUID + "` names it.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"mountpoint": schema.StringAttribute{
-				MarkdownDescription: "Mountpoint of that filesystem, which the drop-in's `RequiresMountsFor` names.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"fs_uuid":    computedKeptAttribute("UUID of the filesystem the target was set up on, as findmnt reports it; `" + beegfs.KeyFsUUID + "` names it."),
+			"mountpoint": computedKeptAttribute("Mountpoint of that filesystem, which the drop-in's `RequiresMountsFor` names."),
 			"status": schema.StringAttribute{
 				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the node (\"filesystem missing: ...\", \"interlock: ...\", " +
 					"\"beegfs-storage is inactive\", a changed drop-in or ID file). A plan that sets it back to `" + inSync + "` repairs the node.",
@@ -239,9 +227,8 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	node := plan.Node.ValueString()
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	mountpoint, uuid := state.recorded()
@@ -279,9 +266,8 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 		m.TargetID = types.Int64Value(id)
 	}
 	want := m.identity(r.cluster)
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &diags)
+	if !ok {
 		return diags
 	}
 	unlock, err := h.Lock(ctx)
@@ -427,9 +413,8 @@ func (r *beegfsTargetResource) ImportState(ctx context.Context, req resource.Imp
 		resp.Diagnostics.Append(invalidImportID(req.ID, beegfsTargetIDFormat+", the node and the target directory", "gpu02:"+defaultStoragePath, "Original Error: "+err.Error()))
 		return
 	}
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	hs, err := beegfs.ReadStorageHost(ctx, h, dir, 0)

@@ -16,7 +16,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -58,7 +57,6 @@ func (r *firewallResource) Metadata(_ context.Context, req resource.MetadataRequ
 
 func (r *firewallResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	policy := []validator.String{stringvalidator.OneOf(firewall.Policies...)}
-	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "UFW's default policies and its on/off switch on one node (one resource per node). " +
 			"Lockout protection: enabling UFW, or denying incoming traffic while it is enabled, is refused unless an allow " +
@@ -73,17 +71,8 @@ func (r *firewallResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"`SrunPortRange` (pitfall P6).\n\nDestroy returns the node to the state found on create (disabled, or the previous " +
 			"policies), and leaves UFW disabled rather than lock the provider out.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The node.",
-				Computed:            true,
-				PlanModifiers:       keep,
-			},
-			"node": schema.StringAttribute{
-				MarkdownDescription: "Node, by name or address.",
-				Required:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
-			},
+			"id":   computedKeptAttribute("The node."),
+			"node": nodeAttribute("Node, by name or address."),
 			"enabled": schema.BoolAttribute{
 				MarkdownDescription: "Whether UFW filters traffic, now and at boot. Defaults to `true`.",
 				Optional:            true,
@@ -116,23 +105,15 @@ func (r *firewallResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"slurm_controller": schema.StringAttribute{
 				MarkdownDescription: "The Slurm controller node, for example `gpucluster_slurm_controller.NAME.id`. The plan then reads its slurm.conf and warns when it has no `SrunPortRange` (pitfall P6), and checks slurmd's port from its `SlurmdPort`. The check needs slurm.conf on the controller: on the apply that creates the controller it is skipped. An import reads it from the node: the node itself when `slurmctld` is enabled there, else, when `slurmd` is, the host of `--conf-server` in /etc/default/slurmd.",
 				Optional:            true,
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+				Validators:          []validator.String{nodeRefValidator},
 			},
 			"previous_enabled": schema.BoolAttribute{
 				MarkdownDescription: "Whether UFW was enabled before this resource; destroy restores it.",
 				Computed:            true,
 				PlanModifiers:       []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 			},
-			"previous_incoming": schema.StringAttribute{
-				MarkdownDescription: "Incoming policy before this resource; destroy restores it.",
-				Computed:            true,
-				PlanModifiers:       keep,
-			},
-			"previous_outgoing": schema.StringAttribute{
-				MarkdownDescription: "Outgoing policy before this resource; destroy restores it.",
-				Computed:            true,
-				PlanModifiers:       keep,
-			},
+			"previous_incoming": computedKeptAttribute("Incoming policy before this resource; destroy restores it."),
+			"previous_outgoing": computedKeptAttribute("Outgoing policy before this resource; destroy restores it."),
 			"exclusive": schema.BoolAttribute{
 				MarkdownDescription: "Make the declared rules the node's only ones: the apply deletes every rule in `undeclared_rules` (the plan shows them going), " +
 					"after the same lockout check as for enabling UFW, counting only the rules that stay. List the node's rules in `rules`, so they are " +

@@ -77,12 +77,7 @@ func (r *firewallRuleResource) Schema(_ context.Context, _ resource.SchemaReques
 				MarkdownDescription: "The rule's identity on its node, `" + firewall.IDForm + "` (`" + firewall.IDExample + "`). Known at plan time, so `gpucluster_firewall.ssh_rule` can refer to it.",
 				Computed:            true,
 			},
-			"node": schema.StringAttribute{
-				MarkdownDescription: "Node, by name or address, whose UFW holds the rule.",
-				Required:            true,
-				PlanModifiers:       replace,
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
-			},
+			"node": nodeAttribute("Node, by name or address, whose UFW holds the rule."),
 			"action": schema.StringAttribute{
 				MarkdownDescription: "One of " + markdownList(firewall.Actions) + ". Defaults to `allow`.",
 				Optional:            true,

@@ -55,11 +55,7 @@ func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"The group of the account the provider logs in as (named like the provider's `user`) is never managed, and an administrator group (" +
 			markdownList(users.AdminGroups) + ") only with `allow_admin_group`: changing or removing either could cut the provider's or the administrators' rights.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The group name, known once the group exists. Refer to a group as `gpucluster_group.NAME.id` from `gpucluster_user` so that Terraform creates it first.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedKeptAttribute("The group name, known once the group exists. Refer to a group as `gpucluster_group.NAME.id` from `gpucluster_user` so that Terraform creates it first."),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Group name: lower case letters, digits, `_` and `-`, starting with a letter or `_`, at most 32 characters.",
 				Required:            true,

@@ -10,7 +10,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -59,7 +58,7 @@ func (r *mungeKeyResource) Metadata(_ context.Context, req resource.MetadataRequ
 }
 
 func (r *mungeKeyResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	nodeRef := stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")
+	nodeRef := nodeRefValidator
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The cluster's MUNGE key, which Slurm signs every message with: one key, generated once on the controller with " +
 			"`mungekey`, copied by the provider from host to host in memory (never written to the disk of the machine running Terraform), and installed as `" +
@@ -72,11 +71,7 @@ func (r *mungeKeyResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"The key itself never enters the state, the plan or the logs: the state keeps its SHA-256 `fingerprint` only. " +
 			"One resource per cluster.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The controller.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedKeptAttribute("The controller."),
 			"controller": schema.StringAttribute{
 				MarkdownDescription: "Node, by name or address, where the key is generated and read from; its key is the one every other node gets. " +
 					"It must also be listed in `nodes`, written the same way. Changing it replaces the resource (the new controller's key is adopted).",
@@ -107,11 +102,7 @@ func (r *mungeKeyResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Computed: true,
 				Default:  booldefault.StaticBool(false),
 			},
-			"fingerprint": schema.StringAttribute{
-				MarkdownDescription: "SHA-256 of the key, in hex, as read on the controller. It identifies the key without revealing it; compare with `sha256sum " + munge.KeyPath + "` on a node.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"fingerprint": computedKeptAttribute("SHA-256 of the key, in hex, as read on the controller. It identifies the key without revealing it; compare with `sha256sum " + munge.KeyPath + "` on a node."),
 			"node_status": schema.MapAttribute{
 				MarkdownDescription: "Per node, `" + inSync + "` or what differs there, as the last refresh found it: \"missing on gpu02\", " +
 					"\"different key on gpu02\", \"owner root:root on gpu02, want munge:munge\", \"mode 0600 on gpu02, want 0400\", " +
@@ -308,9 +299,8 @@ func (r *mungeKeyResource) converge(ctx context.Context, m *mungeKeyModel, in ke
 // on every node, the controller included. It also returns the nodes where it did not.
 func (r *mungeKeyResource) verify(ctx context.Context, controller string, nodeNames []string) ([]nodeFailure, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	h, err := r.cluster.host(ctx, controller)
-	if err != nil {
-		diags.Append(connectError(controller, err))
+	h, ok := r.cluster.connect(ctx, controller, &diags)
+	if !ok {
 		return nil, diags
 	}
 	failures, _, err := verifyMunge(ctx, r.cluster, h, nodeNames, "")

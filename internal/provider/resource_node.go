@@ -51,11 +51,7 @@ func (r *nodeResource) Metadata(_ context.Context, req resource.MetadataRequest,
 
 func (r *nodeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
-		"id": schema.StringAttribute{
-			MarkdownDescription: "The node name.",
-			Computed:            true,
-			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-		},
+		"id": computedKeptAttribute("The node name."),
 		"name": schema.StringAttribute{
 			MarkdownDescription: "Node name. It must equal the hostname the node reports; Slurm and /etc/hosts use it.",
 			Required:            true,

@@ -53,17 +53,8 @@ func (r *slurmAccountResource) Schema(_ context.Context, _ resource.SchemaReques
 		MarkdownDescription: "A Slurm account on the cluster: a node in the association tree under `root`, with its fair-share. Users are put in accounts with " +
 			"`gpucluster_slurm_user`. " + associationsDoc + " Import with `NAME@CONTROLLER`, for example `research@login01`.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The account name.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"controller": schema.StringAttribute{
-				MarkdownDescription: "The controller, as `gpucluster_slurm_accounting.NAME.id`. Changing it replaces the resource.",
-				Required:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
-			},
+			"id":         computedKeptAttribute("The account name."),
+			"controller": nodeAttribute("The controller, as `gpucluster_slurm_accounting.NAME.id`. Changing it replaces the resource."),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "The account's name. Changing it replaces the resource.",
 				Required:            true,

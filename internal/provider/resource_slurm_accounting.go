@@ -97,29 +97,16 @@ func (r *slurmAccountingResource) Schema(ctx context.Context, _ resource.SchemaR
 			"When `node` is not the controller, slurmctld reaches slurmdbd on `dbd_port` over the network: allow it with a `gpucluster_firewall_rule`. " +
 			"Import with `CONTROLLER` (slurmdbd on the controller) or `NODE@CONTROLLER`; `database_password_wo` is then needed in the configuration before the next update.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The controller.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"controller": schema.StringAttribute{
-				MarkdownDescription: "The controller node, as `gpucluster_slurm_controller.NAME.id`: where the fragment is kept and whose `ClusterName` is registered. Changing it replaces the resource.",
-				Required:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
-			},
+			"id":         computedKeptAttribute("The controller."),
+			"controller": nodeAttribute("The controller node, as `gpucluster_slurm_controller.NAME.id`: where the fragment is kept and whose `ClusterName` is registered. Changing it replaces the resource."),
 			"node": schema.StringAttribute{
 				MarkdownDescription: "The node MariaDB and slurmdbd run on. Defaults to `controller`. It needs the cluster's MUNGE key (slurmdbd authenticates with MUNGE). Changing it replaces the resource.",
 				Optional:            true,
 				Computed:            true,
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+				Validators:          []validator.String{nodeRefValidator},
 			},
-			"dbd_host": schema.StringAttribute{
-				MarkdownDescription: "`DbdHost` and `AccountingStorageHost`: the node's short host name (`hostname -s`), as slurmdbd insists on running on the host it names.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"dbd_host": computedKeptAttribute("`DbdHost` and `AccountingStorageHost`: the node's short host name (`hostname -s`), as slurmdbd insists on running on the host it names."),
 			"dbd_port": schema.Int64Attribute{
 				MarkdownDescription: "`DbdPort` and `AccountingStoragePort`. Defaults to " + strconv.Itoa(slurm.DefaultDbdPort) + ".",
 				Optional:            true,
@@ -209,9 +196,8 @@ func (r *slurmAccountingResource) ModifyPlan(ctx context.Context, req resource.M
 		}
 		return
 	}
-	var plan slurmAccountingModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	plan, ok := modelFrom[slurmAccountingModel](ctx, req.Plan, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if plan.Node.IsUnknown() && !plan.Controller.IsUnknown() && req.State.Raw.IsNull() {
@@ -293,9 +279,8 @@ func (r *slurmAccountingResource) converge(ctx context.Context, m *slurmAccounti
 			"Set controller = gpucluster_slurm_controller.NAME.id, so the controller is created first. Nothing was changed.", nil))
 		return diags
 	}
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &diags)
+	if !ok {
 		return diags
 	}
 	if err := slurm.CheckMunge(ctx, h); err != nil {
@@ -388,9 +373,8 @@ func (r *slurmAccountingResource) read(ctx context.Context, m *slurmAccountingMo
 	}
 	m.setSettings(*st.Fragments.Accounting)
 	node := m.node().ValueString()
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &diags)
+	if !ok {
 		return false, diags
 	}
 	dbd, err := slurm.ReadSlurmdbd(ctx, h, m.slurmdbd(st.Fragments.Controller.SlurmUser))
@@ -407,9 +391,8 @@ func (r *slurmAccountingResource) read(ctx context.Context, m *slurmAccountingMo
 // Delete removes the fragment, then stops slurmdbd and removes slurmdbd.conf. The database,
 // and every job record in it, stays.
 func (r *slurmAccountingResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state slurmAccountingModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[slurmAccountingModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	resp.Diagnostics.Append(r.cluster.writeSlurmFragments(ctx, state.Controller.ValueString(), slurm.RemoveFragment(slurm.AccountingFile))...)
@@ -417,9 +400,8 @@ func (r *slurmAccountingResource) Delete(ctx context.Context, req resource.Delet
 		return
 	}
 	node := state.node().ValueString()
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if err := slurm.StopSlurmdbd(ctx, h); err != nil {
@@ -439,9 +421,8 @@ func (r *slurmAccountingResource) ImportState(ctx context.Context, req resource.
 		resp.Diagnostics.Append(invalidImportID(req.ID, "CONTROLLER (slurmdbd on the controller) or NODE@CONTROLLER", "db01@login01", ""))
 		return
 	}
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	conf, found, err := slurm.ReadSlurmdbdSettings(ctx, h)

@@ -8,14 +8,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -71,17 +67,8 @@ func (r *slurmActivationResource) Schema(ctx context.Context, _ resource.SchemaR
 			"naming the settings and the nodes.\n\n" +
 			"Destroy changes nothing on the hosts. Import with the controller node, for example `login01`.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The controller node.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"controller": schema.StringAttribute{
-				MarkdownDescription: "The controller node, as `gpucluster_slurm_controller.NAME.id`. Changing it replaces the resource.",
-				Required:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
-			},
+			"id":         computedKeptAttribute("The controller node."),
+			"controller": nodeAttribute("The controller node, as `gpucluster_slurm_controller.NAME.id`. Changing it replaces the resource."),
 			"change_class": schema.StringAttribute{
 				MarkdownDescription: "What the last activation asked of the daemons: `none`, `reconfigure`, `restart of slurmctld` or `ordered restart`. " +
 					"Known after apply; the plan's warning says it beforehand.",
@@ -160,9 +147,8 @@ func (r *slurmActivationResource) warnPlanned(ctx context.Context, controller st
 	if r.cluster == nil || !r.cluster.settingsKnown() {
 		return
 	}
-	h, err := r.cluster.host(ctx, controller)
-	if err != nil {
-		diags.Append(connectError(controller, err))
+	h, ok := r.cluster.connect(ctx, controller, diags)
+	if !ok {
 		return
 	}
 	// A refusal is left to the resource whose change it is, in its own plan, on its own attribute;

@@ -66,11 +66,7 @@ func (r *slurmComputeResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"for up to `timeouts.delete`: while jobs still run, destroy fails and changes nothing else. Then it stops and disables slurmd; the packages and `" +
 			slurm.SlurmdDefaultsPath + "` stay. Import with the node's name.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The node name.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedKeptAttribute("The node name."),
 			"node": schema.StringAttribute{
 				MarkdownDescription: "The compute node: its Slurm `NodeName`, which is also how the provider reaches it (through the provider's node blocks). Changing it replaces the resource.",
 				Required:            true,
@@ -95,11 +91,7 @@ func (r *slurmComputeResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Computed:            true,
 				PlanModifiers:       []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 			},
-			"version": schema.StringAttribute{
-				MarkdownDescription: "Version of the installed slurmd (`slurmd -V`).",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"version": computedKeptAttribute("Version of the installed slurmd (`slurmd -V`)."),
 			"status": schema.StringAttribute{
 				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the node: `" + slurm.SlurmdDefaultsPath + "` missing or different, a local slurm.conf, " +
 					"slurmd not running, not enabled or not installed. A plan that changes it back to `" + inSync + "` repairs the node.",
@@ -125,23 +117,23 @@ func (r *slurmComputeResource) ModifyPlan(ctx context.Context, req resource.Modi
 }
 
 func (r *slurmComputeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *slurmComputeModel) diag.Diagnostics {
-		wait, diags := m.Timeouts.Create(ctx, slurm.NodeWaitTimeout)
-		if diags.HasError() {
-			return diags
-		}
-		return r.converge(ctx, m, wait)
-	})
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.convergeWithin(timeouts.Value.Create))
 }
 
 func (r *slurmComputeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *slurmComputeModel) diag.Diagnostics {
-		wait, diags := m.Timeouts.Update(ctx, slurm.NodeWaitTimeout)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.convergeWithin(timeouts.Value.Update))
+}
+
+// convergeWithin is converge with the wait of the operation's timeout: timeouts.Value.Create
+// or timeouts.Value.Update, each with the node-wait default.
+func (r *slurmComputeResource) convergeWithin(timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics)) func(context.Context, *slurmComputeModel) diag.Diagnostics {
+	return func(ctx context.Context, m *slurmComputeModel) diag.Diagnostics {
+		wait, diags := timeout(m.Timeouts, ctx, slurm.NodeWaitTimeout)
 		if diags.HasError() {
 			return diags
 		}
 		return r.converge(ctx, m, wait)
-	})
+	}
 }
 
 // converge writes the defaults file only if it differs, installs slurmd, removes a local
@@ -155,9 +147,8 @@ func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeMode
 		diags.Append(invalidConfServer(err))
 		return diags
 	}
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &diags)
+	if !ok {
 		return diags
 	}
 	if err := slurm.CheckMunge(ctx, h); err != nil {
@@ -212,9 +203,8 @@ func invalidConfServer(err error) diag.Diagnostic {
 // waitReady polls the controller until it sees the node usable.
 func (r *slurmComputeResource) waitReady(ctx context.Context, node, controller string, wait time.Duration) diag.Diagnostics {
 	var diags diag.Diagnostics
-	ch, err := r.cluster.host(ctx, controller)
-	if err != nil {
-		diags.Append(connectError(controller, err))
+	ch, ok := r.cluster.connect(ctx, controller, &diags)
+	if !ok {
 		return diags
 	}
 	if state, err := slurm.WaitNodeReady(ctx, ch, node, wait); err != nil {
@@ -227,9 +217,8 @@ func (r *slurmComputeResource) waitReady(ctx context.Context, node, controller s
 }
 
 func (r *slurmComputeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state slurmComputeModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[slurmComputeModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node := state.Node.ValueString()
@@ -260,9 +249,8 @@ func (r *slurmComputeResource) Read(ctx context.Context, req resource.ReadReques
 
 func (r *slurmComputeResource) readCompute(ctx context.Context, node string) (slurm.ComputeState, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &diags)
+	if !ok {
 		return slurm.ComputeState{}, diags
 	}
 	st, err := slurm.ReadCompute(ctx, h)
@@ -275,9 +263,8 @@ func (r *slurmComputeResource) readCompute(ctx context.Context, node string) (sl
 // Delete stops and disables slurmd. The packages and the defaults file stay: the node is
 // out of the cluster's scheduling until a compute resource covers it again.
 func (r *slurmComputeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state slurmComputeModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[slurmComputeModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node := state.Node.ValueString()
@@ -290,9 +277,8 @@ func (r *slurmComputeResource) Delete(ctx context.Context, req resource.DeleteRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	h, err := r.cluster.host(ctx, node)
-	if err != nil {
-		resp.Diagnostics.Append(connectError(node, err))
+	h, ok := r.cluster.connect(ctx, node, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if err := slurm.StopSlurmd(ctx, h); err != nil {

@@ -18,7 +18,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -77,17 +76,8 @@ func (r *slurmControllerResource) Metadata(_ context.Context, req resource.Metad
 func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	def := slurm.DefaultControllerSettings("")
 	attrs := map[string]schema.Attribute{
-		"id": schema.StringAttribute{
-			MarkdownDescription: "The controller node, known once the controller runs. Refer to it as `controller = gpucluster_slurm_controller.NAME.id` from the node, partition and compute resources, so they are applied after it.",
-			Computed:            true,
-			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-		},
-		"node": schema.StringAttribute{
-			MarkdownDescription: "Node, by name or address, that runs slurmctld and holds `" + slurm.ConfDir + "`. Changing it replaces the resource.",
-			Required:            true,
-			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
-		},
+		"id":   computedKeptAttribute("The controller node, known once the controller runs. Refer to it as `controller = gpucluster_slurm_controller.NAME.id` from the node, partition and compute resources, so they are applied after it."),
+		"node": nodeAttribute("Node, by name or address, that runs slurmctld and holds `" + slurm.ConfDir + "`. Changing it replaces the resource."),
 		"slurmctld_host": schema.StringAttribute{
 			MarkdownDescription: settingClassDoc("`SlurmctldHost`: the controller's host name, which configless compute nodes use as `--conf-server`. Defaults to `node`; set it when `node` is an address.", "SlurmctldHost"),
 			Optional:            true,
@@ -155,11 +145,7 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 				},
 			},
 		},
-		"version": schema.StringAttribute{
-			MarkdownDescription: "Version of the installed slurmctld (`slurmctld -V`). Settings it does not know are refused at plan time.",
-			Computed:            true,
-			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-		},
+		"version": computedKeptAttribute("Version of the installed slurmctld (`slurmctld -V`). Settings it does not know are refused at plan time."),
 		"status": schema.StringAttribute{
 			MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the controller: slurmctld not installed. A plan that changes it back to `" +
 				inSync + "` repairs the controller. What differs in the files slurmctld runs with, or slurmctld not running, is `gpucluster_slurm_activation`'s `status`.",
@@ -215,9 +201,8 @@ func (r *slurmControllerResource) Configure(_ context.Context, req resource.Conf
 // hold. Pitfall P2 needs the controller's fragments, whether accounting is set up there, so
 // it is ModifyPlan's.
 func (r *slurmControllerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m slurmControllerModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := modelFrom[slurmControllerModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	s, known := m.settingsForValidation(ctx, &resp.Diagnostics)
@@ -338,9 +323,8 @@ func (r *slurmControllerResource) converge(ctx context.Context, m *slurmControll
 }
 
 func (r *slurmControllerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state slurmControllerModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[slurmControllerModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	st, diags := r.cluster.readSlurmStatus(ctx, state.Node.ValueString())
@@ -378,9 +362,8 @@ func (r *slurmControllerResource) Read(ctx context.Context, req resource.ReadReq
 // Delete removes the controller's fragment, stops and disables slurmctld and removes the
 // assembled files. Packages and slurmctld's state stay.
 func (r *slurmControllerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state slurmControllerModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[slurmControllerModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	node := state.Node.ValueString()

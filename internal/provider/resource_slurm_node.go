@@ -76,12 +76,7 @@ func (r *slurmNodeResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			MarkdownDescription: "The node name, known once the node is defined on the controller. Refer to nodes as `gpucluster_slurm_node.NAME.id` from `gpucluster_slurm_partition` and `gpucluster_slurm_compute`, so that Terraform defines them first and the partition's plan-time check (pitfall P14) waits for them.",
 			Computed:            true,
 		},
-		"controller": schema.StringAttribute{
-			MarkdownDescription: "The controller node, as `gpucluster_slurm_controller.NAME.id`: where the node's fragment is kept. Changing it replaces the resource.",
-			Required:            true,
-			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
-		},
+		"controller": nodeAttribute("The controller node, as `gpucluster_slurm_controller.NAME.id`: where the node's fragment is kept. Changing it replaces the resource."),
 		"name": schema.StringAttribute{
 			MarkdownDescription: "The node's host name, its `NodeName`. The provider also reaches the node by this name (through the provider's node blocks) to read its hardware. Changing it replaces the resource.",
 			Required:            true,
@@ -123,11 +118,7 @@ func (r *slurmNodeResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			ElementType: types.StringType,
 			Validators:  []validator.Map{slurmExtraValues{line: slurm.NodeLine}},
 		},
-		"facts_source": schema.StringAttribute{
-			MarkdownDescription: "Where the hardware defaults came from: `" + nodes.SourceSlurmd + "` when slurmd is installed on the node, `" + nodes.SourceLscpu + "` (lscpu and /proc/meminfo) before that.",
-			Computed:            true,
-			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-		},
+		"facts_source": computedKeptAttribute("Where the hardware defaults came from: `" + nodes.SourceSlurmd + "` when slurmd is installed on the node, `" + nodes.SourceLscpu + "` (lscpu and /proc/meminfo) before that."),
 	}
 	for _, h := range nodeHardware {
 		doc := fmt.Sprintf("`%s`. Defaults, when the node is first defined, to what `sudo slurmd -C` reports on the node, as the guide says; when slurmd is not installed there yet, to lscpu and /proc/meminfo (see `facts_source`). A default is kept afterwards.", h.key)

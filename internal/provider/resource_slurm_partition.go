@@ -63,17 +63,8 @@ func (r *slurmPartitionResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"Destroy removes the partition's fragment, and the activation removes its line with a reconfigure; jobs already in it keep running. " +
 			"Import with `NAME@CONTROLLER`, for example `gpu@login01`; on a controller set up by hand the partition is read from its `PartitionName` line (see `gpucluster_slurm_controller`).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The partition name.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"controller": schema.StringAttribute{
-				MarkdownDescription: "The controller node, as `gpucluster_slurm_controller.NAME.id`: where the partition's fragment is kept. Changing it replaces the resource.",
-				Required:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
-			},
+			"id":         computedKeptAttribute("The partition name."),
+			"controller": nodeAttribute("The controller node, as `gpucluster_slurm_controller.NAME.id`: where the partition's fragment is kept. Changing it replaces the resource."),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "`PartitionName`. Changing it replaces the resource.",
 				Required:            true,

@@ -55,17 +55,8 @@ func (r *slurmQOSResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"A limit on `gres/gpu` needs slurmdbd to know that TRES, which slurmctld registers when it first runs with `tres = [\"gres/gpu\"]`: set " +
 			"`controller = gpucluster_slurm_activation.NAME.id` so the activation comes first. " + associationsDoc + " Import with `NAME@CONTROLLER`, for example `gpu1@login01`.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The QOS name.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"controller": schema.StringAttribute{
-				MarkdownDescription: "The controller, as `gpucluster_slurm_activation.NAME.id` (or `gpucluster_slurm_accounting.NAME.id` when no limit names a gres). Changing it replaces the resource.",
-				Required:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
-			},
+			"id":         computedKeptAttribute("The QOS name."),
+			"controller": nodeAttribute("The controller, as `gpucluster_slurm_activation.NAME.id` (or `gpucluster_slurm_accounting.NAME.id` when no limit names a gres). Changing it replaces the resource."),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "The QOS name. Changing it replaces the resource.",
 				Required:            true,

@@ -56,17 +56,8 @@ func (r *slurmUserResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"on `gpucluster_slurm_accounting`, a POSIX user without this resource cannot run jobs. " + associationsDoc +
 			" Import with `NAME@CONTROLLER`, for example `alice@login01`.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The user name.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"controller": schema.StringAttribute{
-				MarkdownDescription: "The controller, as `gpucluster_slurm_accounting.NAME.id`. Changing it replaces the resource.",
-				Required:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
-			},
+			"id":         computedKeptAttribute("The user name."),
+			"controller": nodeAttribute("The controller, as `gpucluster_slurm_accounting.NAME.id`. Changing it replaces the resource."),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "The user's login name, as `gpucluster_user.NAME.name`. Changing it replaces the resource.",
 				Required:            true,
@@ -101,9 +92,8 @@ func (r *slurmUserResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 
 // ValidateConfig refuses defaults outside their lists, before any host is asked.
 func (r *slurmUserResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m slurmUserModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := modelFrom[slurmUserModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if fullyKnown(m.Accounts) && !m.DefaultAccount.IsUnknown() && !slices.Contains(setStrings(ctx, m.Accounts, &resp.Diagnostics), m.DefaultAccount.ValueString()) {

@@ -70,11 +70,7 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			"(\"gpu01: leaves groups video; primary group staff becomes users\"), and refuses to take over an account in an " +
 			"administrator group (" + markdownList(users.AdminGroups) + ") unless `allow_admin_groups` is set.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The user name.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedKeptAttribute("The user name."),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "User name: lower case letters, digits, `_` and `-`, starting with a letter or `_`, at most 32 characters.",
 				Required:            true,
@@ -113,7 +109,7 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			"home_on": schema.StringAttribute{
 				MarkdownDescription: "One node, from `nodes`, where the home directory is created once, owned by the user, if it does not exist yet. With the shared /home this makes it exist everywhere. It is never deleted.",
 				Optional:            true,
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a node name or address")},
+				Validators:          []validator.String{nodeRefValidator},
 			},
 			"allow_system_uid": schema.BoolAttribute{
 				MarkdownDescription: "Allow a UID below 1000. Defaults to `false`.",

@@ -70,9 +70,8 @@ func (r *sacctmgrResource[T, M, PM]) Read(ctx context.Context, req resource.Read
 
 // Delete removes the object if slurmdbd still has it; job records stay.
 func (r *sacctmgrResource[T, M, PM]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state M
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := modelFrom[M](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	controller, name := PM(&state).target()

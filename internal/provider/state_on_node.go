@@ -20,10 +20,6 @@ func stateOnNode[M onNode](ctx context.Context, c *cluster, state tfsdk.State, d
 		return m, nil, false
 	}
 	node := m.nodeName()
-	h, err := c.host(ctx, node)
-	if err != nil {
-		diags.Append(connectError(node, err))
-		return m, nil, false
-	}
-	return m, h, true
+	h, ok = c.connect(ctx, node, diags)
+	return m, h, ok
 }

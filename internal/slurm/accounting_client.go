@@ -92,6 +92,30 @@ func (c AccountingClient) change(ctx context.Context, ex Executor, words ...stri
 	return nil
 }
 
+// onCluster is the where clause of an account's or a user's associations on the client's cluster.
+func (c AccountingClient) onCluster(name string) []string {
+	return []string{"name=" + name, "cluster=" + c.Cluster}
+}
+
+// setWhere modifies the entity (account, user, qos) that where matches to the key=value
+// settings set; with none it runs nothing.
+func (c AccountingClient) setWhere(ctx context.Context, ex Executor, entity string, where, set []string) error {
+	if len(set) == 0 {
+		return nil
+	}
+	words := append(append([]string{"modify", entity, "where"}, where...), "set")
+	return c.change(ctx, ex, append(words, set...)...)
+}
+
+// deleteAfterJobRecords deletes the entity (account, user, qos) that where matches once
+// slurmctld has sent slurmdbd its queued job records, which stay.
+func (c AccountingClient) deleteAfterJobRecords(ctx context.Context, ex Executor, entity string, where []string) error {
+	if err := waitJobRecordsSent(ctx, ex); err != nil {
+		return err
+	}
+	return c.change(ctx, ex, append([]string{"delete", entity, "where"}, where...)...)
+}
+
 // parseParsable splits -nP output: one record per line, fields separated by '|'.
 func parseParsable(out string) [][]string {
 	var records [][]string

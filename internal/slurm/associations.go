@@ -3,6 +3,7 @@ package slurm
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -119,10 +120,7 @@ func EnsureAccount(ctx context.Context, ex Executor, c AccountingClient, want Ac
 	if want.Description != "" && have.Description != want.Description {
 		set = append(set, "description="+want.Description)
 	}
-	if len(set) == 0 {
-		return nil
-	}
-	return c.change(ctx, ex, append([]string{"modify", "account", "where", "name=" + want.Name, "cluster=" + c.Cluster, "set"}, set...)...)
+	return c.setWhere(ctx, ex, "account", c.onCluster(want.Name), set)
 }
 
 // DeleteAccount removes the account's association on the client's cluster, and the account
@@ -131,10 +129,7 @@ func DeleteAccount(ctx context.Context, ex Executor, c AccountingClient, name st
 	if err := checkAssocName("account", name); err != nil {
 		return err
 	}
-	if err := waitJobRecordsSent(ctx, ex); err != nil {
-		return err
-	}
-	return c.change(ctx, ex, "delete", "account", "where", "name="+name, "cluster="+c.Cluster)
+	return c.deleteAfterJobRecords(ctx, ex, "account", c.onCluster(name))
 }
 
 // AccountingUser is a user's associations on the cluster: the accounts it may charge, its
@@ -257,15 +252,12 @@ func EnsureUser(ctx context.Context, ex Executor, c AccountingClient, want Accou
 		}
 	}
 	if have != nil && current.DefaultAccount != want.DefaultAccount {
-		if err := c.change(ctx, ex, "modify", "user", "where", "name="+want.Name, "cluster="+c.Cluster, "set", "defaultaccount="+want.DefaultAccount); err != nil {
+		if err := c.setWhere(ctx, ex, "user", c.onCluster(want.Name), []string{"defaultaccount=" + want.DefaultAccount}); err != nil {
 			return err
 		}
 	}
 	if len(extra) > 0 {
-		if err := waitJobRecordsSent(ctx, ex); err != nil {
-			return err
-		}
-		if err := c.change(ctx, ex, "delete", "user", "where", "name="+want.Name, "cluster="+c.Cluster, "account="+strings.Join(extra, ",")); err != nil {
+		if err := c.deleteAfterJobRecords(ctx, ex, "user", append(c.onCluster(want.Name), "account="+strings.Join(extra, ","))); err != nil {
 			return err
 		}
 	}
@@ -282,10 +274,7 @@ func ensureUserQOS(ctx context.Context, ex Executor, c AccountingClient, want, h
 	if want.DefaultQOS != "" && (added || want.DefaultQOS != have.DefaultQOS) {
 		set = append(set, "defaultqos="+want.DefaultQOS)
 	}
-	if len(set) == 0 {
-		return nil
-	}
-	return c.change(ctx, ex, append([]string{"modify", "user", "where", "name=" + want.Name, "cluster=" + c.Cluster, "set"}, set...)...)
+	return c.setWhere(ctx, ex, "user", c.onCluster(want.Name), set)
 }
 
 // DeleteUser removes the user's associations on the client's cluster. Job records stay.
@@ -293,10 +282,7 @@ func DeleteUser(ctx context.Context, ex Executor, c AccountingClient, name strin
 	if err := checkAssocName("user", name); err != nil {
 		return err
 	}
-	if err := waitJobRecordsSent(ctx, ex); err != nil {
-		return err
-	}
-	return c.change(ctx, ex, "delete", "user", "where", "name="+name, "cluster="+c.Cluster)
+	return c.deleteAfterJobRecords(ctx, ex, "user", c.onCluster(name))
 }
 
 // QOS is a quality of service: a priority and limits a job's association may allow it.
@@ -328,11 +314,7 @@ func (q QOS) Validate() error {
 
 // tresList writes a TRES map the way sacctmgr takes and shows it: name=count, sorted.
 func tresList(m map[string]int64) string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(names))
 	for i, n := range names {
 		parts[i] = n + "=" + strconv.FormatInt(m[n], 10)
@@ -410,11 +392,7 @@ func EnsureQOS(ctx context.Context, ex Executor, c AccountingClient, want QOS, h
 		}
 		return c.change(ctx, ex, words...)
 	}
-	set := qosChanges(want, *have)
-	if len(set) == 0 {
-		return nil
-	}
-	return c.change(ctx, ex, append([]string{"modify", "qos", "where", "name=" + want.Name, "set"}, set...)...)
+	return c.setWhere(ctx, ex, "qos", []string{"name=" + want.Name}, qosChanges(want, *have))
 }
 
 func qosChanges(want, have QOS) []string {
@@ -454,8 +432,5 @@ func DeleteQOS(ctx context.Context, ex Executor, c AccountingClient, name string
 	if err := checkAssocName("QOS", name); err != nil {
 		return err
 	}
-	if err := waitJobRecordsSent(ctx, ex); err != nil {
-		return err
-	}
-	return c.change(ctx, ex, "delete", "qos", "where", "name="+name)
+	return c.deleteAfterJobRecords(ctx, ex, "qos", []string{"name=" + name})
 }

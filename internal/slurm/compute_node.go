@@ -60,13 +60,9 @@ var computeStateScript = transport.ReadOnly(transport.ScriptEnv + transport.Sect
 
 // ReadCompute reads a compute node's ComputeState.
 func ReadCompute(ctx context.Context, ex Executor) (ComputeState, error) {
-	res, err := ex.Sudo(ctx, computeStateScript, nil)
+	sections, err := transport.SudoSections(ctx, ex, computeStateScript, "read the compute node's state")
 	if err != nil {
-		return ComputeState{}, fmt.Errorf("read the compute node's state: %w", err)
-	}
-	sections, err := transport.ParseSections(res.Stdout)
-	if err != nil {
-		return ComputeState{}, fmt.Errorf("read the compute node's state: %w", err)
+		return ComputeState{}, err
 	}
 	st := ComputeState{
 		LocalSlurmConf: sections["localconf"].Status == 0,

@@ -49,13 +49,9 @@ var fragmentsScript = fmt.Sprintf("for f in %s/*.conf; do\n\t[ -e \"$f\" ] || co
 // needs nothing else: current are the fragments the resources have (AdoptFiles' while
 // FragmentDir holds none), onDisk those FragmentDir holds.
 func readFragments(ctx context.Context, ex Executor) (current, onDisk map[string][]byte, err error) {
-	res, err := ex.Sudo(ctx, transport.ScriptEnv+transport.SectionFuncs+fragmentsScript+filesScript(), nil)
+	sections, err := transport.SudoSections(ctx, ex, transport.ScriptEnv+transport.SectionFuncs+fragmentsScript+filesScript(), "read the slurm fragments")
 	if err != nil {
-		return nil, nil, fmt.Errorf("read the slurm fragments: %w", err)
-	}
-	sections, err := transport.ParseSections(res.Stdout)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read the slurm fragments: %w", err)
+		return nil, nil, err
 	}
 	if onDisk, err = fragmentSections(sections); err != nil {
 		return nil, nil, err
@@ -129,13 +125,9 @@ func readStateScript() string {
 }
 
 func readState(ctx context.Context, ex Executor) (state, error) {
-	res, err := ex.Sudo(ctx, readStateScript(), nil)
+	sections, err := transport.SudoSections(ctx, ex, readStateScript(), "read the slurm configuration")
 	if err != nil {
-		return state{}, fmt.Errorf("read the slurm configuration: %w", err)
-	}
-	sections, err := transport.ParseSections(res.Stdout)
-	if err != nil {
-		return state{}, fmt.Errorf("read the slurm configuration: %w", err)
+		return state{}, err
 	}
 	var st state
 	if st.fragments, err = fragmentSections(sections); err != nil {

@@ -5,7 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -157,11 +158,7 @@ func encodeFragment(kind, owner string, fields []field, extras map[string]map[st
 			fmt.Fprintf(&b, "%s=%s\n", f.key, v)
 		}
 	}
-	prefixes := make([]string, 0, len(extras))
-	for p := range extras {
-		prefixes = append(prefixes, p)
-	}
-	sort.Strings(prefixes)
+	prefixes := slices.Sorted(maps.Keys(extras))
 	for _, p := range prefixes {
 		for _, s := range extraSettings(extras[p]) {
 			fmt.Fprintf(&b, "%s%s%s=%s\n", p, extraPrefix, s.key, s.value)
@@ -296,11 +293,7 @@ func ParsePartitionFragment(content []byte) (PartitionDef, error) {
 // and content disagree (node-gpu01.conf defining gpu02) is an error.
 func ParseFragments(files map[string][]byte) (Fragments, error) {
 	var f Fragments
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(files))
 	for _, name := range names {
 		if err := f.add(name, files[name]); err != nil {
 			return Fragments{}, fmt.Errorf("fragment %s/%s: %w", FragmentDir, name, err)

@@ -7,13 +7,11 @@ import (
 )
 
 // Executor runs a script as root on a host.
-type Executor interface {
-	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
-}
+type Executor = transport.Executor
 
 // ControllerHost is what a change of the controller's files needs.
 type ControllerHost interface {
 	Executor
-	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+	transport.FileWriter
 	Lock(ctx context.Context) (unlock func(), err error)
 }

@@ -2,8 +2,9 @@ package slurm
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -207,11 +208,7 @@ func yesNo(b bool) string {
 
 // extraSettings are an Extra map's lines, sorted so the output is stable.
 func extraSettings(extra map[string]string) []setting {
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(extra))
 	out := make([]setting, len(keys))
 	for i, k := range keys {
 		out[i] = setting{k, extra[k]}

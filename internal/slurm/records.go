@@ -17,20 +17,31 @@ type record struct {
 // perNodeKeys take one value per node of a NodeName hostlist, in order.
 var perNodeKeys = keySet("NodeAddr NodeHostname")
 
-// nodeRecords are slurm.conf's nodes, one record per node name, in the file's order.
-func nodeRecords(c Conf) ([]record, error) {
+// definedLines are the lines of one kind of record (NodeName, PartitionName) but its DEFAULT
+// lines, each with the attributes of the DEFAULT lines above it under its own, in the file's order.
+func definedLines(c Conf, kind string) []ConfLine {
 	var defaults []ConfPair
-	var out []record
-	for _, l := range c.Records("NodeName") {
+	var out []ConfLine
+	for _, l := range c.Records(kind) {
 		if strings.EqualFold(l.Value, "DEFAULT") {
 			defaults = mergePairs(defaults, l.Attrs)
 			continue
 		}
+		l.Attrs = mergePairs(defaults, l.Attrs)
+		out = append(out, l)
+	}
+	return out
+}
+
+// nodeRecords are slurm.conf's nodes, one record per node name, in the file's order.
+func nodeRecords(c Conf) ([]record, error) {
+	var out []record
+	for _, l := range definedLines(c, "NodeName") {
 		names, err := ExpandHostlist(l.Value)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", l.Number, err)
 		}
-		attrs := mergePairs(defaults, l.Attrs)
+		attrs := l.Attrs
 		split := map[string][]string{}
 		for _, a := range attrs {
 			if perNodeKeys[strings.ToLower(a.Key)] == "" || len(names) == 1 {
@@ -58,14 +69,9 @@ func nodeRecords(c Conf) ([]record, error) {
 
 // partitionRecords are slurm.conf's partitions, in the file's order.
 func partitionRecords(c Conf) []record {
-	var defaults []ConfPair
 	var out []record
-	for _, l := range c.Records("PartitionName") {
-		if strings.EqualFold(l.Value, "DEFAULT") {
-			defaults = mergePairs(defaults, l.Attrs)
-			continue
-		}
-		out = append(out, record{name: l.Value, line: l.Number, attrs: mergePairs(defaults, l.Attrs)})
+	for _, l := range definedLines(c, "PartitionName") {
+		out = append(out, record{name: l.Value, line: l.Number, attrs: l.Attrs})
 	}
 	return out
 }

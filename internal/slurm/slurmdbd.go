@@ -178,13 +178,9 @@ func ReadSlurmdbd(ctx context.Context, ex Executor, d Slurmdbd) (SlurmdbdState, 
 	if err := d.Validate(); err != nil {
 		return SlurmdbdState{}, err
 	}
-	res, err := ex.Sudo(ctx, slurmdbdStateScript(d), nil)
+	sections, err := transport.SudoSections(ctx, ex, slurmdbdStateScript(d), "read slurmdbd's state")
 	if err != nil {
-		return SlurmdbdState{}, fmt.Errorf("read slurmdbd's state: %w", err)
-	}
-	sections, err := transport.ParseSections(res.Stdout)
-	if err != nil {
-		return SlurmdbdState{}, fmt.Errorf("read slurmdbd's state: %w", err)
+		return SlurmdbdState{}, err
 	}
 	conf := strings.Join(sections["conf"].Lines, "")
 	return SlurmdbdState{
@@ -260,7 +256,7 @@ func databaseSQL(d Slurmdbd, password []byte) []byte {
 // SlurmdbdHost is what setting up slurmdbd needs of its node.
 type SlurmdbdHost interface {
 	Executor
-	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+	transport.FileWriter
 }
 
 // EnsureSlurmdbd brings the accounting node to d with password: MariaDB runs and holds the

@@ -113,13 +113,9 @@ func ReadVersion(ctx context.Context, ex Executor, daemon string) (*version.Vers
 	if daemon != "slurmctld" && daemon != "slurmd" {
 		return nil, fmt.Errorf("read version: unknown daemon %q", daemon)
 	}
-	res, err := ex.Sudo(ctx, transport.NewScript().Text(transport.SectionFuncs+versionSection("version", daemon)).String(), nil)
+	sections, err := transport.SudoSections(ctx, ex, transport.NewScript().Text(transport.SectionFuncs+versionSection("version", daemon)).String(), daemon+" -V")
 	if err != nil {
-		return nil, fmt.Errorf("%s -V: %w", daemon, err)
-	}
-	sections, err := transport.ParseSections(res.Stdout)
-	if err != nil {
-		return nil, fmt.Errorf("%s -V: %w", daemon, err)
+		return nil, err
 	}
 	v, err := parseVersionSection(daemon, sections["version"])
 	if err == nil && v == nil {

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -25,6 +26,20 @@ end() { printf '\n` + statusPrefix + `%d\n' "$1"; }
 type Section struct {
 	Lines  []string
 	Status int
+}
+
+// SudoSections runs a batched script as root and reads its sections; what says in either
+// error what the script was for ("read slurmdbd's state").
+func SudoSections(ctx context.Context, ex Executor, script, what string) (map[string]Section, error) {
+	res, err := ex.Sudo(ctx, script, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	sections, err := ParseSections(res.Stdout)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return sections, nil
 }
 
 // ParseSections reads the sections of a batched script's output by key.

@@ -10,9 +10,7 @@ import (
 )
 
 // Executor runs a script as root on one host.
-type Executor interface {
-	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
-}
+type Executor = transport.Executor
 
 // Shared are the units read together. One fixed list makes one script text per host, which is
 // what transport.ReadOnly shares within a run; asking about all of them costs systemctl hardly
@@ -74,13 +72,9 @@ func read(ctx context.Context, ex Executor, unitList, fileList []string) (snapsh
 			return snapshot{}, fmt.Errorf("read the state of systemd units: unit name %q is not valid", u)
 		}
 	}
-	res, err := ex.Sudo(ctx, transport.ReadOnly(batchScript(unitList, fileList)), nil)
+	sections, err := transport.SudoSections(ctx, ex, transport.ReadOnly(batchScript(unitList, fileList)), "read the state of systemd units and key files")
 	if err != nil {
-		return snapshot{}, fmt.Errorf("read the state of systemd units and key files: %w", err)
-	}
-	sections, err := transport.ParseSections(res.Stdout)
-	if err != nil {
-		return snapshot{}, fmt.Errorf("read the state of systemd units and key files: %w", err)
+		return snapshot{}, err
 	}
 	var snap snapshot
 	if len(fileList) > 0 {
@@ -97,7 +91,7 @@ func read(ctx context.Context, ex Executor, unitList, fileList []string) (snapsh
 	}
 	// An older systemd ends is-enabled at the first unit without a unit file, where a newer one
 	// prints "not-found" in its place: then ask each unit alone, as before the batch.
-	res, err = ex.Sudo(ctx, transport.ReadOnly(oneByOneScript(unitList)), nil)
+	res, err := ex.Sudo(ctx, transport.ReadOnly(oneByOneScript(unitList)), nil)
 	if err != nil {
 		return snapshot{}, fmt.Errorf("read the state of systemd units: %w", err)
 	}

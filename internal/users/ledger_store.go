@@ -17,16 +17,14 @@ import (
 const LedgerPath = "/var/lib/gpucluster/uid-ledger"
 
 // FileReader reads a file as root; a missing file is exists=false.
-type FileReader interface {
-	ReadFile(ctx context.Context, path string) (content []byte, exists bool, err error)
-}
+type FileReader = transport.FileReader
 
 // LedgerHost is what a read-modify-write of the ledger needs from the
 // controller node.
 type LedgerHost interface {
 	Executor
 	FileReader
-	WriteFile(ctx context.Context, f transport.File) (changed bool, err error)
+	transport.FileWriter
 	Lock(ctx context.Context) (unlock func(), err error)
 }
 

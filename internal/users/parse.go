@@ -57,22 +57,19 @@ func ParseGroupLine(line string) (GroupEntry, error) {
 // blank lines, comments and NIS "+"/"-" compat entries, which name no local
 // account.
 func ParsePasswd(content []byte) ([]PasswdEntry, error) {
-	var out []PasswdEntry
-	for _, line := range dataLines(content) {
-		e, err := ParsePasswdLine(line)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return parseDataLines(content, ParsePasswdLine)
 }
 
 // ParseGroup parses the content of /etc/group or `getent group`.
 func ParseGroup(content []byte) ([]GroupEntry, error) {
-	var out []GroupEntry
+	return parseDataLines(content, ParseGroupLine)
+}
+
+// parseDataLines parses each of dataLines with parse; the first line it refuses is the error.
+func parseDataLines[E any](content []byte, parse func(string) (E, error)) ([]E, error) {
+	var out []E
 	for _, line := range dataLines(content) {
-		e, err := ParseGroupLine(line)
+		e, err := parse(line)
 		if err != nil {
 			return nil, err
 		}

@@ -12,9 +12,7 @@ import (
 )
 
 // Executor runs a script as root on one host.
-type Executor interface {
-	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
-}
+type Executor = transport.Executor
 
 // UserState is what one node says about one user.
 type UserState struct {
