@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
@@ -110,7 +110,8 @@ func result(host string, stdout, stderr *bytes.Buffer, status int) (transport.Re
 // host replied or held, for a Fake to reply with or a parser to read.
 func Testdata(t testing.TB, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	// fs.ReadFile on the directory refuses a name that leaves it.
+	b, err := fs.ReadFile(os.DirFS("testdata"), name)
 	if err != nil {
 		t.Fatal(err)
 	}
