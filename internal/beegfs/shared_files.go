@@ -163,6 +163,16 @@ func SharedFiles(connAuth, cert []byte) []transport.File {
 	return files
 }
 
+// WriteSharedFiles gives a node its copies of SharedFiles; identical copies are left alone.
+func WriteSharedFiles(ctx context.Context, w FileWriter, connAuth, cert []byte) error {
+	for _, f := range SharedFiles(connAuth, cert) {
+		if _, err := w.WriteFile(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // rootOnly is how stat shows a secret as the guide leaves it: root's, chmod 400.
 const rootOnly = "root:root 400"
 

@@ -120,3 +120,26 @@ func TestSharedFilesModes(t *testing.T) {
 		t.Errorf("key file %+v: want 0400, written only where none exists", f)
 	}
 }
+
+func TestWriteSharedFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cert  []byte
+		paths []string
+	}{
+		{"7.x: conn.auth only", nil, []string{ConnAuthPath}},
+		{"8.x: conn.auth and the certificate", []byte("CERT"), []string{ConnAuthPath, TLSCertPath}},
+	} {
+		files := &transporttest.Files{}
+		if err := WriteSharedFiles(context.Background(), files, []byte("SECRET"), tc.cert); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var paths []string
+		for _, f := range files.Written {
+			paths = append(paths, f.Path)
+		}
+		if strings.Join(paths, " ") != strings.Join(tc.paths, " ") || string(files.Content[ConnAuthPath]) != "SECRET" {
+			t.Errorf("%s: wrote %v (conn.auth %q), want %v", tc.name, paths, files.Content[ConnAuthPath], tc.paths)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/pitfalls"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 // DefaultSlurmdPort is slurmd's port when slurm.conf sets no SlurmdPort.
@@ -136,6 +137,20 @@ func SubnetOf(ipAddrOutput string, addr netip.Addr) (netip.Prefix, bool) {
 		}
 	}
 	return netip.Prefix{}, false
+}
+
+// ReadControllerSlurmConf reads the settings of SlurmConf from a controller's slurm.conf;
+// nil while the file does not exist yet.
+func ReadControllerSlurmConf(ctx context.Context, r transport.FileReader) (*SlurmConf, error) {
+	content, exists, err := r.ReadFile(ctx, slurm.ConfDir+"/slurm.conf")
+	if err != nil || !exists {
+		return nil, err
+	}
+	conf, err := ParseSlurmConf(string(content))
+	if err != nil {
+		return nil, err
+	}
+	return &conf, nil
 }
 
 // ParseSlurmConf reads SlurmdPort and SrunPortRange from slurm.conf, with the slurm

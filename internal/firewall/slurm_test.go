@@ -1,9 +1,12 @@
 package firewall
 
 import (
+	"context"
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
 var labSubnet = netip.MustParsePrefix("10.0.0.0/24")
@@ -121,5 +124,18 @@ func TestParseSlurmNode(t *testing.T) {
 	}
 	if _, err := parseSlurmNode("\nslurmd enabled active\n"); err == nil {
 		t.Error("a session without SSH_CONNECTION was accepted")
+	}
+}
+
+func TestReadControllerSlurmConf(t *testing.T) {
+	files := &transporttest.Files{Content: map[string][]byte{}}
+	conf, err := ReadControllerSlurmConf(context.Background(), files)
+	if conf != nil || err != nil {
+		t.Errorf("no slurm.conf yet: got %+v, %v; want nil, nil", conf, err)
+	}
+	files.Content["/etc/slurm/slurm.conf"] = []byte("ClusterName=gpucluster\nSlurmdPort=6820 SrunPortRange=60001-63000\n")
+	conf, err = ReadControllerSlurmConf(context.Background(), files)
+	if err != nil || conf == nil || conf.SlurmdPort != 6820 || conf.SrunPortRange != "60001-63000" {
+		t.Errorf("got %+v, %v; want SlurmdPort 6820 and SrunPortRange 60001-63000", conf, err)
 	}
 }

@@ -39,8 +39,7 @@ func (r *beegfsManagementResource) readController(ctx context.Context, node, dbF
 }
 
 // distribute copies conn.auth and cert.pem from the controller to every other auth node. The
-// files pass through memory only and go to each node on stdin; WriteFile leaves identical
-// copies alone.
+// files pass through memory only and go to each node on stdin.
 func (r *beegfsManagementResource) distribute(ctx context.Context, ctl *transport.Host, node string, rel beegfs.Release, authNodes []string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	targets := slices.DeleteFunc(slices.Clone(authNodes), func(n string) bool { return r.cluster.sameNode(n, node) })
@@ -53,14 +52,8 @@ func (r *beegfsManagementResource) distribute(ctx context.Context, ctl *transpor
 		return diags
 	}
 	defer clear(connAuth)
-	files := beegfs.SharedFiles(connAuth, cert)
 	failures := r.cluster.onEachNode(ctx, targets, func(_ string, h *transport.Host) error {
-		for _, f := range files {
-			if _, err := h.WriteFile(ctx, f); err != nil {
-				return err
-			}
-		}
-		return nil
+		return beegfs.WriteSharedFiles(ctx, h, connAuth, cert)
 	})
 	diags.Append(failureDiags(failures, "Cannot Copy BeeGFS Shared Files", "Copying "+beegfs.ConnAuthPath+" and "+beegfs.TLSCertPath+" from "+node+" failed",
 		"Check that "+beegfs.ConfDir+" exists there (any BeeGFS package creates it), then apply again.")...)

@@ -3,9 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -84,7 +81,7 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 	case !m.PrivateKey.IsNull():
 		s.privateKey = []byte(m.PrivateKey.ValueString())
 	case !m.PrivateKeyFile.IsNull() && !m.PrivateKeyFile.IsUnknown():
-		key, err := os.ReadFile(expandHome(m.PrivateKeyFile.ValueString()))
+		key, err := transport.ReadPrivateKeyFile(m.PrivateKeyFile.ValueString())
 		if err != nil {
 			diags.AddAttributeError(path.Root("private_key_file"), "Cannot Read Private Key File",
 				fmt.Sprintf("The provider could not read the SSH private key at %q.\n\nCheck the path and its permissions.\n\nOriginal Error: %s",
@@ -94,9 +91,9 @@ func settingsFromModel(ctx context.Context, m providerModel, getenv func(string)
 	}
 	s.useAgent = m.UseAgent.ValueBool() || (m.UseAgent.IsNull() && len(s.privateKey) == 0)
 	if s.knownHostsFile == "" && (len(s.hostKeys) == 0 || s.acceptNewHostKeys) {
-		s.knownHostsFile = expandHome("~/.ssh/known_hosts")
+		s.knownHostsFile = transport.ExpandHome("~/.ssh/known_hosts")
 	} else {
-		s.knownHostsFile = expandHome(s.knownHostsFile)
+		s.knownHostsFile = transport.ExpandHome(s.knownHostsFile)
 	}
 	for _, n := range m.Nodes {
 		o := nodeOverride{
@@ -300,17 +297,6 @@ func firstNonZero(vs ...int) int {
 		}
 	}
 	return 0
-}
-
-func expandHome(p string) string {
-	if !strings.HasPrefix(p, "~/") {
-		return p
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return p
-	}
-	return filepath.Join(home, p[2:])
 }
 
 // canonicalNode names a node the same way whether it is referred to by name or address.

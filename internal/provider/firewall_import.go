@@ -46,16 +46,11 @@ func importedSlurmController(ctx context.Context, h *transport.Host, node string
 	if !slices.Contains(roles, "compute") {
 		return types.StringNull(), nil
 	}
-	content, exists, err := h.ReadFile(ctx, slurm.SlurmdDefaultsPath)
+	controller, found, err := slurm.ReadConfServer(ctx, h)
 	if err != nil {
 		return types.StringNull(), diag.Diagnostics{nodeError("Cannot Import Firewall", node, "Reading "+slurm.SlurmdDefaultsPath+" failed", adviceRead, err)}
 	}
-	if !exists {
-		return types.StringNull(), nil
-	}
-	controller, _, err := slurm.ParseSlurmdDefaults(content)
-	if err != nil {
-		// slurmd finds its controller another way (DNS SRV, a local slurm.conf): none to name.
+	if !found {
 		return types.StringNull(), nil
 	}
 	return types.StringValue(controller), nil

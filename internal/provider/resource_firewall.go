@@ -20,7 +20,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
@@ -270,15 +269,7 @@ func (r *firewallResource) controllerSlurmConf(ctx context.Context, controller s
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	content, exists, err := h.ReadFile(ctx, slurm.ConfDir+"/slurm.conf")
-	if err != nil || !exists {
-		return nil, err
-	}
-	conf, err := firewall.ParseSlurmConf(string(content))
-	if err != nil {
-		return nil, err
-	}
-	return &conf, nil
+	return firewall.ReadControllerSlurmConf(ctx, h)
 }
 
 func (r *firewallResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

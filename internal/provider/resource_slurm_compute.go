@@ -22,7 +22,6 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
@@ -163,7 +162,7 @@ func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeMode
 	m.NVMLPlugin = types.BoolValue(st.RealGPUs)
 	// The options go first: Debian's package starts slurmd on install, and without them it
 	// retries a DNS SRV lookup until systemd's start timeout, 90 s later.
-	changed, err := h.WriteFile(ctx, transport.File{Path: slurm.SlurmdDefaultsPath, Content: content, Owner: "root", Group: "root", Mode: 0o644})
+	changed, err := slurm.WriteSlurmdDefaults(ctx, h, content)
 	if err != nil {
 		diags.Append(nodeError("Cannot Write Slurmd Options", node, "Writing "+slurm.SlurmdDefaultsPath+" failed", "", err))
 		return diags

@@ -140,6 +140,23 @@ func ParseSlurmdDefaults(content []byte) (controller string, port int, err error
 	return "", 0, fmt.Errorf("%s has no SLURMD_OPTIONS=\"--conf-server HOST:PORT\" line", SlurmdDefaultsPath)
 }
 
+// WriteSlurmdDefaults writes content (SlurmdDefaults') to SlurmdDefaultsPath, only when it differs.
+func WriteSlurmdDefaults(ctx context.Context, w transport.FileWriter, content []byte) (changed bool, err error) {
+	return w.WriteFile(ctx, transport.File{Path: SlurmdDefaultsPath, Content: content, Owner: "root", Group: "root", Mode: 0o644})
+}
+
+// ReadConfServer names the controller a configless slurmd takes its configuration from
+// (--conf-server in SlurmdDefaultsPath); found is false when the file is missing or names
+// none, as for a slurmd that finds its controller by DNS SRV or a local slurm.conf.
+func ReadConfServer(ctx context.Context, r transport.FileReader) (controller string, found bool, err error) {
+	content, exists, err := r.ReadFile(ctx, SlurmdDefaultsPath)
+	if err != nil || !exists {
+		return "", false, err
+	}
+	controller, _, err = ParseSlurmdDefaults(content)
+	return controller, err == nil, nil
+}
+
 // StartSlurmd enables slurmd and (re)starts it when restart is set or it does not run;
 // on failure the error carries slurmd's last log lines.
 func StartSlurmd(ctx context.Context, ex Executor, restart bool) error {

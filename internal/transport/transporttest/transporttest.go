@@ -117,3 +117,34 @@ func Testdata(t testing.TB, name string) string {
 	}
 	return string(b)
 }
+
+// Files stands in for a host's files, path to content, for code that reads and writes them
+// through transport.FileReader and transport.FileWriter. Err, when set, fails every call.
+type Files struct {
+	Content map[string][]byte
+	Written []transport.File
+	Err     error
+}
+
+// ReadFile returns the content of path; a path not in Content does not exist.
+func (f *Files) ReadFile(_ context.Context, path string) ([]byte, bool, error) {
+	if f.Err != nil {
+		return nil, false, f.Err
+	}
+	content, ok := f.Content[path]
+	return content, ok, nil
+}
+
+// WriteFile records file and reports it changed when its content differs from Content's.
+func (f *Files) WriteFile(_ context.Context, file transport.File) (bool, error) {
+	if f.Err != nil {
+		return false, f.Err
+	}
+	f.Written = append(f.Written, file)
+	old, ok := f.Content[file.Path]
+	if f.Content == nil {
+		f.Content = map[string][]byte{}
+	}
+	f.Content[file.Path] = file.Content
+	return !ok || !bytes.Equal(old, file.Content), nil
+}
