@@ -235,7 +235,7 @@ func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.Modi
 	}
 	// The create half of a replacement is planned again without the prior state and checked then.
 	recording := !creating && !replacing && unrecorded(state)
-	if !(creating || recording) || !r.cluster.settingsKnown() {
+	if (!creating && !recording) || !r.cluster.settingsKnown() {
 		return
 	}
 	h, st, diags := r.cluster.firewallState(ctx, node)

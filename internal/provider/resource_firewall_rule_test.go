@@ -191,28 +191,14 @@ func TestAccFirewallRule_recordsAtApply(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             checkFirewallClean(l, node, key),
-		Steps: []resource.TestStep{
-			{
-				Config:             config,
-				ResourceName:       "gpucluster_firewall_rule.test",
-				ImportState:        true,
-				ImportStateId:      node + ":" + key,
-				ImportStatePersist: true,
-			},
-			{
-				// Another state took the rule since the import.
-				PreConfig:   func() { onHost(t, l, node, fmt.Sprintf("echo %s >> %s", key, firewall.LedgerPath)) },
-				Config:      config,
-				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Firewall Rule Already Managed.*` + key),
-			},
-			{
+		Steps: append(importedThenTaken(t, l, config, node, key),
+			resource.TestStep{
 				PreConfig:        unlist,
 				Config:           config,
 				ConfigPlanChecks: recordOnly,
 				Check:            checkLedgerLists(l, node, key),
 			},
-			{
+			resource.TestStep{
 				PreConfig: func() {
 					unlist()
 					rulesFileStat = onHost(t, l, node, "stat -c %y "+firewall.RulesFile)
@@ -226,8 +212,49 @@ func TestAccFirewallRule_recordsAtApply(t *testing.T) {
 					return checkLedgerLists(l, node, key)(nil)
 				},
 			},
-		},
+		),
 	})
+}
+
+// Destroying an imported resource whose rule another state recorded since leaves that state
+// the rule and its ledger line.
+func TestAccFirewallRule_unrecordedDestroyLeavesOwner(t *testing.T) {
+	l := lab.Require(t)
+	const node, key = "gpu02", "allow:5606/tcp:from=10.0.0.0/24"
+	onHost(t, l, node, "ufw allow proto tcp from 10.0.0.0/24 to any port 5606 comment 'made by hand'")
+	t.Cleanup(func() {
+		onHost(t, l, node, fmt.Sprintf(`ufw delete allow proto tcp from 10.0.0.0/24 to any port 5606; sed -i '\|^%s$|d' %s`, key, firewall.LedgerPath))
+	})
+	config := firewallRuleConfig(l, "test", node, "5606", "tcp", "10.0.0.0/24", "made by hand")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			checkTupleCount(l, node, "5606", 1),
+			checkLedgerLists(l, node, key),
+		),
+		Steps: importedThenTaken(t, l, config, node, key),
+	})
+}
+
+// importedThenTaken imports node's rule key into the state (terraform import), then another
+// state records the rule: the plan refuses to record it a second time.
+func importedThenTaken(t *testing.T, l *lab.Lab, config, node, key string) []resource.TestStep {
+	return []resource.TestStep{
+		{
+			Config:             config,
+			ResourceName:       "gpucluster_firewall_rule.test",
+			ImportState:        true,
+			ImportStateId:      node + ":" + key,
+			ImportStatePersist: true,
+		},
+		{
+			// Another state took the rule since the import.
+			PreConfig:   func() { onHost(t, l, node, fmt.Sprintf("echo %s >> %s", key, firewall.LedgerPath)) },
+			Config:      config,
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Firewall Rule Already Managed.*` + key),
+		},
+	}
 }
 
 // An existing rule is adopted, not added twice, and survives destroy.
