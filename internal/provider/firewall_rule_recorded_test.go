@@ -1,9 +1,13 @@
 package provider
 
 import (
+	"context"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
 )
@@ -39,5 +43,44 @@ func TestRecordedElsewhere(t *testing.T) {
 	d := recordedElsewhere(firewall.State{Owned: []string{other, rule.Key()}}, "gpu01", rule)
 	if !d.HasError() || d[0].Summary() != "Firewall Rule Already Managed" {
 		t.Errorf("the ledger lists %s, want Firewall Rule Already Managed, got %v", rule.Key(), d)
+	}
+}
+
+// State written before `recorded` existed needs no state upgrade of its own: the framework
+// reads the attribute as null (which unrecorded counts as recorded), and Read then fills it
+// from the ledger.
+func TestFirewallRuleStateWithoutRecorded(t *testing.T) {
+	server, err := providerserver.NewProtocol6WithError(New("test")())()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := server.UpgradeResourceState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{
+		TypeName: "gpucluster_firewall_rule",
+		RawState: &tfprotov6.RawState{JSON: []byte(`{"id":"gpu01:allow:6818/tcp:from=10.0.0.0/24","node":"gpu01","action":"allow",` +
+			`"port":"6818","proto":"tcp","from":"10.0.0.0/24","comment":"slurmd","adopted":true}`)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range resp.Diagnostics {
+		t.Errorf("%s: %s", d.Summary, d.Detail)
+	}
+	attrs := map[string]tftypes.Type{"adopted": tftypes.Bool, "recorded": tftypes.Bool}
+	for _, name := range []string{"id", "node", "action", "port", "proto", "from", "comment"} {
+		attrs[name] = tftypes.String
+	}
+	upgraded, err := resp.UpgradedState.Unmarshal(tftypes.Object{AttributeTypes: attrs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values map[string]tftypes.Value
+	if err := upgraded.As(&values); err != nil {
+		t.Fatal(err)
+	}
+	if !values["recorded"].IsNull() {
+		t.Errorf("recorded = %v in state from before it existed, want null", values["recorded"])
+	}
+	if !values["adopted"].Equal(tftypes.NewValue(tftypes.Bool, true)) {
+		t.Errorf("adopted = %v, want the state's true", values["adopted"])
 	}
 }
