@@ -42,14 +42,15 @@ func NewFirewallRuleResource() resource.Resource { return &firewallRuleResource{
 type firewallRuleResource struct{ cluster *cluster }
 
 type firewallRuleModel struct {
-	ID      types.String `tfsdk:"id"`
-	Node    types.String `tfsdk:"node"`
-	Action  types.String `tfsdk:"action"`
-	Port    types.String `tfsdk:"port"`
-	Proto   types.String `tfsdk:"proto"`
-	From    types.String `tfsdk:"from"`
-	Comment types.String `tfsdk:"comment"`
-	Adopted types.Bool   `tfsdk:"adopted"`
+	ID       types.String `tfsdk:"id"`
+	Node     types.String `tfsdk:"node"`
+	Action   types.String `tfsdk:"action"`
+	Port     types.String `tfsdk:"port"`
+	Proto    types.String `tfsdk:"proto"`
+	From     types.String `tfsdk:"from"`
+	Comment  types.String `tfsdk:"comment"`
+	Adopted  types.Bool   `tfsdk:"adopted"`
+	Recorded types.Bool   `tfsdk:"recorded"`
 }
 
 func (r *firewallRuleResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -71,7 +72,9 @@ func (r *firewallRuleResource) Schema(_ context.Context, _ resource.SchemaReques
 			"rule in two applies: add the new rule, then remove the old one. A new `deny` rule that would match the provider's connection " +
 			"before any allow rule does (UFW appends it after the rules on the node) is refused at plan and at apply.\n\n" +
 			"Import with `terraform import gpucluster_firewall_rule.NAME " + firewall.IDForm + "`, for example `" + firewall.IDExample + "`. " +
-			"SOURCE is `any`, an address or a CIDR, read as `from` is: `10.0.0.7/24` imports the rule from `10.0.0.0/24`.",
+			"SOURCE is `any`, an address or a CIDR, read as `from` is: `10.0.0.7/24` imports the rule from `10.0.0.0/24`. " +
+			"Import only reads: it refuses a rule UFW does not have and one the ledger already lists, and the rule is recorded " +
+			"in the ledger by the apply that follows (`recorded`), so a plan of an `import` block that is never applied changes nothing on the node.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				MarkdownDescription: "The rule's identity on its node, `" + firewall.IDForm + "` (`" + firewall.IDExample + "`). Known at plan time, so `gpucluster_firewall.ssh_rule` can refer to it.",
@@ -116,6 +119,12 @@ func (r *firewallRuleResource) Schema(_ context.Context, _ resource.SchemaReques
 				MarkdownDescription: "Whether the rule already existed when the resource was created. An adopted rule is left in place on destroy. `false` after import.",
 				Computed:            true,
 				PlanModifiers:       []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+			},
+			"recorded": schema.BoolAttribute{
+				MarkdownDescription: "Whether the node's ownership ledger `" + firewall.LedgerPath + "` lists the rule as this resource's. " +
+					"Always planned `true`: an imported rule, or one whose ledger line was deleted by hand, reads `false` and shows " +
+					"`recorded = false -> true` in the plan; the apply writes the ledger line and nothing else.",
+				Computed: true,
 			},
 		},
 	}
@@ -201,6 +210,8 @@ func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.Modi
 		resp.Diagnostics.Append(r.checkRemoval(ctx, state, "deleting")...)
 		return
 	}
+	// Every rule in state is due to be in the ledger; Update records one that Read found missing.
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("recorded"), true)...)
 	token, prior, replacing := r.planToken(ctx, req, resp, plan, state, creating)
 	if replacing {
 		resp.Diagnostics.Append(r.checkRemoval(ctx, prior, "replacing")...)
@@ -218,12 +229,17 @@ func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	// The create half of a replacement is planned again without the prior state and checked then.
-	if !creating || !r.cluster.settingsKnown() {
+	recording := !creating && !replacing && unrecorded(state)
+	if (!creating && !recording) || !r.cluster.settingsKnown() {
 		return
 	}
 	h, st, diags := r.cluster.firewallState(ctx, node)
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {
+		return
+	}
+	if recording {
+		resp.Diagnostics.Append(recordedElsewhere(st, node, rule)...)
 		return
 	}
 	if !r.cluster.firewallPlans.isReleased(r.cluster.canonicalNode(node), rule.Key()) {
@@ -287,6 +303,19 @@ func ownedElsewhere(st firewall.State, node string, rule firewall.Rule) diag.Dia
 	return diags
 }
 
+// unrecorded tells a resource whose rule is not in the ledger as its own: imported, or its line
+// deleted by hand. State written before `recorded` existed has it null; those rules were recorded.
+func unrecorded(m firewallRuleModel) bool { return m.Recorded.Equal(types.BoolValue(false)) }
+
+// recordedElsewhere refuses to record the rule of an unrecorded resource that the ledger already
+// lists: a resource in another state took the rule since this one was imported.
+func recordedElsewhere(st firewall.State, node string, rule firewall.Rule) diag.Diagnostics {
+	if !st.Owns(rule.Key()) {
+		return nil
+	}
+	return diag.Diagnostics{importOwnedRule(node, rule.Key())}
+}
+
 // ruleModelFrom reads the model from a plan or state, with the rule it declares; ok is false
 // once diags holds an error.
 func ruleModelFrom(ctx context.Context, from modelGetter, diags *diag.Diagnostics) (m firewallRuleModel, rule firewall.Rule, ok bool) {
@@ -309,6 +338,7 @@ func storeRule(ctx context.Context, resp *tfsdk.State, diags *diag.Diagnostics, 
 	}
 	m.ID = types.StringValue(firewall.ID(m.Node.ValueString(), rule))
 	m.Adopted = adopted
+	m.Recorded = types.BoolValue(true)
 	diags.Append(resp.Set(ctx, &m)...)
 }
 
@@ -368,11 +398,13 @@ func (r *firewallRuleResource) Read(ctx context.Context, req resource.ReadReques
 	found, present := firewall.Find(st.Rules, rule.Key())
 	state.ID = types.StringValue(firewall.ID(node, rule))
 	state.Comment = types.StringValue(found.Comment)
+	// Read never records a rule: a listed rule that this state has not recorded is another state's.
+	state.Recorded = types.BoolValue(st.Owns(rule.Key()) && !unrecorded(state))
 	storeRead(ctx, resp, &state, present)
 }
 
-// Update can only change the comment: every other attribute is the rule's identity. Adding
-// the rule again makes UFW rewrite the comment in place.
+// Update changes the comment and records the rule in the ledger: every other attribute is the
+// rule's identity. Adding the rule again makes UFW rewrite the comment in place.
 func (r *firewallRuleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	state, _ := modelFrom[firewallRuleModel](ctx, req.State, &resp.Diagnostics)
 	plan, rule, ok := ruleModelFrom(ctx, req.Plan, &resp.Diagnostics)
@@ -380,9 +412,22 @@ func (r *firewallRuleResource) Update(ctx context.Context, req resource.UpdateRe
 		return
 	}
 	node := plan.Node.ValueString()
-	_, diags := r.withLockedState(ctx, node, func(h *transport.Host, _ firewall.State) (bool, diag.Diagnostics) {
-		if err := firewall.Add(ctx, h, rule); err != nil {
-			return false, diag.Diagnostics{nodeError("Cannot Update Firewall Rule", node, "Changing the comment of "+rule.Key()+" with ufw failed", "", err)}
+	_, diags := r.withLockedState(ctx, node, func(h *transport.Host, st firewall.State) (bool, diag.Diagnostics) {
+		// Checked again under the lock: another state may have recorded the rule since the plan.
+		if unrecorded(state) {
+			if d := recordedElsewhere(st, node, rule); d.HasError() {
+				return false, d
+			}
+		}
+		if !plan.Comment.Equal(state.Comment) {
+			if err := firewall.Add(ctx, h, rule); err != nil {
+				return false, diag.Diagnostics{nodeError("Cannot Update Firewall Rule", node, "Changing the comment of "+rule.Key()+" with ufw failed", "", err)}
+			}
+		}
+		if !st.Owns(rule.Key()) {
+			if err := firewall.WriteLedger(ctx, h, append(st.Owned, rule.Key())); err != nil {
+				return false, diag.Diagnostics{nodeError("Cannot Record Firewall Rule", node, "Recording the rule in the ownership ledger failed", "Apply again.", err)}
+			}
 		}
 		return false, nil
 	})
@@ -391,7 +436,8 @@ func (r *firewallRuleResource) Update(ctx context.Context, req resource.UpdateRe
 }
 
 // Delete removes the rule unless it was adopted, and refuses when that would cut the
-// provider's own SSH connection through an active firewall.
+// provider's own SSH connection through an active firewall. The rule of an imported resource
+// that another state has recorded since is that state's: it stays, with its ledger line.
 func (r *firewallRuleResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	state, rule, ok := ruleModelFrom(ctx, req.State, &resp.Diagnostics)
 	if !ok {
@@ -399,6 +445,10 @@ func (r *firewallRuleResource) Delete(ctx context.Context, req resource.DeleteRe
 	}
 	node := state.Node.ValueString()
 	_, diags := r.withLockedState(ctx, node, func(h *transport.Host, st firewall.State) (bool, diag.Diagnostics) {
+		if unrecorded(state) && st.Owns(rule.Key()) {
+			return false, diag.Diagnostics{diag.NewWarningDiagnostic("Firewall Rule Left to Its Owner",
+				fmt.Sprintf("The rule %s on node %s is listed in %s by a gpucluster_firewall_rule in another state, which this resource's import never recorded. The rule was left in place and only removed from this state.", rule.Key(), node, firewall.LedgerPath))}
+		}
 		if !state.Adopted.ValueBool() {
 			if d := refuseLockout(ctx, h, node, firewall.Without(st.Rules, rule.Key()), st.Enabled, st.Incoming, "deleting "+rule.Key(), path.Empty(), keepRuleAdvice); d.HasError() {
 				return false, d
@@ -416,45 +466,42 @@ func (r *firewallRuleResource) Delete(ctx context.Context, req resource.DeleteRe
 	resp.Diagnostics.Append(diags...)
 }
 
-// ImportState takes NODE:ACTION:PORT/PROTO:from=SOURCE and records the rule as this resource's
-// in the node's ledger. A rule already in the ledger belongs to a resource in some state (the
-// ledger cannot tell which): importing it too would let either state's destroy remove the other's
-// rule, so it is refused until the admin hands it over by deleting its ledger line.
+// ImportState takes NODE:ACTION:PORT/PROTO:from=SOURCE and only reads: with import blocks it
+// runs during the plan, which must not change a host. The apply that follows records the rule in
+// the node's ledger (recorded). A rule already in the ledger belongs to a resource in some state
+// (the ledger cannot tell which): importing it too would let either state's destroy remove the
+// other's rule, so it is refused until the admin hands it over by deleting its ledger line.
 func (r *firewallRuleResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	node, rule, err := firewall.ParseID(req.ID)
 	if err != nil {
 		resp.Diagnostics.Append(invalidImportID(req.ID, firewall.IDForm, firewall.IDExample, "Original Error: "+err.Error()))
 		return
 	}
-	var found firewall.Rule
-	_, diags := r.withLockedState(ctx, node, func(h *transport.Host, st firewall.State) (bool, diag.Diagnostics) {
-		var present bool
-		found, present = firewall.Find(st.Rules, rule.Key())
-		if !present {
-			return false, diag.Diagnostics{nodeError("Cannot Import Firewall Rule", node,
-				"UFW has no rule "+rule.Key(), "Check the ID against the tuples in "+firewall.RulesFile+" (sudo ufw show added). The ID's format is "+firewall.IDFormat+".", nil)}
-		}
-		if st.Owns(rule.Key()) {
-			return false, diag.Diagnostics{importOwnedRule(node, rule.Key())}
-		}
-		if err := firewall.WriteLedger(ctx, h, append(st.Owned, rule.Key())); err != nil {
-			return false, diag.Diagnostics{nodeError("Cannot Record Firewall Rule", node, "Recording the rule in the ownership ledger failed", "", err)}
-		}
-		return true, nil
-	})
+	_, st, diags := r.cluster.firewallState(ctx, node)
 	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
+	if diags.HasError() {
+		return
+	}
+	found, present := firewall.Find(st.Rules, rule.Key())
+	if !present {
+		resp.Diagnostics.Append(nodeError("Cannot Import Firewall Rule", node,
+			"UFW has no rule "+rule.Key(), "Check the ID against the tuples in "+firewall.RulesFile+" (sudo ufw show added). The ID's format is "+firewall.IDFormat+".", nil))
+		return
+	}
+	if st.Owns(rule.Key()) {
+		resp.Diagnostics.Append(importOwnedRule(node, rule.Key()))
 		return
 	}
 	m := firewallRuleModel{
-		ID:      types.StringValue(firewall.ID(node, rule)),
-		Node:    types.StringValue(node),
-		Action:  types.StringValue(rule.Action),
-		Port:    types.StringValue(rule.Port),
-		Proto:   types.StringValue(rule.Proto),
-		From:    types.StringValue(rule.From),
-		Comment: types.StringValue(found.Comment),
-		Adopted: types.BoolValue(false),
+		ID:       types.StringValue(firewall.ID(node, rule)),
+		Node:     types.StringValue(node),
+		Action:   types.StringValue(rule.Action),
+		Port:     types.StringValue(rule.Port),
+		Proto:    types.StringValue(rule.Proto),
+		From:     types.StringValue(rule.From),
+		Comment:  types.StringValue(found.Comment),
+		Adopted:  types.BoolValue(false),
+		Recorded: types.BoolValue(false),
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
@@ -464,8 +511,5 @@ func importOwnedRule(node, key string) diag.Diagnostic {
 		fmt.Sprintf("The rule %s is listed in %s: a gpucluster_firewall_rule in another state (or in this one) already manages it, "+
 			"and importing it a second time would let either state's destroy remove the other's rule. Nothing was changed", key, firewall.LedgerPath),
 		fmt.Sprintf("Import it only to move it: remove it from the owning state first (terraform state rm, or a removed block with destroy = false), "+
-			"then hand it over by deleting its line on the node (sudo sed -i '\\|^%s$|d' %s) and import again. "+
-			"An import block records its rule when it is planned, so an earlier plan of this same configuration that was never applied "+
-			"leaves the line too: delete it as above, then plan once and apply that plan (terraform plan -out=FILE, terraform apply FILE), "+
-			"or run terraform apply alone.", key, firewall.LedgerPath), nil)
+			"then hand it over by deleting its line on the node (sudo sed -i '\\|^%s$|d' %s) and import again.", key, firewall.LedgerPath), nil)
 }

@@ -4,3 +4,4 @@ terraform import gpucluster_firewall_rule.slurmd gpu01:allow:6818/tcp:from=10.0.
 # A rule listed in the node's ownership ledger (/var/lib/gpucluster/firewall-rules) is managed by a
 # resource in some state and is not imported again. To move it between states, remove it from
 # the owning state (terraform state rm), delete its line from the ledger on the node, then import.
+# Import only reads: the next apply records the rule in the ledger (recorded = false -> true).
