@@ -100,6 +100,9 @@ func TestAccFirewall_slurmThroughUFW(t *testing.T) {
 						}
 					}
 					onHost(t, l, "gpu01", "setsid nc -lk 5555 </dev/null >/dev/null 2>&1 & echo $! > /run/tacc-nc.pid")
+					// nc listens a moment after it starts: wait for that on gpu01 itself, so the
+					// check from gpu02 below tests the network, not the start.
+					onHost(t, l, "gpu01", "i=0; until nc -z -w 1 127.0.0.1 5555; do i=$((i+1)); [ $i -lt 100 ] || exit 1; sleep 0.05; done")
 					if err := checkReachable(l, "gpu02", "10.0.0.11", "5555", true)(nil); err != nil {
 						t.Fatalf("the listener must answer before the firewall is enabled: %v", err)
 					}
