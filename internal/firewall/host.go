@@ -24,6 +24,12 @@ type LedgerWriter interface {
 // owns on this node. A second resource declaring the same rule finds it here.
 const LedgerPath = "/var/lib/gpucluster/firewall-rules"
 
+// ManagedPath exists while a gpucluster_firewall resource manages UFW on this node. A rule
+// removal that would drop the provider's SSH connection may still be safe when that resource
+// turns UFW off in the same run, and it is planned after the rules it lists: the marker tells a
+// rule's plan to leave the check to the firewall's.
+const ManagedPath = "/var/lib/gpucluster/firewall-managed"
+
 // Policies as UFW's commands name them; the defaults file spells them DROP,
 // ACCEPT and REJECT.
 const (
@@ -45,6 +51,8 @@ type State struct {
 	Rules    []Rule
 	// Owned are the rule keys in the ownership ledger.
 	Owned []string
+	// Managed tells that a gpucluster_firewall manages UFW here (ManagedPath exists).
+	Managed bool
 }
 
 // readStateScript prints UFW's files with cat, one process per file: the shell's own read
@@ -57,6 +65,7 @@ sec v6; catif ` + Rules6File + `; end $?
 sec conf; catif ` + ConfFile + `; end $?
 sec defaults; catif ` + DefaultsFile + `; end $?
 sec ledger; catif ` + LedgerPath + `; end $?
+sec managed; test -e ` + ManagedPath + `; end $?
 `
 
 // ErrNotInstalled reports a node without the ufw command.
@@ -108,6 +117,8 @@ func parseState(sections map[string]transport.Section) (State, error) {
 		return State{}, fmt.Errorf("%s: unknown DEFAULT_INPUT_POLICY %q or DEFAULT_OUTPUT_POLICY %q",
 			DefaultsFile, defaults["DEFAULT_INPUT_POLICY"], defaults["DEFAULT_OUTPUT_POLICY"])
 	}
+	managed, ok := sections["managed"]
+	st.Managed = ok && managed.Status == 0
 	for _, line := range sections["ledger"].Lines {
 		if key := strings.TrimSpace(line); key != "" && !strings.HasPrefix(key, "#") {
 			st.Owned = append(st.Owned, key)
@@ -230,14 +241,36 @@ func WriteLedger(ctx context.Context, h LedgerWriter, keys []string) error {
 	return nil
 }
 
+// MarkManaged creates ManagedPath; the caller holds the host's lock and found it missing.
+func MarkManaged(ctx context.Context, h LedgerWriter) error {
+	if _, err := h.Sudo(ctx, transport.NewScript().Command("mkdir", "-p", path.Dir(ManagedPath)).String(), nil); err != nil {
+		return fmt.Errorf("create the directory of %s: %w", ManagedPath, err)
+	}
+	content := "# UFW on this node is managed by a gpucluster_firewall resource. Managed by Terraform.\n"
+	if _, err := h.WriteFile(ctx, transport.File{Path: ManagedPath, Content: []byte(content), Owner: "root", Group: "root", Mode: 0o644}); err != nil {
+		return fmt.Errorf("write %s: %w", ManagedPath, err)
+	}
+	return nil
+}
+
+// Unmark removes ManagedPath, as the firewall resource's destroy leaves UFW to others.
+func Unmark(ctx context.Context, h Executor) error {
+	return removeIfPresent(ctx, h, ManagedPath, "")
+}
+
 func removeLedger(ctx context.Context, h Executor) error {
-	script := transport.NewScript().Set("ledger", LedgerPath).Text(`if [ -e "$ledger" ]; then rm -f -- "$ledger" && echo removed; fi`).String()
+	return removeIfPresent(ctx, h, LedgerPath, ", which listed no rule any more")
+}
+
+// removeIfPresent removes file, logging the change (with why) only when it was there.
+func removeIfPresent(ctx context.Context, h Executor, file, why string) error {
+	script := transport.NewScript().Set("file", file).Text(`if [ -e "$file" ]; then rm -f -- "$file" && echo removed; fi`).String()
 	res, err := h.Sudo(ctx, script, nil)
 	if err != nil {
-		return fmt.Errorf("remove %s: %w", LedgerPath, err)
+		return fmt.Errorf("remove %s: %w", file, err)
 	}
 	if strings.TrimSpace(string(res.Stdout)) == "removed" {
-		transport.Changed(ctx, h, "removed "+LedgerPath+", which listed no rule any more")
+		transport.Changed(ctx, h, "removed "+file+why)
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ func TestReadStateRunsOnAShell(t *testing.T) {
 	sandboxed := func(path string) string { return filepath.Join(dir, filepath.Base(path)) }
 	shell := transporttest.Shell{Rewrite: func(s string) string {
 		s = strings.Replace(s, "command -v ufw", "command -v sh", 1)
-		for _, p := range []string{RulesFile, Rules6File, ConfFile, DefaultsFile, LedgerPath} {
+		for _, p := range []string{RulesFile, Rules6File, ConfFile, DefaultsFile, LedgerPath, ManagedPath} {
 			s = strings.ReplaceAll(s, p, sandboxed(p))
 		}
 		return s
@@ -42,6 +42,13 @@ func TestReadStateRunsOnAShell(t *testing.T) {
 	}
 	if len(st.Owned) != 1 || st.Owned[0] != "allow:22/tcp:from=10.0.0.10" {
 		t.Errorf("owned %v, want the ledger's one key", st.Owned)
+	}
+	if st.Managed {
+		t.Errorf("managed without %s", ManagedPath)
+	}
+	write(ManagedPath, "# marker\n")
+	if st, err = ReadState(context.Background(), shell); err != nil || !st.Managed {
+		t.Errorf("with %s: managed %v, error %v", ManagedPath, st.Managed, err)
 	}
 
 	if err := os.Mkdir(sandboxed(Rules6File), 0o755); err != nil {

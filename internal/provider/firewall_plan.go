@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -27,6 +28,9 @@ type firewallPlans struct {
 	removed  map[string]map[string]bool
 	released map[string]map[string]bool
 	switches map[string]firewallSwitch
+	// pending holds, by node, the rule removals whose lockout check waits for the node's
+	// gpucluster_firewall, planned later in this run.
+	pending map[string]map[string]string
 }
 
 // firewallSwitch is UFW's switch and incoming policy on a node as a gpucluster_firewall plans them.
@@ -122,14 +126,38 @@ func (f *firewallPlans) removedFrom(node string) map[string]bool {
 	return maps.Clone(f.removed[node])
 }
 
-// setSwitch records UFW's switch and incoming policy on a node after this run.
-func (f *firewallPlans) setSwitch(node string, sw firewallSwitch) {
+// setSwitch records UFW's switch and incoming policy on a node after this run, and returns
+// the rule removals that waited for it: what each does ("deleting KEY"), by rule key.
+func (f *firewallPlans) setSwitch(node string, sw firewallSwitch) (pending map[string]string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.switches == nil {
 		f.switches = map[string]firewallSwitch{}
 	}
 	f.switches[node] = sw
+	pending = f.pending[node]
+	delete(f.pending, node)
+	return pending
+}
+
+// switchOrWait returns the switch the node's gpucluster_firewall plans, when it has been
+// planned in this run. Otherwise, on a node whose UFW a gpucluster_firewall manages, it
+// records the removal of key (change says what it does) for that firewall's plan to check,
+// and wait is true.
+func (f *firewallPlans) switchOrWait(node, key, change string, managed bool) (sw firewallSwitch, planned, wait bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if sw, planned = f.switches[node]; planned || !managed {
+		return sw, planned, false
+	}
+	if f.pending == nil {
+		f.pending = map[string]map[string]string{}
+	}
+	if f.pending[node] == nil {
+		f.pending[node] = map[string]string{}
+	}
+	f.pending[node][key] = change
+	return sw, false, true
 }
 
 // plannedSwitch returns UFW's switch and incoming policy on a node after this run: what the
@@ -173,7 +201,39 @@ func (c *cluster) checkRuleRemoval(ctx context.Context, node string, rule firewa
 	if diags.HasError() {
 		return diags
 	}
-	sw := c.firewallPlans.plannedSwitch(canonical, st)
+	sw, planned, wait := c.firewallPlans.switchOrWait(canonical, rule.Key(), change, st.Managed)
+	if wait {
+		return nil
+	}
+	if !planned {
+		sw = firewallSwitch{enabled: st.Enabled, incoming: st.Incoming}
+	}
+	return refuseLockout(ctx, h, node, withoutKeys(st.Rules, removed), sw.enabled, sw.incoming, change, path.Empty(), keepRuleAdvice)
+}
+
+// checkWaitingRemovals is the lockout check of the rule removals that waited for the node's
+// gpucluster_firewall, with what it plans (sw). Terraform removes the rules the firewall
+// listed (listed, from its prior state) only after it changed or destroyed the firewall, the
+// others in any order: those must keep SSH open under UFW as it is now, and all of them under sw.
+func (c *cluster) checkWaitingRemovals(ctx context.Context, node string, waiting map[string]string, sw firewallSwitch, listed map[string]bool) diag.Diagnostics {
+	if len(waiting) == 0 || !c.settingsKnown() {
+		return nil
+	}
+	h, st, diags := c.firewallState(ctx, node)
+	if diags.HasError() {
+		return diags
+	}
+	removed := c.firewallPlans.removedFrom(c.canonicalNode(node))
+	unlisted := maps.Clone(removed)
+	maps.DeleteFunc(unlisted, func(key string, _ bool) bool { return listed[key] })
+	var changes []string
+	for _, key := range slices.Sorted(maps.Keys(waiting)) {
+		changes = append(changes, waiting[key])
+	}
+	change := strings.Join(changes, ", ")
+	if d := refuseLockout(ctx, h, node, withoutKeys(st.Rules, unlisted), st.Enabled, st.Incoming, change, path.Empty(), keepRuleAdvice); d.HasError() {
+		return d
+	}
 	return refuseLockout(ctx, h, node, withoutKeys(st.Rules, removed), sw.enabled, sw.incoming, change, path.Empty(), keepRuleAdvice)
 }
 

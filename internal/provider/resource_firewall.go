@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
@@ -152,9 +153,9 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if !ok || plan.Node.IsUnknown() || plan.Enabled.IsUnknown() || plan.DefaultIncoming.IsUnknown() {
 		return
 	}
-	r.cluster.firewallPlans.setSwitch(r.cluster.canonicalNode(plan.Node.ValueString()),
-		firewallSwitch{enabled: plan.Enabled.ValueBool(), incoming: plan.DefaultIncoming.ValueString()})
-	if !r.cluster.settingsKnown() || plan.SSHRule.IsUnknown() || plan.Rules.IsUnknown() {
+	resp.Diagnostics.Append(r.switchPlanned(ctx, plan.Node.ValueString(), req.State,
+		firewallSwitch{enabled: plan.Enabled.ValueBool(), incoming: plan.DefaultIncoming.ValueString()})...)
+	if resp.Diagnostics.HasError() || !r.cluster.settingsKnown() || plan.SSHRule.IsUnknown() || plan.Rules.IsUnknown() {
 		return
 	}
 	if plan.Exclusive.ValueBool() {
@@ -202,8 +203,30 @@ func (r *firewallResource) recordDestroy(ctx context.Context, req resource.Modif
 	if !ok {
 		return
 	}
-	r.cluster.firewallPlans.setSwitch(r.cluster.canonicalNode(state.Node.ValueString()),
-		firewallSwitch{enabled: state.PreviousEnabled.ValueBool(), incoming: state.PreviousIncoming.ValueString()})
+	resp.Diagnostics.Append(r.switchPlanned(ctx, state.Node.ValueString(), req.State,
+		firewallSwitch{enabled: state.PreviousEnabled.ValueBool(), incoming: state.PreviousIncoming.ValueString()})...)
+}
+
+// switchPlanned records what UFW on node does after this run, for the rules' checks, and checks
+// the rule removals that waited for it; prior is the firewall's state, null on create.
+func (r *firewallResource) switchPlanned(ctx context.Context, node string, prior tfsdk.State, sw firewallSwitch) diag.Diagnostics {
+	waiting := r.cluster.firewallPlans.setSwitch(r.cluster.canonicalNode(node), sw)
+	if len(waiting) == 0 {
+		return nil
+	}
+	var diags diag.Diagnostics
+	listed := map[string]bool{}
+	if m := priorModel[firewallModel](ctx, prior, &diags); !prior.Raw.IsNull() && !diags.HasError() {
+		rules, more := r.listedRules(ctx, m)
+		diags.Append(more...)
+		for _, rule := range rules {
+			listed[rule.Key()] = true
+		}
+	}
+	if diags.HasError() {
+		return diags
+	}
+	return r.cluster.checkWaitingRemovals(ctx, node, waiting, sw, listed)
 }
 
 // listedRules parses the rules that ssh_rule and rules name; each must be on the firewall's node.
@@ -332,11 +355,24 @@ func (r *firewallResource) apply(ctx context.Context, node string, listed []fire
 			fmt.Sprintf("UFW on %s was left as it was: the listed rules %s are not on the node, and enabling UFW without them would drop their traffic. "+
 				"List gpucluster_firewall_rule ids (gpucluster_firewall_rule.NAME.id), so the rules are created first.", node, strings.Join(missing, ", ")))}
 	}
-	if st.Enabled == enabled && st.Incoming == incoming && st.Outgoing == outgoing {
-		// Only rules or slurm_controller changed: ufw would rewrite its files and reload for nothing.
+	// Where only rules or slurm_controller changed, ufw would rewrite its files and reload for nothing.
+	if st.Enabled != enabled || st.Incoming != incoming || st.Outgoing != outgoing {
+		if d := setFirewall(ctx, h, node, enabled, incoming, outgoing); d.HasError() {
+			return d
+		}
+	}
+	return markManaged(ctx, h, node, st)
+}
+
+// markManaged leaves the marker that tells the rules' plans this resource manages UFW here.
+func markManaged(ctx context.Context, h *transport.Host, node string, st firewall.State) diag.Diagnostics {
+	if st.Managed {
 		return nil
 	}
-	return setFirewall(ctx, h, node, enabled, incoming, outgoing)
+	if err := firewall.MarkManaged(ctx, h); err != nil {
+		return diag.Diagnostics{nodeError("Cannot Configure Firewall", node, "Writing "+firewall.ManagedPath+" failed after UFW was configured", "Apply again.", err)}
+	}
+	return nil
 }
 
 // missingRules returns the keys of the listed rules the node does not hold.
@@ -418,6 +454,12 @@ func (r *firewallResource) Delete(ctx context.Context, req resource.DeleteReques
 			fmt.Sprintf("UFW on %s was enabled before this resource, but re-enabling it with the current rules would drop the provider's own SSH connection, so it was left disabled. Add a rule for SSH and enable it again.\n\n%s", node, d[0].Detail()))
 	}
 	resp.Diagnostics.Append(setFirewall(ctx, h, node, enabled, incoming, outgoing)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := firewall.Unmark(ctx, h); err != nil {
+		resp.Diagnostics.Append(nodeError("Cannot Remove Firewall", node, "UFW was restored, but removing "+firewall.ManagedPath+" failed", "Remove the file by hand.", err))
+	}
 }
 
 // ImportState takes the node. Destroy after an import restores the state found at import. rules

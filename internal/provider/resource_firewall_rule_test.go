@@ -364,12 +364,12 @@ func checkFirewallClean(l *lab.Lab, node string, keys ...string) resource.TestCh
 				return err
 			}
 		}
-		out, err := onHostErr(l, node, "ufw status")
+		out, err := onHostErr(l, node, "ufw status; test ! -e "+firewall.ManagedPath+" || echo marker left")
 		if err != nil {
 			return err
 		}
 		if out != "Status: inactive" {
-			return fmt.Errorf("%s: UFW left active after the test: %s", node, out)
+			return fmt.Errorf("%s: UFW left active, or %s left, after the test: %s", node, firewall.ManagedPath, out)
 		}
 		return nil
 	}
