@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -245,4 +246,48 @@ func (c *cluster) checkDenyRule(ctx context.Context, node string, rule firewall.
 	sw := c.firewallPlans.plannedSwitch(canonical, st)
 	rules := append(withoutKeys(st.Rules, c.firewallPlans.removedFrom(canonical)), rule)
 	return refuseLockout(ctx, h, node, rules, sw.enabled, sw.incoming, "adding "+rule.Key(), path.Root("action"), denyRuleAdvice)
+}
+
+// switchPlanned records what UFW on node does after this run, for the rules' checks, and checks
+// the rule removals that waited for it; prior is the firewall's state, null on create.
+func (r *firewallResource) switchPlanned(ctx context.Context, node string, prior tfsdk.State, sw firewallSwitch) diag.Diagnostics {
+	waiting := r.cluster.firewallPlans.setSwitch(r.cluster.canonicalNode(node), sw)
+	if len(waiting) == 0 {
+		return nil
+	}
+	var diags diag.Diagnostics
+	listed := map[string]bool{}
+	if m := priorModel[firewallModel](ctx, prior, &diags); !prior.Raw.IsNull() && !diags.HasError() {
+		rules, more := r.listedRules(ctx, m)
+		diags.Append(more...)
+		for _, rule := range rules {
+			listed[rule.Key()] = true
+		}
+	}
+	if diags.HasError() {
+		return diags
+	}
+	return r.cluster.checkWaitingRemovals(ctx, node, waiting, sw, listed)
+}
+
+// markManaged leaves the marker that tells the rules' plans this resource manages UFW here.
+func markManaged(ctx context.Context, h *transport.Host, node string, st firewall.State) diag.Diagnostics {
+	if st.Managed {
+		return nil
+	}
+	if err := firewall.MarkManaged(ctx, h); err != nil {
+		return diag.Diagnostics{nodeError("Cannot Configure Firewall", node, "Writing "+firewall.ManagedPath+" failed after UFW was configured", "Apply again.", err)}
+	}
+	return nil
+}
+
+// missingRules returns the keys of the listed rules the node does not hold.
+func missingRules(onNode, listed []firewall.Rule) []string {
+	var missing []string
+	for _, want := range listed {
+		if !slices.ContainsFunc(onNode, func(r firewall.Rule) bool { return r.Key() == want.Key() }) {
+			missing = append(missing, want.Key())
+		}
+	}
+	return missing
 }

@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
@@ -56,6 +59,7 @@ func TestAccFirewall_removedWithItsRules(t *testing.T) {
 	l := lab.Require(t)
 	const node = "gpu01"
 	keys := []string{"allow:22/tcp:from=10.0.0.10", "allow:6818/tcp:from=10.0.0.0/24"}
+	var ufwFiles string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             checkFirewallClean(l, node, keys...),
@@ -65,6 +69,31 @@ func TestAccFirewall_removedWithItsRules(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkUFWStatus(l, node, "Status: active"),
 					checkOnHost(l, node, "cat "+firewall.ManagedPath, "# UFW on this node is managed by a gpucluster_firewall resource. Managed by Terraform."),
+				),
+			},
+			{
+				// The marker deleted by hand, or never written (an import, an earlier version):
+				// the plan shows recorded going true, and the apply writes the marker and nothing else.
+				PreConfig: func() {
+					onHost(t, l, node, "rm "+firewall.ManagedPath)
+					ufwFiles = snapshotFirewalls(t, l)
+				},
+				Config: firewallsOn(l, node),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction("gpucluster_firewall.node[0]", plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue("gpucluster_firewall.node[0]", tfjsonpath.New("recorded"), knownvalue.Bool(true)),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkOnHost(l, node, "test -e "+firewall.ManagedPath+" && echo marked", "marked"),
+					func(*terraform.State) error {
+						if after := snapshotFirewalls(t, l); after != ufwFiles {
+							return fmt.Errorf("writing the marker changed UFW's files:\nbefore:\n%s\nafter:\n%s", ufwFiles, after)
+						}
+						return nil
+					},
 				),
 			},
 			{

@@ -17,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
@@ -49,6 +48,7 @@ type firewallModel struct {
 	PreviousOutgoing types.String `tfsdk:"previous_outgoing"`
 	UndeclaredRules  types.Set    `tfsdk:"undeclared_rules"`
 	Exclusive        types.Bool   `tfsdk:"exclusive"`
+	Recorded         types.Bool   `tfsdk:"recorded"`
 }
 
 func (r *firewallResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -122,6 +122,12 @@ func (r *firewallResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				Computed: true,
 				Default:  booldefault.StaticBool(false),
 			},
+			"recorded": schema.BoolAttribute{
+				MarkdownDescription: "Whether the node holds `" + firewall.ManagedPath + "`, which tells the plans of the node's rules that this resource manages UFW " +
+					"there, so removing the node's rules together with this resource is checked against UFW as this resource leaves it. Create writes it; " +
+					"an import (which only reads) and firewalls created by earlier versions show `recorded = false -> true` in the plan, and the apply writes the file and nothing else.",
+				Computed: true,
+			},
 			"undeclared_rules": schema.SetAttribute{
 				MarkdownDescription: "The ids of the rules on the node that no `gpucluster_firewall_rule` declares: not in the node's ownership ledger (" +
 					"`" + firewall.LedgerPath + "`) nor declared in the same run. Read at every refresh, with a warning naming each rule: a port opened by hand " +
@@ -149,6 +155,8 @@ func (r *firewallResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		r.recordDestroy(ctx, req, resp)
 		return
 	}
+	// Every firewall in state is due to hold the marker; Update writes one that Read found missing.
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("recorded"), true)...)
 	plan, ok := modelFrom[firewallModel](ctx, req.Plan, &resp.Diagnostics)
 	if !ok || plan.Node.IsUnknown() || plan.Enabled.IsUnknown() || plan.DefaultIncoming.IsUnknown() {
 		return
@@ -205,28 +213,6 @@ func (r *firewallResource) recordDestroy(ctx context.Context, req resource.Modif
 	}
 	resp.Diagnostics.Append(r.switchPlanned(ctx, state.Node.ValueString(), req.State,
 		firewallSwitch{enabled: state.PreviousEnabled.ValueBool(), incoming: state.PreviousIncoming.ValueString()})...)
-}
-
-// switchPlanned records what UFW on node does after this run, for the rules' checks, and checks
-// the rule removals that waited for it; prior is the firewall's state, null on create.
-func (r *firewallResource) switchPlanned(ctx context.Context, node string, prior tfsdk.State, sw firewallSwitch) diag.Diagnostics {
-	waiting := r.cluster.firewallPlans.setSwitch(r.cluster.canonicalNode(node), sw)
-	if len(waiting) == 0 {
-		return nil
-	}
-	var diags diag.Diagnostics
-	listed := map[string]bool{}
-	if m := priorModel[firewallModel](ctx, prior, &diags); !prior.Raw.IsNull() && !diags.HasError() {
-		rules, more := r.listedRules(ctx, m)
-		diags.Append(more...)
-		for _, rule := range rules {
-			listed[rule.Key()] = true
-		}
-	}
-	if diags.HasError() {
-		return diags
-	}
-	return r.cluster.checkWaitingRemovals(ctx, node, waiting, sw, listed)
 }
 
 // listedRules parses the rules that ssh_rule and rules name; each must be on the firewall's node.
@@ -326,7 +312,7 @@ func (r *firewallResource) converge(ctx context.Context, m *firewallModel, befor
 	if diags.HasError() {
 		return diags
 	}
-	m.ID = m.Node
+	m.ID, m.Recorded = m.Node, types.BoolValue(true)
 	return append(diags, r.apply(ctx, m.Node.ValueString(), listed, before,
 		m.Exclusive.ValueBool(), m.Enabled.ValueBool(), m.DefaultIncoming.ValueString(), m.DefaultOutgoing.ValueString())...)
 }
@@ -362,28 +348,6 @@ func (r *firewallResource) apply(ctx context.Context, node string, listed []fire
 		}
 	}
 	return markManaged(ctx, h, node, st)
-}
-
-// markManaged leaves the marker that tells the rules' plans this resource manages UFW here.
-func markManaged(ctx context.Context, h *transport.Host, node string, st firewall.State) diag.Diagnostics {
-	if st.Managed {
-		return nil
-	}
-	if err := firewall.MarkManaged(ctx, h); err != nil {
-		return diag.Diagnostics{nodeError("Cannot Configure Firewall", node, "Writing "+firewall.ManagedPath+" failed after UFW was configured", "Apply again.", err)}
-	}
-	return nil
-}
-
-// missingRules returns the keys of the listed rules the node does not hold.
-func missingRules(onNode, listed []firewall.Rule) []string {
-	var missing []string
-	for _, want := range listed {
-		if !slices.ContainsFunc(onNode, func(r firewall.Rule) bool { return r.Key() == want.Key() }) {
-			missing = append(missing, want.Key())
-		}
-	}
-	return missing
 }
 
 func setFirewall(ctx context.Context, h *transport.Host, node string, enabled bool, incoming, outgoing string) diag.Diagnostics {
@@ -429,6 +393,7 @@ func (r *firewallResource) Read(ctx context.Context, req resource.ReadRequest, r
 	state.DefaultOutgoing = types.StringValue(st.Outgoing)
 	undeclared := r.cluster.undeclaredRules(state.Node.ValueString(), st)
 	state.UndeclaredRules = stringSet(undeclared)
+	state.Recorded = types.BoolValue(st.Managed)
 	warnUndeclared(&resp.Diagnostics, state.Node.ValueString(), undeclared, st)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
@@ -494,6 +459,7 @@ func (r *firewallResource) ImportState(ctx context.Context, req resource.ImportS
 		PreviousOutgoing: types.StringValue(st.Outgoing),
 		UndeclaredRules:  stringSet(r.cluster.undeclaredRules(node, st)),
 		Exclusive:        types.BoolValue(false),
+		Recorded:         types.BoolValue(st.Managed),
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
