@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -84,7 +85,7 @@ func recordedAttribute(kind users.Kind) schema.BoolAttribute {
 		MarkdownDescription: fmt.Sprintf("Whether the UID ledger `%s` on the login node lists this %s with this %s. "+
 			"Always planned `true`: an imported %[2]s, or one whose ledger line was deleted by hand, reads `false` and shows "+
 			"`recorded = false -> true` in the plan; the apply writes the ledger line and, when nothing else changes, nothing more on any node. "+
-			"State from a provider version without this attribute reads it from the ledger at the next refresh.", users.LedgerPath, kind, idName),
+			"State from a provider version without this attribute reads it from the ledger at the next refresh.", users.LedgerPath, kind, strings.ToUpper(idName)),
 		Computed: true,
 	}
 }

@@ -55,7 +55,6 @@ func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"ledger on the login node and can never be given to another group name.\n\n" +
 			"The group of the account the provider logs in as (named like the provider's `user`) is never managed, and an administrator group (" +
 			markdownList(users.AdminGroups) + ") only with `allow_admin_group`: changing or removing either could cut the provider's or the administrators' rights.\n\n" +
-			"Import with `terraform import gpucluster_group.NAME NAME@NODE1,NODE2,...`, naming the nodes where the group exists and destroy deletes it. " +
 			"Import only reads: it refuses nodes that disagree on the GID and a GID the ledger gave to another name, and the apply that follows " +
 			"records the GID in the ledger (`recorded`), so a plan of an `import` block that is never applied changes nothing on any host.",
 		Attributes: map[string]schema.Attribute{

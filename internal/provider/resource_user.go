@@ -70,7 +70,6 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			"groups, primary group, shell and home follow this resource. The plan shows, per node, what that changes in a warning " +
 			"(\"gpu01: leaves groups video; primary group staff becomes users\"), and refuses to take over an account in an " +
 			"administrator group (" + markdownList(users.AdminGroups) + ") unless `allow_admin_groups` is set.\n\n" +
-			"Import with `terraform import gpucluster_user.NAME NAME@NODE1,NODE2,...`, naming the nodes where the account exists and destroy deletes it. " +
 			"Import only reads: it refuses nodes that disagree on the UID and a UID the ledger gave to another name, and the apply that follows " +
 			"records the UID in the ledger (`recorded`), so a plan of an `import` block that is never applied changes nothing on any host.",
 		Attributes: map[string]schema.Attribute{
