@@ -18,9 +18,14 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/users"
 )
 
-// groupAndUserConfig declares a group and a user whose primary group it is, on nodes, as
-// useradd makes them (shell /bin/sh).
-func groupAndUserConfig(l *lab.Lab, group string, gid int, user string, uid int, nodes []string) string {
+// importedAccounts is a group and a user whose primary group it is, as useradd makes them
+// (shell /bin/sh).
+type importedAccounts struct {
+	group, user string
+	gid, uid    int
+}
+
+func (a importedAccounts) config(l *lab.Lab, nodes []string) string {
 	return providerConfig(l, "") + fmt.Sprintf(`
 resource "gpucluster_group" "test" {
   name  = %[1]q
@@ -35,7 +40,54 @@ resource "gpucluster_user" "test" {
   shell = "/bin/sh"
   nodes = %[5]s
 }
-`, group, gid, user, uid, hclList(nodes))
+`, a.group, a.gid, a.user, a.uid, hclList(nodes))
+}
+
+// gone is the CheckDestroy: both accounts are gone from every node.
+func (a importedAccounts) gone(l *lab.Lab, nodes []string) resource.TestCheckFunc {
+	return resource.ComposeAggregateTestCheckFunc(checkUserGone(l, a.user, nodes, ""), checkGroupGone(l, a.group, nodes))
+}
+
+// recordingStep applies config after before, when only the ledger lines of both accounts are
+// due: the plan updates recorded alone, the apply writes the lines, and no file under /etc
+// changes on any node.
+func (a importedAccounts) recordingStep(t *testing.T, l *lab.Lab, config string, before func()) resource.TestStep {
+	var etc string
+	return resource.TestStep{
+		PreConfig: func() {
+			before()
+			etc = hostSnapshot(t, l, false)
+		},
+		Config: config,
+		ConfigPlanChecks: resource.ConfigPlanChecks{
+			PreApply:             []plancheck.PlanCheck{expectRecordedOnly{"gpucluster_group.test", "gpucluster_user.test"}},
+			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+		},
+		ConfigStateChecks: append(a.recordedChecks(), hostCheck(func() error {
+			return sameSnapshot("recording the ledger lines", etc, hostSnapshot(t, l, false))
+		})),
+		Check: a.checkLedgerRecords(l),
+	}
+}
+
+// recordedChecks want recorded = true in the state of the group and the user.
+func (a importedAccounts) recordedChecks() []statecheck.StateCheck {
+	return []statecheck.StateCheck{
+		statecheck.ExpectKnownValue("gpucluster_group.test", tfjsonpath.New("recorded"), knownvalue.Bool(true)),
+		statecheck.ExpectKnownValue("gpucluster_user.test", tfjsonpath.New("recorded"), knownvalue.Bool(true)),
+	}
+}
+
+// checkLedgerRecords wants the UID ledger on login01 to hold both accounts' active lines.
+func (a importedAccounts) checkLedgerRecords(l *lab.Lab) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		for _, line := range []string{fmt.Sprintf("group %s %d active", a.group, a.gid), fmt.Sprintf("user %s %d active", a.user, a.uid)} {
+			if _, err := onHostErr(l, lab.LoginHost, fmt.Sprintf("grep -qxF %q %s", line, users.LedgerPath)); err != nil {
+				return fmt.Errorf("%s does not hold %q: %w", users.LedgerPath, line, err)
+			}
+		}
+		return nil
+	}
 }
 
 // uidLedgerDigest is the sha256 of the UID ledger on login01, or "absent".
@@ -52,46 +104,28 @@ func forgetInLedger(t *testing.T, l *lab.Lab, names ...string) {
 	t.Cleanup(func() { onHost(t, l, lab.LoginHost, script) })
 }
 
-// checkLedgerRecords wants the UID ledger on login01 to hold each line of want.
-func checkLedgerRecords(l *lab.Lab, want ...string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		for _, line := range want {
-			if _, err := onHostErr(l, lab.LoginHost, fmt.Sprintf("grep -qxF %q %s", line, users.LedgerPath)); err != nil {
-				return fmt.Errorf("%s does not hold %q: %w", users.LedgerPath, line, err)
-			}
-		}
-		return nil
-	}
-}
-
-// recordedChecks want recorded = true in the state of the group and the user.
-var recordedChecks = []statecheck.StateCheck{
-	statecheck.ExpectKnownValue("gpucluster_group.test", tfjsonpath.New("recorded"), knownvalue.Bool(true)),
-	statecheck.ExpectKnownValue("gpucluster_user.test", tfjsonpath.New("recorded"), knownvalue.Bool(true)),
-}
-
 // An import block is imported during the plan, and a plan must not change a host: import still
 // refuses a UID the ledger gave to another name, two plans of an import block leave the ledger
 // on login01 byte for byte as it was, the second is not refused, and the apply records the UID
 // and the GID, as updates of `recorded` alone, changing nothing under /etc on any node.
 func TestAccUser_importBlockPlanWritesNothing(t *testing.T) {
 	l := lab.Require(t)
-	const group, gid, user, uid = "tacc_impgrp", 2801, "tacc_imported", 1801
+	a := importedAccounts{group: "tacc_impgrp", gid: 2801, user: "tacc_imported", uid: 1801}
 	nodes := labNodeNames(l)
-	forgetInLedger(t, l, group, user, "tacc_formerly")
+	forgetInLedger(t, l, a.group, a.user, "tacc_formerly")
 	for _, n := range nodes {
-		onHost(t, l, n, fmt.Sprintf("groupadd -g %d %s && useradd -M -u %d -g %s -s /bin/sh %s", gid, group, uid, group, user))
+		onHost(t, l, n, fmt.Sprintf("groupadd -g %d %s && useradd -M -u %d -g %s -s /bin/sh %s", a.gid, a.group, a.uid, a.group, a.user))
 	}
 	t.Cleanup(func() {
 		for _, n := range nodes {
-			_, _ = onHostErr(l, n, fmt.Sprintf("userdel %s; groupdel %s", user, group))
+			_, _ = onHostErr(l, n, fmt.Sprintf("userdel %s; groupdel %s", a.user, a.group))
 		}
 	})
 	ids := strings.Join(nodes, ",")
-	config := groupAndUserConfig(l, group, gid, user, uid, nodes) +
-		importBlock("gpucluster_group.test", strconv.Quote(group+"@"+ids)) +
-		importBlock("gpucluster_user.test", strconv.Quote(user+"@"+ids))
-	var before, etc string
+	config := a.config(l, nodes) +
+		importBlock("gpucluster_group.test", strconv.Quote(a.group+"@"+ids)) +
+		importBlock("gpucluster_user.test", strconv.Quote(a.user+"@"+ids))
+	var before string
 	ledgerUnchanged := func() {
 		if after := uidLedgerDigest(t, l); after != before {
 			t.Fatalf("a plan changed %s on login01: sha256 %s before, %s after", users.LedgerPath, before, after)
@@ -106,15 +140,12 @@ func TestAccUser_importBlockPlanWritesNothing(t *testing.T) {
 	secondPlan.PreConfig = ledgerUnchanged
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
-			checkUserGone(l, user, nodes, ""),
-			checkGroupGone(l, group, nodes),
-		),
+		CheckDestroy:             a.gone(l, nodes),
 		Steps: []resource.TestStep{
 			{
 				// Import still reads the ledger and refuses what it refused when it claimed.
 				PreConfig: func() {
-					onHost(t, l, lab.LoginHost, fmt.Sprintf("mkdir -p /var/lib/gpucluster && echo 'user tacc_formerly %d retired' >> %s", uid, users.LedgerPath))
+					onHost(t, l, lab.LoginHost, fmt.Sprintf("mkdir -p /var/lib/gpucluster && echo 'user tacc_formerly %d retired' >> %s", a.uid, users.LedgerPath))
 				},
 				Config:      config,
 				PlanOnly:    true,
@@ -122,21 +153,7 @@ func TestAccUser_importBlockPlanWritesNothing(t *testing.T) {
 			},
 			firstPlan,
 			secondPlan,
-			{
-				PreConfig: func() {
-					ledgerUnchanged()
-					etc = hostSnapshot(t, l, false)
-				},
-				Config: config,
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply:             []plancheck.PlanCheck{expectRecordedOnly{"gpucluster_group.test", "gpucluster_user.test"}},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				ConfigStateChecks: append(recordedChecks, hostCheck(func() error {
-					return sameSnapshot("recording the imported accounts", etc, hostSnapshot(t, l, false))
-				})),
-				Check: checkLedgerRecords(l, fmt.Sprintf("group %s %d active", group, gid), fmt.Sprintf("user %s %d active", user, uid)),
-			},
+			a.recordingStep(t, l, config, ledgerUnchanged),
 		},
 	})
 }
@@ -145,39 +162,22 @@ func TestAccUser_importBlockPlanWritesNothing(t *testing.T) {
 // true and nothing else, and the apply writes the line back and changes nothing under /etc.
 func TestAccUser_ledgerLineDeletedByHand(t *testing.T) {
 	l := lab.Require(t)
-	const group, gid, user, uid = "tacc_relgrp", 2802, "tacc_reluser", 1802
+	a := importedAccounts{group: "tacc_relgrp", gid: 2802, user: "tacc_reluser", uid: 1802}
 	nodes := labNodeNames(l)
-	forgetInLedger(t, l, group, user)
-	config := groupAndUserConfig(l, group, gid, user, uid, nodes)
-	lines := []string{fmt.Sprintf("group %s %d active", group, gid), fmt.Sprintf("user %s %d active", user, uid)}
-	var etc string
+	forgetInLedger(t, l, a.group, a.user)
+	config := a.config(l, nodes)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
-			checkUserGone(l, user, nodes, ""),
-			checkGroupGone(l, group, nodes),
-		),
+		CheckDestroy:             a.gone(l, nodes),
 		Steps: []resource.TestStep{
 			{
 				Config:            config,
-				ConfigStateChecks: recordedChecks,
-				Check:             checkLedgerRecords(l, lines...),
+				ConfigStateChecks: a.recordedChecks(),
+				Check:             a.checkLedgerRecords(l),
 			},
-			{
-				PreConfig: func() {
-					onHost(t, l, lab.LoginHost, fmt.Sprintf(`sed -i -E '/^(user %s|group %s) /d' %s`, user, group, users.LedgerPath))
-					etc = hostSnapshot(t, l, false)
-				},
-				Config: config,
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply:             []plancheck.PlanCheck{expectRecordedOnly{"gpucluster_group.test", "gpucluster_user.test"}},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				ConfigStateChecks: append(recordedChecks, hostCheck(func() error {
-					return sameSnapshot("writing the ledger lines back", etc, hostSnapshot(t, l, false))
-				})),
-				Check: checkLedgerRecords(l, lines...),
-			},
+			a.recordingStep(t, l, config, func() {
+				onHost(t, l, lab.LoginHost, fmt.Sprintf(`sed -i -E '/^(user %s|group %s) /d' %s`, a.user, a.group, users.LedgerPath))
+			}),
 		},
 	})
 }
