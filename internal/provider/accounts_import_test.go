@@ -110,7 +110,7 @@ func forgetInLedger(t *testing.T, l *lab.Lab, names ...string) {
 // and the GID, as updates of `recorded` alone, changing nothing under /etc on any node.
 func TestAccUser_importBlockPlanWritesNothing(t *testing.T) {
 	l := lab.Require(t)
-	a := importedAccounts{group: "tacc_impgrp", gid: 2801, user: "tacc_imported", uid: 1801}
+	a := importedAccounts{group: "tacc_impgrp", gid: 2951, user: "tacc_imported", uid: 1951}
 	nodes := labNodeNames(l)
 	forgetInLedger(t, l, a.group, a.user, "tacc_formerly")
 	for _, n := range nodes {
@@ -162,7 +162,7 @@ func TestAccUser_importBlockPlanWritesNothing(t *testing.T) {
 // true and nothing else, and the apply writes the line back and changes nothing under /etc.
 func TestAccUser_ledgerLineDeletedByHand(t *testing.T) {
 	l := lab.Require(t)
-	a := importedAccounts{group: "tacc_relgrp", gid: 2802, user: "tacc_reluser", uid: 1802}
+	a := importedAccounts{group: "tacc_relgrp", gid: 2952, user: "tacc_reluser", uid: 1952}
 	nodes := labNodeNames(l)
 	forgetInLedger(t, l, a.group, a.user)
 	config := a.config(l, nodes)
