@@ -138,13 +138,8 @@ func describeDrift(problems []string) string {
 // checkLedger refuses, at plan time, an ID that the ledger on the login node gave to another
 // name: the guide's "never reuse a UID", which must hold after the earlier owner is gone.
 func (c *cluster) checkLedger(ctx context.Context, kind users.Kind, name string, id int64, attr path.Path) diag.Diagnostics {
-	h, ledgerNode, diags := c.ledgerHost(ctx)
+	ledger, ledgerNode, diags := c.readLedger(ctx)
 	if diags.HasError() {
-		return diags
-	}
-	ledger, err := users.ReadLedger(ctx, h, users.LedgerPath)
-	if err != nil {
-		diags.Append(nodeError("Cannot Read UID Ledger", ledgerNode, "Reading "+users.LedgerPath+" failed", "", err))
 		return diags
 	}
 	if err := ledger.CheckClaim(kind, name, id); err != nil {
@@ -153,6 +148,21 @@ func (c *cluster) checkLedger(ctx context.Context, kind users.Kind, name string,
 			"Pick an ID that was never used. Reusing one hands the earlier owner's files on the shared /home to the new name.", err))
 	}
 	return diags
+}
+
+// readLedger reads the UID ledger from the login node's account listing, which every user and
+// group of a run shares with the node's own accounts.
+func (c *cluster) readLedger(ctx context.Context) (*users.Ledger, string, diag.Diagnostics) {
+	h, ledgerNode, diags := c.ledgerHost(ctx)
+	if diags.HasError() {
+		return nil, ledgerNode, diags
+	}
+	ledger, err := users.ReadListedLedger(ctx, h)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read UID Ledger", ledgerNode, "Reading "+users.LedgerPath+" failed",
+			"Nothing was changed. Each line of the file is \"user|group NAME ID active|retired\": repair a line edited by hand, then run Terraform again.", err))
+	}
+	return ledger, ledgerNode, diags
 }
 
 // readAccounts asks every node about the named accounts at once, one round trip per node.

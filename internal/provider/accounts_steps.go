@@ -2,9 +2,12 @@ package provider
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -56,16 +59,6 @@ func (c *cluster) destroyAccount(ctx context.Context, diags *diag.Diagnostics, k
 	diags.Append(c.removeAccount(ctx, created, kind, name, id, remove, inUseAdvice)...)
 }
 
-// claimImported records an imported account's ID in the ledger, unless the ledger gave it to
-// another name.
-func (c *cluster) claimImported(ctx context.Context, kind users.Kind, name string, id int64, attr path.Path) diag.Diagnostics {
-	diags := c.checkLedger(ctx, kind, name, id, attr)
-	if diags.HasError() {
-		return diags
-	}
-	return append(diags, c.claim(ctx, kind, name, id)...)
-}
-
 // coveredNodes are the node lists a converge of a user or group works from: the nodes it covers
 // now, those it covered before, and those of the latter where it found the account already there.
 func coveredNodes(ctx context.Context, diags *diag.Diagnostics, nodes, priorNodes, adoptedBefore types.Set) (now, before, adopted []string) {
@@ -83,4 +76,44 @@ func (c *cluster) removeFromDropped(ctx context.Context, kind users.Kind, name s
 	dropped := missingFrom(missingFrom(before, now), adoptedBefore)
 	return c.changeOnEachNode(ctx, dropped, func(h *transport.Host) (bool, error) { return remove(ctx, h, name) },
 		"Cannot Remove "+titleKind(kind), happened, inUseAdvice)
+}
+
+// recordedAttribute is gpucluster_user's and gpucluster_group's recorded.
+func recordedAttribute(kind users.Kind) schema.BoolAttribute {
+	_, idName := accountPlan{kind: kind}.idAttr()
+	return schema.BoolAttribute{
+		MarkdownDescription: fmt.Sprintf("Whether the UID ledger `%s` on the login node lists this %s with this %s. "+
+			"Always planned `true`: an imported %[2]s, or one whose ledger line was deleted by hand, reads `false` and shows "+
+			"`recorded = false -> true` in the plan; the apply writes the ledger line and, when nothing else changes, nothing more on any node. "+
+			"State from a provider version without this attribute reads it from the ledger at the next refresh.", users.LedgerPath, kind, strings.ToUpper(idName)),
+		Computed: true,
+	}
+}
+
+// recordedInLedger is what Read stores in recorded: whether the login node's ledger lists name
+// with id. With no login node to ask (none set, or marked offline) the state stands, where
+// state from before recorded existed counts as recorded.
+func (c *cluster) recordedInLedger(ctx context.Context, diags *diag.Diagnostics, kind users.Kind, name string, id int64, prior types.Bool) types.Bool {
+	if node := c.settings.loginNode; node == "" || c.isOffline(node) {
+		return types.BoolValue(!unrecorded(prior))
+	}
+	ledger, _, readDiags := c.readLedger(ctx)
+	diags.Append(readDiags...)
+	if readDiags.HasError() {
+		return prior
+	}
+	return types.BoolValue(ledger.Records(kind, name, id))
+}
+
+// updateAccount is Update for users and groups. A plan that differs from the state in recorded
+// alone (an import, or a ledger line deleted by hand) claims the ID in the ledger, under the
+// ledger's lock as every claim, and changes nothing on the nodes; any other plan converges the
+// account, which claims the ID too.
+func updateAccount[M any](ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse,
+	claim func(context.Context, *M) diag.Diagnostics, converge func(context.Context, *M, M) diag.Diagnostics) {
+	if onlyRecordedDiffers(req.Plan.Raw, req.State.Raw) {
+		applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, claim)
+		return
+	}
+	applyOverPrior(ctx, req.Plan, &req.State, &resp.State, &resp.Diagnostics, converge)
 }

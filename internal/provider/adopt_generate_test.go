@@ -104,7 +104,7 @@ func adoptHandwritten(l *lab.Lab, imports []adoptImport) string {
 // The issue's config generation: import blocks for the whole hand-built cluster (Slurm and
 // BeeGFS included) and
 // `terraform plan -generate-config-out` give a configuration whose import plan changes nothing
-// but the firewall rules' ledger lines, whose plan once imported is empty (-detailed-exitcode 0),
+// but the ledger lines of the firewall rules, users and groups, whose plan once imported is empty (-detailed-exitcode 0),
 // and neither the import nor an apply after it writes a file under
 // /etc or restarts a daemon on any host. It runs the real terraform binary against the provider
 // built from this tree (dev_overrides), as an admin would.
@@ -136,7 +136,7 @@ func TestAccAdopt_generateConfig(t *testing.T) {
 		t.Fatalf("generated.tf has %d resources for %d import blocks:\n%s", n, len(imports), generated)
 	}
 	tf.run(0, "plan", "-out=import.tfplan")
-	// The plan imports every resource and changes none but the rules' ledger lines.
+	// The plan imports every resource and changes none but the ledger lines.
 	var plan struct {
 		ResourceChanges []struct {
 			Address string `json:"address"`
@@ -162,7 +162,7 @@ func TestAccAdopt_generateConfig(t *testing.T) {
 		}
 		changes = append(changes, planChange{rc.Address, rc.Type, rc.Change.Actions, rc.Change.Before, rc.Change.After})
 	}
-	if err := recordsRulesOnly(changes); err != nil {
+	if err := recordsLedgersOnly(changes); err != nil {
 		t.Error(err)
 	}
 	if t.Failed() {

@@ -84,7 +84,7 @@ var adoptSlurmRelease = released("gpucluster_slurm_controller.cluster", "gpuclus
 
 // The issue's whole adoption: the cluster built by the guide's commands, its hand-written
 // slurm.conf (gpu[01-02] on one line), cgroup.conf, gres.conf and /etc/default/slurmd
-// included, imports with a plan that changes only the firewall rules' ledger lines; neither the
+// included, imports with a plan that changes only the ledger lines of the firewall rules, users and groups; neither the
 // import nor the apply after it changes a file under /etc or restarts slurmctld, slurmd or
 // munged on any host. Then gpu03, a bare
 // server, joins through the provider: the first Slurm change writes the provider's fragments
@@ -122,7 +122,7 @@ func TestAccAdopt_handBuiltSlurm(t *testing.T) {
 				PreConfig: func() { found = hostSnapshot(t, l, false) },
 				Config:    config(l, nodes, "{}") + adoptImports + adoptSlurmImports,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{importRecordsRulesOnly{}},
+					PreApply: []plancheck.PlanCheck{importRecordsLedgersOnly{}},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("gpucluster_slurm_node.gpu[\"gpu02\"]", tfjsonpath.New("cpus"), knownvalue.Int64Func(positive)),

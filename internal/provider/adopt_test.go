@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,53 +127,88 @@ type planChange struct {
 	before, after         any
 }
 
-// recordsRulesOnly is the plan of importing a cluster built by hand: import only reads, so the
-// one change is each gpucluster_firewall_rule's ledger line, which the apply records (recorded
-// false -> true), and every other resource is a no-op.
-func recordsRulesOnly(changes []planChange) error {
+// recordingTypes are the resources whose import leaves a ledger line to the apply: the firewall
+// rules' in each node's ownership ledger, the users' and groups' in the UID ledger on login01.
+var recordingTypes = []string{"gpucluster_firewall_rule", "gpucluster_group", "gpucluster_user"}
+
+// recordsLedgersOnly is the plan of importing a cluster built by hand: import only reads, so the
+// one change is the ledger line of each firewall rule, user and group, which the apply records
+// (recorded false -> true), and every other resource is a no-op.
+func recordsLedgersOnly(changes []planChange) error {
 	var errs []error
-	rules := 0
+	seen := map[string]bool{}
 	for _, c := range changes {
-		got := strings.Join(c.actions, ",")
-		if c.resourceType != "gpucluster_firewall_rule" {
-			if got != "no-op" {
+		if !slices.Contains(recordingTypes, c.resourceType) {
+			if got := strings.Join(c.actions, ","); got != "no-op" {
 				errs = append(errs, fmt.Errorf("%s: actions %s, want no-op", c.address, got))
 			}
 			continue
 		}
-		rules++
-		before, _ := c.before.(map[string]any)
-		after, _ := c.after.(map[string]any)
-		if got != "update" || before["recorded"] != false || after["recorded"] != true {
-			errs = append(errs, fmt.Errorf("%s: actions %s, recorded %v -> %v; want an update of recorded from false to true", c.address, got, before["recorded"], after["recorded"]))
-			continue
-		}
-		before, after = maps.Clone(before), maps.Clone(after)
-		delete(before, "recorded")
-		delete(after, "recorded")
-		if !reflect.DeepEqual(before, after) {
-			errs = append(errs, fmt.Errorf("%s: changes more than recorded: %v -> %v", c.address, before, after))
+		seen[c.resourceType] = true
+		if err := recordedOnly(c); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	if rules == 0 {
-		errs = append(errs, errors.New("no gpucluster_firewall_rule in the plan"))
+	for _, typ := range recordingTypes {
+		if !seen[typ] {
+			errs = append(errs, fmt.Errorf("no %s in the plan", typ))
+		}
 	}
 	return errors.Join(errs...)
 }
 
-// importRecordsRulesOnly is recordsRulesOnly as a plan check.
-type importRecordsRulesOnly struct{}
+// recordedOnly wants c to be an update of recorded from false to true and of nothing else.
+func recordedOnly(c planChange) error {
+	got := strings.Join(c.actions, ",")
+	before, _ := c.before.(map[string]any)
+	after, _ := c.after.(map[string]any)
+	if got != "update" || before["recorded"] != false || after["recorded"] != true {
+		return fmt.Errorf("%s: actions %s, recorded %v -> %v; want an update of recorded from false to true", c.address, got, before["recorded"], after["recorded"])
+	}
+	before, after = maps.Clone(before), maps.Clone(after)
+	delete(before, "recorded")
+	delete(after, "recorded")
+	if !reflect.DeepEqual(before, after) {
+		return fmt.Errorf("%s: changes more than recorded: %v -> %v", c.address, before, after)
+	}
+	return nil
+}
 
-func (importRecordsRulesOnly) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	var changes []planChange
+// planChanges are a plan's resource changes as recordsLedgersOnly and recordedOnly take them.
+func planChanges(req plancheck.CheckPlanRequest) map[string]planChange {
+	changes := map[string]planChange{}
 	for _, rc := range req.Plan.ResourceChanges {
 		c := planChange{address: rc.Address, resourceType: rc.Type, before: rc.Change.Before, after: rc.Change.After}
 		for _, a := range rc.Change.Actions {
 			c.actions = append(c.actions, string(a))
 		}
-		changes = append(changes, c)
+		changes[rc.Address] = c
 	}
-	resp.Error = recordsRulesOnly(changes)
+	return changes
+}
+
+// importRecordsLedgersOnly is recordsLedgersOnly as a plan check.
+type importRecordsLedgersOnly struct{}
+
+func (importRecordsLedgersOnly) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	resp.Error = recordsLedgersOnly(slices.Collect(maps.Values(planChanges(req))))
+}
+
+// expectRecordedOnly is recordedOnly as a plan check of the resources at addresses.
+type expectRecordedOnly []string
+
+func (addresses expectRecordedOnly) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	changes := planChanges(req)
+	var errs []error
+	for _, a := range addresses {
+		c, ok := changes[a]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: not in the plan", a))
+			continue
+		}
+		errs = append(errs, recordedOnly(c))
+	}
+	resp.Error = errors.Join(errs...)
 }
 
 // importBlock is an import block for the resource at address to; id is an HCL expression.
@@ -187,7 +223,7 @@ func importEach(forEach, to, id string) string {
 }
 
 // The first part: a cluster built by the guide's own commands imports whole with a
-// plan that changes nothing but the firewall rules' ledger lines, and neither the import nor the apply after it changes a file under /etc or
+// plan that changes nothing but the ledger lines of the firewall rules, users and groups, and neither the import nor the apply after it changes a file under /etc or
 // restarts a daemon on any host. The state then lets go of it, and the hosts keep it all.
 func TestAccAdopt_handBuiltCluster(t *testing.T) {
 	l := lab.Require(t)
@@ -206,7 +242,7 @@ func TestAccAdopt_handBuiltCluster(t *testing.T) {
 				Config:    config + adoptImports,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					// Imports that change nothing on a host: every resource is read back as configured.
-					PreApply: []plancheck.PlanCheck{importRecordsRulesOnly{}},
+					PreApply: []plancheck.PlanCheck{importRecordsLedgersOnly{}},
 				},
 				ConfigStateChecks: append(undeclaredChecks(nodes, ""), hostCheck(func() error {
 					imported = hostSnapshot(t, l, true)

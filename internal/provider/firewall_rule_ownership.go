@@ -5,7 +5,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
 )
@@ -25,10 +24,6 @@ func ownedElsewhere(st firewall.State, node string, rule firewall.Rule) diag.Dia
 	}
 	return diags
 }
-
-// unrecorded tells a resource whose rule is not in the ledger as its own: imported, or its line
-// deleted by hand. State written before `recorded` existed has it null; those rules were recorded.
-func unrecorded(m firewallRuleModel) bool { return m.Recorded.Equal(types.BoolValue(false)) }
 
 // recordedElsewhere refuses to record the rule of an unrecorded resource that the ledger already
 // lists: a resource in another state took the rule since this one was imported.

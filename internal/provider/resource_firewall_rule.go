@@ -229,7 +229,7 @@ func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	// The create half of a replacement is planned again without the prior state and checked then.
-	recording := !creating && !replacing && unrecorded(state)
+	recording := !creating && !replacing && unrecorded(state.Recorded)
 	if (!creating && !recording) || !r.cluster.settingsKnown() {
 		return
 	}
@@ -373,7 +373,7 @@ func (r *firewallRuleResource) Read(ctx context.Context, req resource.ReadReques
 	state.ID = types.StringValue(firewall.ID(node, rule))
 	state.Comment = types.StringValue(found.Comment)
 	// Read never records a rule: a listed rule that this state has not recorded is another state's.
-	state.Recorded = types.BoolValue(st.Owns(rule.Key()) && !unrecorded(state))
+	state.Recorded = types.BoolValue(st.Owns(rule.Key()) && !unrecorded(state.Recorded))
 	storeRead(ctx, resp, &state, present)
 }
 
@@ -388,7 +388,7 @@ func (r *firewallRuleResource) Update(ctx context.Context, req resource.UpdateRe
 	node := plan.Node.ValueString()
 	_, diags := r.withLockedState(ctx, node, func(h *transport.Host, st firewall.State) (bool, diag.Diagnostics) {
 		// Checked again under the lock: another state may have recorded the rule since the plan.
-		if unrecorded(state) {
+		if unrecorded(state.Recorded) {
 			if d := recordedElsewhere(st, node, rule); d.HasError() {
 				return false, d
 			}
@@ -419,7 +419,7 @@ func (r *firewallRuleResource) Delete(ctx context.Context, req resource.DeleteRe
 	}
 	node := state.Node.ValueString()
 	_, diags := r.withLockedState(ctx, node, func(h *transport.Host, st firewall.State) (bool, diag.Diagnostics) {
-		if unrecorded(state) && st.Owns(rule.Key()) {
+		if unrecorded(state.Recorded) && st.Owns(rule.Key()) {
 			return false, diag.Diagnostics{diag.NewWarningDiagnostic("Firewall Rule Left to Its Owner",
 				fmt.Sprintf("The rule %s on node %s is listed in %s by a gpucluster_firewall_rule in another state, which this resource's import never recorded. The rule was left in place and only removed from this state.", rule.Key(), node, firewall.LedgerPath))}
 		}

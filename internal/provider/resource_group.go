@@ -42,6 +42,7 @@ type groupModel struct {
 	AllowAdmin     types.Bool   `tfsdk:"allow_admin_group"`
 	NodeStatus     types.Map    `tfsdk:"node_status"`
 	AdoptedOn      types.Set    `tfsdk:"adopted_on"`
+	Recorded       types.Bool   `tfsdk:"recorded"`
 }
 
 func (r *groupResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -53,7 +54,9 @@ func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 		MarkdownDescription: "A local POSIX group with the same GID on every listed node. The GID is recorded in the " +
 			"ledger on the login node and can never be given to another group name.\n\n" +
 			"The group of the account the provider logs in as (named like the provider's `user`) is never managed, and an administrator group (" +
-			markdownList(users.AdminGroups) + ") only with `allow_admin_group`: changing or removing either could cut the provider's or the administrators' rights.",
+			markdownList(users.AdminGroups) + ") only with `allow_admin_group`: changing or removing either could cut the provider's or the administrators' rights.\n\n" +
+			"Import only reads: it refuses nodes that disagree on the GID and a GID the ledger gave to another name, and the apply that follows " +
+			"records the GID in the ledger (`recorded`), so a plan of an `import` block that is never applied changes nothing on any host.",
 		Attributes: map[string]schema.Attribute{
 			"id": computedKeptAttribute("The group name, known once the group exists. Refer to a group as `gpucluster_group.NAME.id` from `gpucluster_user` so that Terraform creates it first."),
 			"name": schema.StringAttribute{
@@ -82,6 +85,7 @@ func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			},
 			"node_status": nodeStatusAttribute("group"),
 			"adopted_on":  adoptedOnAttribute("group"),
+			"recorded":    recordedAttribute(users.KindGroup),
 		},
 	}
 }
@@ -115,6 +119,8 @@ func (r *groupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	}
 	plan, _ := modelFrom[groupModel](ctx, req.Plan, &resp.Diagnostics)
 	state := priorModel[groupModel](ctx, req.State, &resp.Diagnostics)
+	// Every group in state is due to be in the ledger; Update records one that Read found missing.
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(recordedAttr), true)...)
 	if !plan.Name.IsUnknown() {
 		resp.Diagnostics.Append(r.cluster.refuseOwnAccount(users.KindGroup, plan.Name.ValueString())...)
 	}
@@ -128,10 +134,14 @@ func (r *groupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		r.cluster.planGroup(plan.Name.ValueString(), nodeNames)
 	}
 	unchanged := !req.State.Raw.IsNull() && plan.GID.Equal(state.GID) && plan.Nodes.Equal(state.Nodes)
-	if !r.cluster.settingsKnown() || plan.GID.IsUnknown() || plan.Name.IsUnknown() || unchanged {
+	if !r.cluster.settingsKnown() || plan.GID.IsUnknown() || plan.Name.IsUnknown() || (unchanged && !unrecorded(state.Recorded)) {
 		return
 	}
 	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindGroup, plan.Name.ValueString(), plan.GID.ValueInt64(), path.Root("gid"))...)
+	if unchanged {
+		// Recording an imported group asks only the ledger, from the listing its Read shared.
+		return
+	}
 	resp.Diagnostics.Append(r.cluster.checkOnNodes(ctx, nodeNames, r.accountPlan(ctx, plan, state, &resp.Diagnostics))...)
 }
 
@@ -152,7 +162,9 @@ func (r *groupResource) Create(ctx context.Context, req resource.CreateRequest, 
 }
 
 func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyOverPrior(ctx, req.Plan, &req.State, &resp.State, &resp.Diagnostics, r.converge)
+	updateAccount(ctx, req, resp, func(ctx context.Context, m *groupModel) diag.Diagnostics {
+		return r.cluster.claim(ctx, users.KindGroup, m.Name.ValueString(), m.GID.ValueInt64())
+	}, r.converge)
 }
 
 // converge claims the GID in the ledger, takes over nodes that already hold the group under
@@ -170,6 +182,7 @@ func (r *groupResource) converge(ctx context.Context, m *groupModel, prior group
 	if diags.HasError() {
 		return diags
 	}
+	m.Recorded = types.BoolValue(true)
 	adopted, adoptDiags := r.cluster.adopt(ctx, r.accountPlan(ctx, *m, prior, &diags))
 	diags.Append(adoptDiags...)
 	if diags.HasError() {
@@ -197,6 +210,9 @@ func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp
 		return g.Exists, users.DiffGroup(node, name, state.GID.ValueInt64(), g)
 	})
 	state.ID, state.NodeStatus = state.Name, status
+	if found && !resp.Diagnostics.HasError() {
+		state.Recorded = r.cluster.recordedInLedger(ctx, &resp.Diagnostics, users.KindGroup, name, state.GID.ValueInt64(), state.Recorded)
+	}
 	storeRead(ctx, resp, &state, found)
 }
 
@@ -206,7 +222,9 @@ func (r *groupResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	}
 }
 
-// ImportState takes NAME@NODE1,NODE2 (the nodes where destroy deletes the group); the GID is read from the nodes and must agree.
+// ImportState takes NAME@NODE1,NODE2 (the nodes where destroy deletes the group); the GID is
+// read from the nodes, must agree, and must not be one the ledger gave to another name. It only
+// reads, as the plan it runs in with import blocks must: the apply that follows claims the GID.
 func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	name, nodeNames, observed, diags := r.cluster.readForImport(ctx, req.ID, users.KindGroup)
 	resp.Diagnostics.Append(diags...)
@@ -227,7 +245,7 @@ func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStat
 		resp.Diagnostics.AddError("Cannot Import Group", fmt.Sprintf("Group %s has different GIDs across nodes: %s.\n\nRepair the nodes by hand so that one GID holds everywhere, then import again.", name, err))
 		return
 	}
-	resp.Diagnostics.Append(r.cluster.claimImported(ctx, users.KindGroup, name, gid, path.Root("gid"))...)
+	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindGroup, name, gid, path.Root("gid"))...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -240,6 +258,7 @@ func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStat
 		AllowAdmin:     types.BoolValue(len(users.AdminGroupsIn(name)) > 0),
 		NodeStatus:     allInSync(nodeNames),
 		AdoptedOn:      stringSet(nil),
+		Recorded:       types.BoolValue(false),
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

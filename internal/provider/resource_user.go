@@ -49,6 +49,7 @@ type userModel struct {
 	AllowAdmin     types.Bool   `tfsdk:"allow_admin_groups"`
 	NodeStatus     types.Map    `tfsdk:"node_status"`
 	AdoptedOn      types.Set    `tfsdk:"adopted_on"`
+	Recorded       types.Bool   `tfsdk:"recorded"`
 }
 
 func (r *userResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -68,7 +69,9 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			"A node that already has an account of this name with this UID is taken over (see `adopted_on`); from then on its " +
 			"groups, primary group, shell and home follow this resource. The plan shows, per node, what that changes in a warning " +
 			"(\"gpu01: leaves groups video; primary group staff becomes users\"), and refuses to take over an account in an " +
-			"administrator group (" + markdownList(users.AdminGroups) + ") unless `allow_admin_groups` is set.",
+			"administrator group (" + markdownList(users.AdminGroups) + ") unless `allow_admin_groups` is set.\n\n" +
+			"Import only reads: it refuses nodes that disagree on the UID and a UID the ledger gave to another name, and the apply that follows " +
+			"records the UID in the ledger (`recorded`), so a plan of an `import` block that is never applied changes nothing on any host.",
 		Attributes: map[string]schema.Attribute{
 			"id": computedKeptAttribute("The user name."),
 			"name": schema.StringAttribute{
@@ -127,6 +130,7 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			},
 			"node_status": nodeStatusAttribute("account"),
 			"adopted_on":  adoptedOnAttribute("account"),
+			"recorded":    recordedAttribute(users.KindUser),
 		},
 	}
 }
@@ -178,6 +182,8 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if !ok {
 		return
 	}
+	// Every account in state is due to be in the ledger; Update records one that Read found missing.
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(recordedAttr), true)...)
 	if plan.Home.IsUnknown() && !plan.Name.IsUnknown() {
 		plan.Home = types.StringValue("/home/" + plan.Name.ValueString())
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("home"), plan.Home)...)
@@ -196,7 +202,11 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	if !req.State.Raw.IsNull() && plan.UID.Equal(state.UID) && plan.Group.Equal(state.Group) && plan.Groups.Equal(state.Groups) && plan.Nodes.Equal(state.Nodes) {
-		// Nothing that the ledger or the nodes could refuse has changed: a no-op plan spends no round trips.
+		// Nothing that the nodes could refuse has changed: a no-op plan spends no round trips, and
+		// recording an imported account asks only the ledger, from the listing its Read shared.
+		if unrecorded(state.Recorded) {
+			resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindUser, plan.Name.ValueString(), plan.UID.ValueInt64(), path.Root("uid"))...)
+		}
 		return
 	}
 	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindUser, plan.Name.ValueString(), plan.UID.ValueInt64(), path.Root("uid"))...)
@@ -235,7 +245,9 @@ func (r *userResource) Create(ctx context.Context, req resource.CreateRequest, r
 }
 
 func (r *userResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyOverPrior(ctx, req.Plan, &req.State, &resp.State, &resp.Diagnostics, r.converge)
+	updateAccount(ctx, req, resp, func(ctx context.Context, m *userModel) diag.Diagnostics {
+		return r.cluster.claim(ctx, users.KindUser, m.Name.ValueString(), m.UID.ValueInt64())
+	}, r.converge)
 }
 
 // converge refuses the provider's own account and administrators it may not take over, claims
@@ -260,6 +272,7 @@ func (r *userResource) converge(ctx context.Context, m *userModel, prior userMod
 	if diags.HasError() {
 		return diags
 	}
+	m.Recorded = types.BoolValue(true)
 	m.AdoptedOn = stringSet(append(intersect(adoptedBefore, nodeNames), adopted...))
 	diags.Append(r.cluster.changeOnEachNode(ctx, nodeNames, func(h *transport.Host) (bool, error) { return users.EnsureUser(ctx, h, spec) },
 		"Cannot Create User", fmt.Sprintf("Creating or repairing user %s (UID %d) failed", spec.Name, spec.UID),
@@ -289,6 +302,9 @@ func (r *userResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		return u.Exists, users.Diff(node, spec, u)
 	})
 	state.ID, state.NodeStatus = state.Name, status
+	if found && !resp.Diagnostics.HasError() {
+		state.Recorded = r.cluster.recordedInLedger(ctx, &resp.Diagnostics, users.KindUser, spec.Name, spec.UID, state.Recorded)
+	}
 	storeRead(ctx, resp, &state, found)
 }
 
@@ -298,7 +314,10 @@ func (r *userResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	}
 }
 
-// ImportState takes NAME@NODE1,NODE2 (the nodes where destroy deletes the account) and refuses when the nodes disagree on the UID.
+// ImportState takes NAME@NODE1,NODE2 (the nodes where destroy deletes the account) and refuses
+// when the nodes disagree on the UID or the ledger gave it to another name. It only reads: with
+// import blocks it runs during the plan, which must not change a host, so the apply that follows
+// claims the UID (recorded).
 func (r *userResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	name, nodeNames, observed, diags := r.cluster.readForImport(ctx, req.ID, users.KindUser)
 	resp.Diagnostics.Append(diags...)
@@ -314,7 +333,7 @@ func (r *userResource) ImportState(ctx context.Context, req resource.ImportState
 		resp.Diagnostics.AddError("Cannot Import User", err.Error()+".\n\nFiles on the shared /home belong to one number: make the account identical on every node by hand (usermod -u), or leave a node out of the import ID, then import again.")
 		return
 	}
-	resp.Diagnostics.Append(r.cluster.claimImported(ctx, users.KindUser, name, uid, path.Root("uid"))...)
+	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindUser, name, uid, path.Root("uid"))...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -333,6 +352,7 @@ func (r *userResource) ImportState(ctx context.Context, req resource.ImportState
 		AllowAdmin:     types.BoolValue(len(users.AdminGroupsIn(append([]string{first.PrimaryGroupName}, first.Groups...)...)) > 0),
 		NodeStatus:     allInSync(nodeNames),
 		AdoptedOn:      stringSet(nil),
+		Recorded:       types.BoolValue(false),
 	}
 	if len(first.Groups) > 0 {
 		m.Groups = stringSet(first.Groups)

@@ -149,6 +149,13 @@ func (l *Ledger) Retire(kind Kind, name string, id int64) error {
 	return nil
 }
 
+// Records reports whether the ledger holds id for name as an active entry, as a claim of
+// them leaves it.
+func (l *Ledger) Records(kind Kind, name string, id int64) bool {
+	e, ok := l.find(kind, id)
+	return ok && e.Name == name && !e.Retired
+}
+
 func (l *Ledger) find(kind Kind, id int64) (LedgerEntry, bool) {
 	for _, e := range l.Entries {
 		if e.Kind == kind && e.ID == id {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
@@ -28,16 +29,26 @@ type LedgerHost interface {
 	Lock(ctx context.Context) (unlock func(), err error)
 }
 
-// ReadLedger reads the ledger for a plan-time check; a missing file is an
-// empty ledger.
-func ReadLedger(ctx context.Context, r FileReader, file string) (*Ledger, error) {
-	content, _, err := r.ReadFile(ctx, file)
+// ReadListedLedger reads the ledger at LedgerPath for plan-time checks and refreshes, from
+// the host's shared account listing: every user and group of a run reads it from there, and
+// the node's own accounts come with it, so no resource pays a round trip of its own. A missing
+// file is an empty ledger.
+func ReadListedLedger(ctx context.Context, ex Executor) (*Ledger, error) {
+	res, err := ex.Sudo(ctx, listingScript, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read UID ledger: %w", err)
 	}
-	l, err := ParseLedger(content)
+	sections, err := transport.ParseSections(res.Stdout)
 	if err != nil {
-		return nil, fmt.Errorf("UID ledger %s: %w", file, err)
+		return nil, &AnswerError{Err: fmt.Errorf("read UID ledger: %w", err)}
+	}
+	s, ok := sections["ledger"]
+	if !ok || s.Status != 0 {
+		return nil, &AnswerError{Err: fmt.Errorf("read UID ledger: cat %s failed (status %d)", LedgerPath, s.Status)}
+	}
+	l, err := ParseLedger([]byte(strings.Join(s.Lines, "\n")))
+	if err != nil {
+		return nil, &AnswerError{Err: fmt.Errorf("UID ledger %s: %w", LedgerPath, err)}
 	}
 	return l, nil
 }

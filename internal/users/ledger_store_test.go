@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
 	"strings"
 	"testing"
 
@@ -77,9 +78,9 @@ func TestUpdateLedger(t *testing.T) {
 		t.Errorf("writes = %d (want 2: claim, retire), still locked = %v", len(h.writes), h.locked)
 	}
 
-	l, err := ReadLedger(ctx, fileOnly{h}, LedgerPath)
+	l, err := ParseLedger(h.content)
 	if err != nil || len(l.Entries) != 1 || !l.Entries[0].Retired {
-		t.Fatalf("ReadLedger() = %+v, %v", l, err)
+		t.Fatalf("the ledger written = %+v, %v", l, err)
 	}
 }
 
@@ -89,14 +90,6 @@ func TestUpdateLedgerRefusesCorruptFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), LedgerPath) || len(h.writes) != 0 {
 		t.Fatalf("corrupt ledger: err %v, writes %d", err, len(h.writes))
 	}
-}
-
-// fileOnly hides the lock so ReadLedger's plan-time read is checked to need
-// nothing but ReadFile.
-type fileOnly struct{ h *fakeLedgerHost }
-
-func (f fileOnly) ReadFile(ctx context.Context, p string) ([]byte, bool, error) {
-	return f.h.content, f.h.exists, nil
 }
 
 // racingLedgerHost is a ledger whose file another provider process changes between our read
@@ -141,5 +134,45 @@ func TestUpdateLedgerKeepsAConcurrentClaim(t *testing.T) {
 	}
 	if len(h.writes) != 1 {
 		t.Errorf("%d writes, want 1 (the first was refused as a conflict)", len(h.writes))
+	}
+}
+
+// The ledger comes from the shared account listing, so a host that already listed its accounts
+// in this run answers without another round trip; a host without the file has an empty ledger.
+func TestReadListedLedger(t *testing.T) {
+	ledger, err := os.ReadFile("testdata/uid-ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing := "@@gpucluster passwd\n@@rc 0\n@@gpucluster group\n@@rc 0\n@@gpucluster ledger\n" + string(ledger) + "\n@@rc 0\n"
+	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: listing}, {Stdout: "@@gpucluster passwd\n@@rc 0\n@@gpucluster group\n@@rc 0\n@@gpucluster ledger\n\n@@rc 0\n"}}}
+	l, err := ReadListedLedger(context.Background(), fx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Records(KindUser, "carol", 1003) || !l.Records(KindGroup, "users", 100) || len(l.Entries) != 4 {
+		t.Errorf("ledger read from the listing = %+v, want the four entries of testdata/uid-ledger", l.Entries)
+	}
+	if fx.Scripts()[0] != listingScript || !strings.Contains(listingScript, "cat -- "+LedgerPath) {
+		t.Errorf("the ledger was not read by the shared listing:\n%s", fx.Scripts()[0])
+	}
+	if l, err = ReadListedLedger(context.Background(), fx); err != nil || len(l.Entries) != 0 {
+		t.Errorf("no ledger file: %+v, %v; want an empty ledger", l, err)
+	}
+}
+
+// A ledger the host could not cat, or that does not parse, is an error, never an empty ledger:
+// the plan would then let an ID be handed out twice.
+func TestReadListedLedgerRefuses(t *testing.T) {
+	for name, out := range map[string]string{
+		"cat failed":  "@@gpucluster passwd\n@@rc 0\n@@gpucluster group\n@@rc 0\n@@gpucluster ledger\n@@rc 1\n",
+		"no section":  "@@gpucluster passwd\n@@rc 0\n@@gpucluster group\n@@rc 0\n",
+		"corrupt":     "@@gpucluster ledger\nuser alice one active\n@@rc 0\n",
+		"unparseable": "@@gpucluster ledger\nuser alice 1001 active\n",
+	} {
+		fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}}}
+		if l, err := ReadListedLedger(context.Background(), fx); err == nil {
+			t.Errorf("%s: ledger %+v, want an error", name, l)
+		}
 	}
 }

@@ -122,3 +122,26 @@ func TestClaimAndRetire(t *testing.T) {
 		t.Errorf("a refused claim changed the ledger:\n%s", l.Render())
 	}
 }
+
+// Only an active entry of this name with this ID records it: a retired one, another name's, or
+// the same name under another ID is what a claim would still change.
+func TestLedgerRecords(t *testing.T) {
+	l := loadLedger(t)
+	for _, tc := range []struct {
+		kind Kind
+		name string
+		id   int64
+		want bool
+	}{
+		{KindUser, "alice", 1001, true},
+		{KindGroup, "users", 100, true},
+		{KindUser, "bob", 1002, false},   // retired
+		{KindUser, "alice", 1005, false}, // another ID
+		{KindUser, "dave", 1001, false},  // another name's ID
+		{KindGroup, "alice", 1001, false},
+	} {
+		if got := l.Records(tc.kind, tc.name, tc.id); got != tc.want {
+			t.Errorf("Records(%s %s %d) = %v, want %v", tc.kind, tc.name, tc.id, got, tc.want)
+		}
+	}
+}

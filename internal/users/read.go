@@ -102,9 +102,12 @@ func ReadAccounts(ctx context.Context, ex Executor, userNames, groupNames []stri
 	return st, nil
 }
 
-// listingScript lists the account databases whole, as getent enumerates them.
+// listingScript lists the account databases whole, as getent enumerates them, and the UID
+// ledger where the host keeps one: the login node's Read of every user and group then learns
+// from the one shared listing whether the ledger records it (ReadListedLedger).
 var listingScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs +
-	"sec passwd; getent passwd; end $?\nsec group; getent group; end $?\n")
+	"sec passwd; getent passwd; end $?\nsec group; getent group; end $?\n" +
+	"sec ledger; [ ! -e " + LedgerPath + " ] || cat -- " + LedgerPath + "; end $?\n")
 
 // listing is a host's account databases as getent enumerated them.
 type listing struct {
