@@ -127,13 +127,14 @@ type planChange struct {
 	before, after         any
 }
 
-// recordingTypes are the resources whose import leaves a ledger line to the apply: the firewall
-// rules' in each node's ownership ledger, the users' and groups' in the UID ledger on login01.
-var recordingTypes = []string{"gpucluster_firewall_rule", "gpucluster_group", "gpucluster_user"}
+// recordingTypes are the resources whose import leaves a ledger line or marker to the apply:
+// the firewall rules' in each node's ownership ledger, the users' and groups' in the UID ledger
+// on login01, and each firewall's marker on its node.
+var recordingTypes = []string{"gpucluster_firewall", "gpucluster_firewall_rule", "gpucluster_group", "gpucluster_user"}
 
 // recordsLedgersOnly is the plan of importing a cluster built by hand: import only reads, so the
-// one change is the ledger line of each firewall rule, user and group, which the apply records
-// (recorded false -> true), and every other resource is a no-op.
+// one change is the ledger line of each firewall rule, user and group and each firewall's
+// marker, which the apply records (recorded false -> true), and every other resource is a no-op.
 func recordsLedgersOnly(changes []planChange) error {
 	var errs []error
 	seen := map[string]bool{}
