@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -175,11 +176,14 @@ func (tflogLogger) Info(ctx context.Context, msg string, fields map[string]any) 
 // then can they reach the hosts.
 func (c *cluster) settingsKnown() bool { return !c.settings.unknown }
 
+// errNodeOffline is host's refusal of a node that the provider's node blocks mark offline.
+var errNodeOffline = errors.New("node offline")
+
 // host returns the shared connection to a node named by name or address. An offline node is
 // refused at once: a powered-off server would otherwise cost every caller the connect timeout.
 func (c *cluster) host(ctx context.Context, node string) (*transport.Host, error) {
 	if c.isOffline(node) {
-		return nil, fmt.Errorf("%s is marked offline = true in the provider's node block, so the provider does not connect to it", node)
+		return nil, fmt.Errorf("%w: %s is marked offline = true in the provider's node block, so the provider does not connect to it", errNodeOffline, node)
 	}
 	cfg, err := c.connConfig(node, 0)
 	if err != nil {

@@ -75,6 +75,11 @@ func connectError(node string, err error) diag.Diagnostic {
 			"and the provider does not dial it again until the next run. The first error about %s in this run says why and what to do.",
 			node, de.Node, de.Node))
 	}
+	if errors.Is(err, errNodeOffline) {
+		return diag.NewErrorDiagnostic("Node Offline", nodeDetail(node, "Nothing was done: the provider's node block marks the node offline",
+			"This part of the configuration reaches the node all the same. Leave the node out of it until the node is back (data sources are not "+
+				"guarded: take it out of gpucluster_cluster_check's nodes meanwhile), or remove offline = true once the node is up.", err))
+	}
 	happened := "The provider could not open an SSH session"
 	if de != nil && de.Node != node {
 		happened += ": its jump host " + de.Node + " could not be reached"
@@ -91,8 +96,13 @@ func connectError(node string, err error) diag.Diagnostic {
 			"If the node was reinstalled, verify the new key out of band and update known_hosts_file or host_keys. "+
 				"Otherwise someone may be impersonating the node: do not proceed.", err))
 	}
-	return diag.NewErrorDiagnostic("Cannot Connect To Node", nodeDetail(node, happened,
-		"Check that the node is up, that its address resolves from the jump host, and the provider's user, key and sudo settings.", err))
+	advice := "Check that the node is up, that its address resolves from the jump host, and the provider's user, key and sudo settings."
+	if de != nil && de.Node == node && de.Unreachable() {
+		advice = "Check that the node is up and that its address resolves from the jump host. A server that stays down (broken, powered off for " +
+			"maintenance) can be left out of the runs: set offline = true in its node block of the provider configuration, and the rest of the " +
+			"cluster plans and applies without it (the day-two guide, \"A GPU server that is down\")."
+	}
+	return diag.NewErrorDiagnostic("Cannot Connect To Node", nodeDetail(node, happened, advice, err))
 }
 
 // nodeWarning is nodeError's warning form: what was found on which node, what to do, and the

@@ -2,10 +2,15 @@ package provider
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -42,5 +47,55 @@ func TestStepOnUnreachableNodeReportsTheConnection(t *testing.T) {
 	second := nodeError("Cannot Read Firewall", "gpu01", "Reading UFW's files failed", adviceRead, err)
 	if first.Summary() != "Cannot Connect To Node" || second.Summary() != "Node Unreachable" {
 		t.Errorf("summaries %q then %q, want Cannot Connect To Node then Node Unreachable", first.Summary(), second.Summary())
+	}
+}
+
+// A node that does not answer may be down: the advice names offline = true. One that answered
+// and broke off the SSH handshake is not down, and the advice stays with the provider's settings.
+func TestUnreachableNodeAdviceNamesOffline(t *testing.T) {
+	_, key, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	dial := func(port int) error {
+		pool := transport.NewPool()
+		defer pool.Close()
+		_, err := pool.Host(context.Background(), transport.Config{Name: "gpu01", Address: "127.0.0.1", Port: port, User: "admin",
+			KnownHostsFile: "/dev/null", PrivateKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), ConnectTimeout: 5 * time.Second})
+		return err
+	}
+	if d := connectError("gpu01", dial(1)).Detail(); !strings.Contains(d, "offline = true") {
+		t.Errorf("no TCP connection: %q, want the offline advice", d)
+	}
+	if d := connectError("gpu01", dial(ln.Addr().(*net.TCPAddr).Port)).Detail(); strings.Contains(d, "offline") || !strings.Contains(d, "key and sudo settings") {
+		t.Errorf("a handshake broken off: %q, want the settings advice without offline", d)
+	}
+}
+
+// An offline node is not reported as one that could not be reached: nothing dialled it.
+func TestOfflineNodeIsNotAConnectionFailure(t *testing.T) {
+	c := newCluster(settings{overrides: []nodeOverride{{name: "gpu07", offline: true}}})
+	_, err := c.host(context.Background(), "gpu07")
+	d := connectError("gpu07", err)
+	if d.Summary() != "Node Offline" || strings.Contains(d.Detail(), "Check that the node is up") {
+		t.Errorf("%s: %s", d.Summary(), d.Detail())
 	}
 }

@@ -29,7 +29,7 @@ var (
 type offlineGuard struct {
 	inner resource.Resource
 	// hostAttrs are the attributes naming the nodes the resource reads and changes: a string
-	// (node, controller) or a set of strings (nodes).
+	// (node, controller) or a set of strings (nodes, auth_nodes).
 	hostAttrs []string
 	cluster   *cluster
 }
@@ -142,7 +142,12 @@ func (g *offlineGuard) offlineIn(ctx context.Context, data tfsdk.State) ([]strin
 	var offline []string
 	for _, a := range g.hostAttrs {
 		var refs []string
-		if a == "nodes" {
+		typ, err := data.Schema.TypeAtPath(ctx, path.Root(a))
+		if err != nil {
+			diags.AddError("Provider Error", fmt.Sprintf("The offline guard names attribute %s, which the schema lacks: %s", a, err))
+			continue
+		}
+		if _, isSet := typ.(types.SetType); isSet {
 			var set types.Set
 			diags.Append(data.GetAttribute(ctx, path.Root(a), &set)...)
 			if !set.IsNull() && !set.IsUnknown() {

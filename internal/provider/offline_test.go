@@ -5,7 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
 // An offline node is refused before any dial, by name or address, and the warning about it
@@ -30,5 +36,36 @@ func TestOfflineNode(t *testing.T) {
 	}
 	if newCluster(settings{}).anyOffline() {
 		t.Error("a cluster without node blocks has an offline node")
+	}
+}
+
+// A set of nodes other than `nodes` counts too: gpucluster_beegfs_management reaches each of its
+// auth_nodes, so one of them offline keeps it from reading and planning there.
+func TestOfflineGuardReadsEveryHostAttribute(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(settings{overrides: []nodeOverride{{name: "gpu07", offline: true}}})
+	var g *offlineGuard
+	for _, newResource := range (&gpuclusterProvider{}).Resources(ctx) {
+		if r, ok := newResource().(*offlineGuard); ok {
+			if _, isMgmt := r.inner.(*beegfsManagementResource); isMgmt {
+				g = r
+			}
+		}
+	}
+	if g == nil {
+		t.Fatal("gpucluster_beegfs_management is not guarded")
+	}
+	g.cluster = c
+	var schemaResp resource.SchemaResponse
+	g.Schema(ctx, resource.SchemaRequest{}, &schemaResp)
+	state := tfsdk.State{Schema: schemaResp.Schema, Raw: tftypes.NewValue(schemaResp.Schema.Type().TerraformType(ctx), nil)}
+	diags := state.SetAttribute(ctx, path.Root("node"), "login01")
+	diags.Append(state.SetAttribute(ctx, path.Root("auth_nodes"), types.SetValueMust(types.StringType, []attr.Value{types.StringValue("gpu01"), types.StringValue("gpu07")}))...)
+	offline, more := g.offlineIn(ctx, state)
+	if diags = append(diags, more...); diags.HasError() {
+		t.Fatal(diags)
+	}
+	if len(offline) != 1 || offline[0] != "gpu07" {
+		t.Errorf("offline nodes %v, want gpu07 from auth_nodes", offline)
 	}
 }

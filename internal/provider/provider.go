@@ -268,7 +268,7 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		guardOffline(NewFirewallResource, "node"),
 		guardOffline(NewBeegfsClientResource, "node"),
 		guardOffline(NewBeegfsTargetResource, "node"),
-		guardOffline(NewBeegfsManagementResource, "node"),
+		guardOffline(NewBeegfsManagementResource, "node", "auth_nodes"),
 		guardOffline(NewBeegfsMetadataResource, "node"),
 	}
 }

@@ -1,8 +1,12 @@
 package transport
 
 import (
+	"context"
 	"errors"
+	"net"
 	"sync/atomic"
+
+	"golang.org/x/crypto/ssh"
 )
 
 // DialError reports a node the pool could not connect to: the TCP connection, the jump host,
@@ -31,4 +35,13 @@ func asDialError(node string, err error) error {
 		return err
 	}
 	return &DialError{Node: node, Err: err, reported: &atomic.Bool{}}
+}
+
+// Unreachable tells a node that did not answer at all (no TCP connection, directly or from
+// its jump host, within the connect timeout) from one that answered and refused the login or
+// its host key: only the former may simply be down.
+func (e *DialError) Unreachable() bool {
+	var op *net.OpError
+	var rejected *ssh.OpenChannelError
+	return errors.Is(e.Err, context.DeadlineExceeded) || (errors.As(e.Err, &op) && op.Op == "dial") || errors.As(e.Err, &rejected)
 }
