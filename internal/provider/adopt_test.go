@@ -134,7 +134,8 @@ var recordingTypes = []string{"gpucluster_firewall", "gpucluster_firewall_rule",
 
 // recordsLedgersOnly is the plan of importing a cluster built by hand: import only reads, so the
 // one change is the ledger line of each firewall rule, user and group and each firewall's
-// marker, which the apply records (recorded false -> true), and every other resource is a no-op.
+// marker, which the apply records (recorded false -> true), and every other resource is a no-op
+// (a firewall too, where the marker is already on its node).
 func recordsLedgersOnly(changes []planChange) error {
 	var errs []error
 	seen := map[string]bool{}
@@ -146,6 +147,9 @@ func recordsLedgersOnly(changes []planChange) error {
 			continue
 		}
 		seen[c.resourceType] = true
+		if c.resourceType == "gpucluster_firewall" && markerStayed(c) {
+			continue
+		}
 		if err := recordedOnly(c); err != nil {
 			errs = append(errs, err)
 		}
@@ -156,6 +160,14 @@ func recordsLedgersOnly(changes []planChange) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// markerStayed tells a firewall whose node still holds the marker: a state that released the
+// firewall (removed without destroy) left it there, and the import reads it.
+func markerStayed(c planChange) bool {
+	before, _ := c.before.(map[string]any)
+	after, _ := c.after.(map[string]any)
+	return strings.Join(c.actions, ",") == "no-op" && before["recorded"] == true && after["recorded"] == true
 }
 
 // recordedOnly wants c to be an update of recorded from false to true and of nothing else.
