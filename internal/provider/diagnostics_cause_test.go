@@ -85,7 +85,11 @@ func TestUnreachableNodeAdviceNamesOffline(t *testing.T) {
 	if d := connectError("gpu01", dial(1)).Detail(); !strings.Contains(d, "offline = true") {
 		t.Errorf("no TCP connection: %q, want the offline advice", d)
 	}
-	if d := connectError("gpu01", dial(ln.Addr().(*net.TCPAddr).Port)).Detail(); strings.Contains(d, "offline") || !strings.Contains(d, "key and sudo settings") {
+	addr, ok := ln.Addr().(*net.TCPAddr)
+	if !ok {
+		t.Fatalf("listener address %v is not TCP", ln.Addr())
+	}
+	if d := connectError("gpu01", dial(addr.Port)).Detail(); strings.Contains(d, "offline") || !strings.Contains(d, "key and sudo settings") {
 		t.Errorf("a handshake broken off: %q, want the settings advice without offline", d)
 	}
 }
