@@ -141,15 +141,14 @@ func (f *firewallPlans) setSwitch(node string, sw firewallSwitch) (pending map[s
 	return pending
 }
 
-// switchOrWait returns the switch the node's gpucluster_firewall plans, when it has been
-// planned in this run. Otherwise, on a node whose UFW a gpucluster_firewall manages, it
-// records the removal of key (change says what it does) for that firewall's plan to check,
-// and wait is true.
-func (f *firewallPlans) switchOrWait(node, key, change string, managed bool) (sw firewallSwitch, planned, wait bool) {
+// waitForFirewall records, on a node whose UFW a gpucluster_firewall manages and whose firewall
+// this run has not planned yet, the removal of key (change says what it does) for that
+// firewall's plan to check, and reports whether it did.
+func (f *firewallPlans) waitForFirewall(node, key, change string, managed bool) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if sw, planned = f.switches[node]; planned || !managed {
-		return sw, planned, false
+	if _, planned := f.switches[node]; planned || !managed {
+		return false
 	}
 	if f.pending == nil {
 		f.pending = map[string]map[string]string{}
@@ -158,7 +157,7 @@ func (f *firewallPlans) switchOrWait(node, key, change string, managed bool) (sw
 		f.pending[node] = map[string]string{}
 	}
 	f.pending[node][key] = change
-	return sw, false, true
+	return true
 }
 
 // plannedSwitch returns UFW's switch and incoming policy on a node after this run: what the
@@ -202,13 +201,10 @@ func (c *cluster) checkRuleRemoval(ctx context.Context, node string, rule firewa
 	if diags.HasError() {
 		return diags
 	}
-	sw, planned, wait := c.firewallPlans.switchOrWait(canonical, rule.Key(), change, st.Managed)
-	if wait {
+	if c.firewallPlans.waitForFirewall(canonical, rule.Key(), change, st.Managed) {
 		return nil
 	}
-	if !planned {
-		sw = firewallSwitch{enabled: st.Enabled, incoming: st.Incoming}
-	}
+	sw := c.firewallPlans.plannedSwitch(canonical, st)
 	return refuseLockout(ctx, h, node, withoutKeys(st.Rules, removed), sw.enabled, sw.incoming, change, path.Empty(), keepRuleAdvice)
 }
 
@@ -279,15 +275,4 @@ func markManaged(ctx context.Context, h *transport.Host, node string, st firewal
 		return diag.Diagnostics{nodeError("Cannot Configure Firewall", node, "Writing "+firewall.ManagedPath+" failed after UFW was configured", "Apply again.", err)}
 	}
 	return nil
-}
-
-// missingRules returns the keys of the listed rules the node does not hold.
-func missingRules(onNode, listed []firewall.Rule) []string {
-	var missing []string
-	for _, want := range listed {
-		if !slices.ContainsFunc(onNode, func(r firewall.Rule) bool { return r.Key() == want.Key() }) {
-			missing = append(missing, want.Key())
-		}
-	}
-	return missing
 }

@@ -59,22 +59,17 @@ func TestFirewallPlansRemove(t *testing.T) {
 	}
 }
 
-// TestAccFirewall_planShapes runs the plan shapes that used to go wrong on a GPU server with the
-// guide's rules and UFW enabled: a changed source replaces the slurmd rule (once refused as a
-// duplicate), and deleting or narrowing the SSH rule, or deleting two SSH rules together, is
-// refused at plan with every host unchanged. The final destroy shows that removing the rules
-// together with the firewall that filters them is not taken for a lockout.
 // A rule removal on a node whose UFW a gpucluster_firewall manages waits for that firewall's
 // plan, which Terraform plans after the rules it lists; elsewhere, or once the firewall is
 // planned, it is checked at once.
 func TestFirewallPlansRemovalWaitsForManagingFirewall(t *testing.T) {
 	var f firewallPlans
 	const ssh = "allow:22/tcp:from=10.0.0.10"
-	if _, planned, wait := f.switchOrWait("gpu01", ssh, "deleting "+ssh, false); planned || wait {
-		t.Errorf("on a node no gpucluster_firewall manages, planned %v and wait %v, want a check at once", planned, wait)
+	if f.waitForFirewall("gpu01", ssh, "deleting "+ssh, false) {
+		t.Error("a removal on a node no gpucluster_firewall manages waits, want a check at once")
 	}
-	if _, planned, wait := f.switchOrWait("gpu02", ssh, "deleting "+ssh, true); planned || !wait {
-		t.Errorf("on a managed node whose firewall is not planned yet, planned %v and wait %v, want to wait", planned, wait)
+	if !f.waitForFirewall("gpu02", ssh, "deleting "+ssh, true) {
+		t.Error("a removal on a managed node whose firewall is not planned yet is checked at once, want it to wait")
 	}
 	off := firewallSwitch{enabled: false, incoming: firewall.PolicyDeny}
 	if waiting := f.setSwitch("gpu02", off); len(waiting) != 1 || waiting[ssh] != "deleting "+ssh {
@@ -83,11 +78,19 @@ func TestFirewallPlansRemovalWaitsForManagingFirewall(t *testing.T) {
 	if waiting := f.setSwitch("gpu02", off); len(waiting) != 0 {
 		t.Errorf("a waiting removal was handed out twice: %v", waiting)
 	}
-	if sw, planned, wait := f.switchOrWait("gpu02", "allow:6818/tcp:from=any", "deleting allow:6818/tcp:from=any", true); !planned || wait || sw != off {
-		t.Errorf("after the firewall's plan: switch %+v, planned %v, wait %v; want its switch at once", sw, planned, wait)
+	if f.waitForFirewall("gpu02", "allow:6818/tcp:from=any", "deleting allow:6818/tcp:from=any", true) {
+		t.Error("after the firewall's plan a removal still waits, want its switch at once")
+	}
+	if sw := f.plannedSwitch("gpu02", firewall.State{Enabled: true}); sw != off {
+		t.Errorf("planned switch %+v, want the firewall's %+v", sw, off)
 	}
 }
 
+// TestAccFirewall_planShapes runs the plan shapes that used to go wrong on a GPU server with the
+// guide's rules and UFW enabled: a changed source replaces the slurmd rule (once refused as a
+// duplicate), and deleting or narrowing the SSH rule, or deleting two SSH rules together, is
+// refused at plan with every host unchanged. The final destroy shows that removing the rules
+// together with the firewall that filters them is not taken for a lockout.
 func TestAccFirewall_planShapes(t *testing.T) {
 	l := lab.Require(t)
 	const node = "gpu01"

@@ -350,6 +350,17 @@ func (r *firewallResource) apply(ctx context.Context, node string, listed []fire
 	return markManaged(ctx, h, node, st)
 }
 
+// missingRules returns the keys of the listed rules the node does not hold.
+func missingRules(onNode, listed []firewall.Rule) []string {
+	var missing []string
+	for _, want := range listed {
+		if !slices.ContainsFunc(onNode, func(r firewall.Rule) bool { return r.Key() == want.Key() }) {
+			missing = append(missing, want.Key())
+		}
+	}
+	return missing
+}
+
 func setFirewall(ctx context.Context, h *transport.Host, node string, enabled bool, incoming, outgoing string) diag.Diagnostics {
 	steps := []func() error{
 		func() error { return firewall.SetPolicies(ctx, h, incoming, outgoing) },
