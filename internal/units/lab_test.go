@@ -3,11 +3,13 @@ package units
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
@@ -57,6 +59,26 @@ systemctl reset-failed gpucluster-t-failed.service
 		t.Fatal(err)
 	}
 	states := snap.units
+	// The unit without a unit file was answered without systemctl, the alias and the masked one
+	// by is-active alone, the others by list-units.
+	res, err := transporttest.LabHost{Lab: l, Host: "gpu01"}.Sudo(ctx, batchScript(list, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections, err := transport.ParseSections(res.Stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sections["absent"].Lines, []string{"gpucluster-t-missing.service"}; !slices.Equal(got, want) {
+		t.Errorf("absent units %q, want %q", got, want)
+	}
+	var linked []string
+	for _, line := range sections["linked"].Lines {
+		linked = append(linked, strings.Fields(line)[0])
+	}
+	if want := []string{"gpucluster-t-alias.service", "gpucluster-t-masked.service"}; !slices.Equal(linked, want) {
+		t.Errorf("units asked alone %q, want %q", linked, want)
+	}
 	// The files read in the same batch: what sha256sum and stat say of each alone.
 	if snap.filesErr != nil {
 		t.Fatal(snap.filesErr)

@@ -99,36 +99,117 @@ func read(ctx context.Context, ex Executor, unitList, fileList []string) (snapsh
 	return snap, err
 }
 
-// batchScript hashes the files, then asks systemctl once per verb; each prints one line per
-// unit, in order, whatever its exit status (which says only whether some unit is active or
-// enabled).
+// batchScript hashes the files, then reads the units in three steps that spare systemd the
+// work is-active would cost it: reading a unit that is not loaded (a disabled, stopped daemon,
+// or one not installed) makes systemd load it from disk and drop it again, on every read.
+//   - A service with no unit file anywhere on the manager's search path is listed as absent:
+//     systemctl would call it inactive and not-found.
+//   - list-units names every loaded unit with its active state; a unit it leaves out is not
+//     loaded, so inactive. It lists units by their own names only, so a name whose unit file
+//     is a symlink (an alias, or masked) and any name that is not a plain service are asked
+//     with is-active, each alone.
+//   - is-enabled answers for all but the absent ones, one line per unit in order, whatever its
+//     exit status.
 func batchScript(unitList, fileList []string) string {
 	s := transport.NewScript().Text(transport.SectionFuncs)
 	if len(fileList) > 0 {
 		s.Text(hashFilesFunc + "sec files").Command(append([]string{"hashfiles"}, fileList...)...).Text("end $?")
 	}
 	if len(unitList) > 0 {
-		s.Args(unitList...).Text(`sec active; systemctl is-active "$@"; end $?
-sec enabled; systemctl is-enabled "$@" 2>/dev/null; end $?`)
+		s.Args(unitList...).Text(`present= linked=
+sec absent
+for u; do
+	f=L
+	case $u in *@*) ;; *.service)
+		f=
+		for d in ` + unitDirs + `; do
+			if [ -L "$d/$u" ]; then f=L; break; elif [ -e "$d/$u" ]; then f=F; break; fi
+		done ;;
+	esac
+	case $f in
+	F) present="$present $u" ;;
+	L) present="$present $u" linked="$linked $u" ;;
+	*) printf '%s\n' "$u" ;;
+	esac
+done
+end 0
+set -- $present
+if [ $# -gt 0 ]; then
+sec loaded; systemctl list-units --all --plain --no-legend --full "$@"; end $?
+sec linked; for u in $linked; do printf '%s ' "$u"; systemctl is-active "$u"; done; end 0
+sec enabled; systemctl is-enabled "$@" 2>/dev/null; end $?
+fi`)
 	}
 	return s.String()
 }
 
+// unitDirs is the system manager's unit search path, as `systemd-analyze unit-paths` prints it,
+// with /lib/systemd/system for hosts whose /usr is not merged. A unit that is still loaded
+// after its file was deleted reads as absent, as systemd reads it after the next daemon-reload.
+const unitDirs = "/etc/systemd/system.control /run/systemd/system.control /run/systemd/transient " +
+	"/run/systemd/generator.early /etc/systemd/system /etc/systemd/system.attached /run/systemd/system " +
+	"/run/systemd/system.attached /run/systemd/generator /usr/local/lib/systemd/system /usr/lib/systemd/system " +
+	"/lib/systemd/system /run/systemd/generator.late"
+
 // parseBatch reads batchScript's answer; ok is false when is-enabled did not answer for every
-// unit.
+// unit it was asked about.
 func parseBatch(list []string, sections map[string]transport.Section) (map[string]State, bool, error) {
-	active, enabled := sections["active"].Lines, sections["enabled"].Lines
-	if len(active) != len(list) {
-		return nil, false, fmt.Errorf("read the state of systemd units: systemctl is-active printed %d lines for %d units: %q", len(active), len(list), active)
+	states := make(map[string]State, len(list))
+	for _, u := range sections["absent"].Lines {
+		if !slices.Contains(list, u) {
+			return nil, false, fmt.Errorf("read the state of systemd units: unit %q listed as absent was not asked about", u)
+		}
+		states[u] = State{Active: "inactive", Enabled: "not-found"}
 	}
-	if len(enabled) != len(list) {
+	var present []string
+	for _, u := range list {
+		if _, isAbsent := states[u]; !isAbsent {
+			present = append(present, u)
+		}
+	}
+	if len(present) == 0 {
+		return states, true, nil
+	}
+	active, err := activeStates(sections)
+	if err != nil {
+		return nil, false, err
+	}
+	enabled := sections["enabled"].Lines
+	if len(enabled) != len(present) {
 		return nil, false, nil
 	}
-	states := make(map[string]State, len(list))
-	for i, u := range list {
-		states[u] = State{Active: strings.TrimSpace(active[i]), Enabled: strings.TrimSpace(enabled[i])}
+	for i, u := range present {
+		a, ok := active[u]
+		if !ok {
+			a = "inactive" // not loaded
+		}
+		states[u] = State{Active: a, Enabled: strings.TrimSpace(enabled[i])}
 	}
 	return states, true, nil
+}
+
+// activeStates reads the active state of each unit from list-units' lines and is-active's.
+func activeStates(sections map[string]transport.Section) (map[string]string, error) {
+	loaded, ok := sections["loaded"]
+	if !ok || loaded.Status != 0 {
+		return nil, fmt.Errorf("read the state of systemd units: systemctl list-units failed (status %d): %q", loaded.Status, loaded.Lines)
+	}
+	active := map[string]string{}
+	for _, line := range loaded.Lines {
+		f := strings.Fields(line) // UNIT LOAD ACTIVE SUB DESCRIPTION...
+		if len(f) < 4 {
+			return nil, fmt.Errorf("read the state of systemd units: unexpected systemctl list-units line %q", line)
+		}
+		active[f[0]] = f[2]
+	}
+	for _, line := range sections["linked"].Lines {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			return nil, fmt.Errorf("read the state of systemd units: unexpected systemctl is-active line %q", line)
+		}
+		active[f[0]] = f[1]
+	}
+	return active, nil
 }
 
 // oneByOneScript asks about each unit alone; a unit is-enabled cannot tell about prints only a

@@ -3,16 +3,26 @@ package units
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
-// batchOut is batchScript's answer: one word per Shared unit and verb.
-func batchOut(active, enabled []string) string {
-	return "@@gpucluster active\n" + strings.Join(active, "\n") + "\n\n@@rc 0\n" +
-		"@@gpucluster enabled\n" + strings.Join(enabled, "\n") + "\n\n@@rc 0\n"
+// batchOut is batchScript's answer for units, none of them linked: absent ones left to the
+// shell, list-units naming the loaded ones (an inactive unit is left out, as systemd drops it
+// once nothing needs it), is-enabled answering each of the others.
+func batchOut(units, active, enabled []string, absent ...string) string {
+	var b strings.Builder
+	b.WriteString("@@gpucluster absent\n" + strings.Join(absent, "\n") + "\n\n@@rc 0\n@@gpucluster loaded\n")
+	for i, u := range units {
+		if active[i] != "inactive" {
+			fmt.Fprintf(&b, "%s loaded %s running Some daemon\n", u, active[i])
+		}
+	}
+	b.WriteString("\n@@rc 0\n@@gpucluster linked\n\n@@rc 0\n@@gpucluster enabled\n" + strings.Join(enabled, "\n") + "\n\n@@rc 0\n")
+	return b.String()
 }
 
 // The words of trixie's systemd 257 for munge enabled and up, slurmd masked, BeeGFS's
@@ -23,7 +33,7 @@ var (
 )
 
 func TestReadSharesOneScriptForEveryUnit(t *testing.T) {
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: batchOut(active, enabled)}, {Stdout: batchOut(active, enabled)}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: batchOut(Shared, active, enabled)}, {Stdout: batchOut(Shared, active, enabled)}}}
 	munge, err := Read(context.Background(), f, "munge.service")
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +49,7 @@ func TestReadSharesOneScriptForEveryUnit(t *testing.T) {
 		t.Errorf("two units, two scripts: the host's read cache could not share them:\n%s\n%s", s[0], s[1])
 	}
 	script := f.Scripts()[0]
-	for _, want := range []string{"# gpucluster: read only", "set -- munge.service slurmd.service", `systemctl is-active "$@"`, `systemctl is-enabled "$@" 2>/dev/null`} {
+	for _, want := range []string{"# gpucluster: read only", "set -- munge.service slurmd.service", `systemctl list-units --all --plain --no-legend --full "$@"`, `systemctl is-enabled "$@" 2>/dev/null`} {
 		if !strings.Contains(script, want) {
 			t.Errorf("script lacks %q:\n%s", want, script)
 		}
@@ -47,13 +57,69 @@ func TestReadSharesOneScriptForEveryUnit(t *testing.T) {
 }
 
 func TestReadAsksAnOtherUnitAlone(t *testing.T) {
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: batchOut([]string{"active"}, []string{"enabled"})}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: batchOut([]string{"beegfs-helperd.service"}, []string{"active"}, []string{"enabled"})}}}
 	st, err := Read(context.Background(), f, "beegfs-helperd.service")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st != (State{"active", "enabled"}) || !strings.Contains(f.Scripts()[0], "set -- beegfs-helperd.service\n") {
 		t.Errorf("state %+v from\n%s", st, f.Scripts()[0])
+	}
+}
+
+// A service without a unit file is answered by the shell, not systemctl: the verbs' lines are
+// those of the other units, in order.
+func TestReadAbsentUnitsWithoutSystemctl(t *testing.T) {
+	out := batchOut([]string{"munge.service", "slurmd.service", "beegfs-storage.service", "beegfs-client.service"},
+		[]string{"active", "inactive", "failed", "active"}, []string{"enabled", "masked", "enabled", "alias"},
+		"beegfs-mgmtd.service", "beegfs-meta.service")
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}, {Stdout: out}, {Stdout: out}}}
+	for unit, want := range map[string]State{
+		"beegfs-mgmtd.service":   {"inactive", "not-found"},
+		"beegfs-storage.service": {"failed", "enabled"},
+		"beegfs-client.service":  {"active", "alias"},
+	} {
+		if got, err := Read(context.Background(), f, unit); err != nil || got != want {
+			t.Errorf("%s: %+v, %v; want %+v", unit, got, err, want)
+		}
+	}
+	script := f.Scripts()[0]
+	for _, want := range []string{`if [ -L "$d/$u" ]; then f=L; break; elif [ -e "$d/$u" ]; then f=F; break; fi`, " /usr/lib/systemd/system /lib/systemd/system ", "set -- $present\n"} {
+		if !strings.Contains(script, want) {
+			t.Errorf("script lacks %q:\n%s", want, script)
+		}
+	}
+}
+
+// list-units names units by their own names only: a name whose unit file is a symlink (an alias,
+// or a masked unit) is asked alone, and its answer stands.
+func TestReadAsksLinkedUnitsAlone(t *testing.T) {
+	out := strings.Replace(batchOut(Shared, active, enabled), "@@gpucluster linked\n",
+		"@@gpucluster linked\nbeegfs-storage.service deactivating\nslurmd.service inactive\n", 1)
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}, {Stdout: out}}}
+	for unit, want := range map[string]State{
+		"beegfs-storage.service": {"deactivating", "alias"},
+		"munge.service":          {"active", "enabled"},
+	} {
+		if got, err := Read(context.Background(), f, unit); err != nil || got != want {
+			t.Errorf("%s: %+v, %v; want %+v", unit, got, err, want)
+		}
+	}
+}
+
+func TestReadAbsentErrors(t *testing.T) {
+	for name, out := range map[string]string{
+		"unasked unit":       batchOut(Shared, active, enabled, "sshd.service"),
+		"list-units failed":  strings.Replace(batchOut(Shared, active, enabled), "@@gpucluster loaded\n", "@@gpucluster loaded\nFailed to connect to bus\n", 1) + "@@gpucluster loaded\n@@rc 1\n",
+		"list-units garbage": strings.Replace(batchOut(Shared, active, enabled), "@@gpucluster loaded\n", "@@gpucluster loaded\nmunge.service\n", 1),
+		"is-active garbage":  strings.Replace(batchOut(Shared, active, enabled), "@@gpucluster linked\n", "@@gpucluster linked\nactive\n", 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}}}
+			if st, err := Read(context.Background(), f, "munge.service"); err == nil {
+				t.Errorf("read %+v from %q", st, out)
+			}
+		})
 	}
 }
 
@@ -68,7 +134,7 @@ func TestReadFallsBackUnitByUnit(t *testing.T) {
 		}
 		one.WriteString("@@rc 0\n")
 	}
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: batchOut(active, enabled[:2])}, {Stdout: one.String()}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: batchOut(Shared, active, enabled[:2])}, {Stdout: one.String()}}}
 	st, err := Read(context.Background(), f, "beegfs-mgmtd.service")
 	if err != nil {
 		t.Fatal(err)
@@ -89,8 +155,8 @@ func TestReadErrors(t *testing.T) {
 	}{
 		"bad name":         {unit: "munge;reboot", want: `unit name "munge;reboot" is not valid`},
 		"host error":       {unit: "munge.service", err: errors.New("connection lost"), want: "connection lost"},
-		"short is-active":  {unit: "munge.service", out: batchOut(active[:3], enabled), want: "systemctl is-active printed 3 lines for 6 units"},
-		"truncated answer": {unit: "munge.service", out: "@@gpucluster active\nactive\n", want: "truncated"},
+		"no list-units":    {unit: "munge.service", out: "@@gpucluster enabled\n" + strings.Join(enabled, "\n") + "\n@@rc 0\n", want: "list-units failed"},
+		"truncated answer": {unit: "munge.service", out: "@@gpucluster loaded\nmunge.service loaded active running\n", want: "truncated"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: tc.out, Err: tc.err}}}
@@ -123,7 +189,7 @@ func TestExitStatusWords(t *testing.T) {
 // its unit costs the host one command between them.
 func TestReadFileSharesTheUnitsRead(t *testing.T) {
 	const sum = "d795bc42b84290bfb7f00acdcb1136adc62622d81da0d86e7ffdb5dff96a58b2"
-	out := "@@gpucluster files\n" + sum + "  /etc/munge/munge.key\n400 munge munge /etc/munge/munge.key\n\n@@rc 0\n" + batchOut(active, enabled)
+	out := "@@gpucluster files\n" + sum + "  /etc/munge/munge.key\n400 munge munge /etc/munge/munge.key\n\n@@rc 0\n" + batchOut(Shared, active, enabled)
 	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}, {Stdout: out}, {Stdout: out}}}
 	key, err := ReadFile(context.Background(), f, "/etc/munge/munge.key")
 	if err != nil {
@@ -158,7 +224,7 @@ func TestReadFileErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: tt.files + batchOut(active, enabled)}, {Stdout: tt.files + batchOut(active, enabled)}}}
+			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: tt.files + batchOut(Shared, active, enabled)}, {Stdout: tt.files + batchOut(Shared, active, enabled)}}}
 			if _, err := ReadFile(context.Background(), f, "/etc/munge/munge.key"); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("got %v, want error containing %q", err, tt.wantErr)
 			}

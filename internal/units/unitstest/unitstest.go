@@ -18,15 +18,16 @@ func OutWithFile(unit string, st units.State, file string, f units.File) string 
 		files += fmt.Sprintf("%s  %s\n%o %s %s %s\n", f.SHA256, file, f.Mode, f.Owner, f.Group, file)
 	}
 	files += "\n@@rc 0\n"
-	var a, e strings.Builder
+	var absent strings.Builder
 	for _, u := range units.Shared {
-		if u == unit {
-			a.WriteString(st.Active + "\n")
-			e.WriteString(st.Enabled + "\n")
-		} else {
-			a.WriteString("inactive\n")
-			e.WriteString("not-found\n")
+		if u != unit {
+			absent.WriteString(u + "\n")
 		}
 	}
-	return files + "@@gpucluster active\n" + a.String() + "\n@@rc 3\n@@gpucluster enabled\n" + e.String() + "\n@@rc 0\n"
+	loaded := ""
+	if st.Active != "inactive" {
+		loaded = fmt.Sprintf("%s loaded %s running Some daemon\n", unit, st.Active)
+	}
+	return files + "@@gpucluster absent\n" + absent.String() + "\n@@rc 0\n@@gpucluster loaded\n" + loaded + "\n@@rc 0\n" +
+		"@@gpucluster linked\n\n@@rc 0\n@@gpucluster enabled\n" + st.Enabled + "\n\n@@rc 0\n"
 }
