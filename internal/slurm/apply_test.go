@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -567,5 +568,50 @@ func TestStopController(t *testing.T) {
 	}
 	if err := StopController(ctx, s); err != nil {
 		t.Errorf("no slurmctld: %v", err)
+	}
+}
+
+// Fragments come back byte for byte, blank lines, a missing last newline and bytes that are
+// not text included, from one process; a fragment that cannot be read fails the read.
+func TestReadFragmentsExactly(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, false)
+	dir := s.root + FragmentDir
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	all := make([]byte, 256)
+	for i := range all {
+		all[i] = byte(i)
+	}
+	want := map[string][]byte{
+		"node-gpu01.conf":    []byte("NodeName=gpu01 CPUs=8\n\n# after a blank line, no newline at the end"),
+		"empty.conf":         {},
+		"every-byte.conf":    all,
+		"partition-gpu.conf": []byte("PartitionName=gpu Nodes=gpu01\n"),
+	}
+	for name, content := range want {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	touch(t, filepath.Join(dir, ".pending-restart"))
+	_, onDisk, err := readFragments(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(onDisk) != len(want) {
+		t.Errorf("read %d fragments, want %d: %q", len(onDisk), len(want), onDisk)
+	}
+	for name, content := range want {
+		if got, ok := onDisk[name]; !ok || !bytes.Equal(got, content) {
+			t.Errorf("%s: read %q (%v), want %q", name, got, ok, content)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "unreadable.conf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readFragments(ctx, s); err == nil || !strings.Contains(err.Error(), "perl exited with status") {
+		t.Errorf("a fragment that cannot be read: %v", err)
 	}
 }

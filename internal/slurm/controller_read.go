@@ -3,6 +3,7 @@ package slurm
 import (
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -41,9 +42,22 @@ const missingFile = 200
 // confFiles are the files assembled on the controller, by base name.
 var confFiles = []string{"slurm.conf", "cgroup.conf", "gres.conf"}
 
-// fragmentsScript sends every fragment, base64-encoded: the section parser drops blank
-// lines, and slurm.conf has them.
-var fragmentsScript = fmt.Sprintf("for f in %s/*.conf; do\n\t[ -e \"$f\" ] || continue\n\tsec \"fragment ${f##*/}\"; base64 -w0 -- \"$f\"; end $?\ndone\n", FragmentDir)
+// fragmentsScript sends every fragment hex-encoded (the section parser drops blank lines, and
+// slurm.conf has them) from one perl process: a base64 per file cost the controller a process
+// per GPU server in every plan. Its "fragments" section carries perl's exit status, so a read
+// that failed part-way fails instead of losing the fragments after it.
+var fragmentsScript = "perl -e '" + fragmentsPerl + "' " + FragmentDir + "/*.conf\nstatus=$?; sec fragments; end $status\n"
+
+// fragmentsPerl prints a section per fragment file it is given; a pattern that matched no file
+// arrives as itself and is skipped.
+const fragmentsPerl = `for my $f (@ARGV) {
+	next unless -e $f;
+	open(my $h, "<", $f) or die "$f: $!\n";
+	my $data = do { local $/; <$h> };
+	defined $data or die "$f: $!\n";
+	my ($name) = $f =~ m{([^/]*)\z};
+	print "\@\@gpucluster fragment $name\n", unpack("H*", $data), "\n\@\@rc 0\n";
+}`
 
 // readFragments reads every fragment, and the files, in one round trip, for a write that
 // needs nothing else: current are the fragments the resources have (AdoptFiles' while
@@ -65,15 +79,18 @@ func readFragments(ctx context.Context, ex Executor) (current, onDisk map[string
 }
 
 func fragmentSections(sections map[string]transport.Section) (map[string][]byte, error) {
+	if done, ok := sections["fragments"]; !ok || done.Status != 0 {
+		return nil, fmt.Errorf("read the slurm fragments in %s: perl exited with status %d", FragmentDir, done.Status)
+	}
 	fragments := map[string][]byte{}
 	for key, sec := range sections {
 		name, ok := strings.CutPrefix(key, "fragment ")
 		if !ok {
 			continue
 		}
-		b, err := decodeSection(key, sec)
+		b, err := hex.DecodeString(strings.Join(sec.Lines, ""))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read the slurm fragment %s: %w", name, err)
 		}
 		fragments[name] = b
 	}
