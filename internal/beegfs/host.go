@@ -220,19 +220,28 @@ func readHostScript(q HostQuery) (string, error) {
 }
 
 // readHostFuncs are the shell helpers of readHostScript. File content is
-// base64 so blank lines and a missing final newline survive the sections;
-// status 3 marks a missing file, which is an answer, not a failure.
+// base64 so blank lines and a missing final newline survive the sections, and
+// NUL bytes, which the shell's read drops; status 3 marks a missing file,
+// which is an answer, not a failure. mountof and iddir use the shell's
+// parameter expansion and globbing where dirname and ls would each cost a
+// process: ValidatePath's clean absolute paths are what ${p%/*} takes apart
+// as dirname does, and the three patterns match every entry but . and .., as
+// ls -A lists them (-L for a dangling symlink).
 const readHostFuncs = `readb64() { [ -e "$1" ] || return 3; base64 -w0 -- "$1"; }
 fingerprint() { [ -e "$1" ] || return 3; sha256sum < "$1" && stat -c '%U:%G %a' -- "$1"; }
 mountof() {
 	p=$1
-	while [ ! -e "$p" ]; do p=$(dirname -- "$p"); done
+	while [ ! -e "$p" ]; do p=${p%/*}; p=${p:-/}; done
 	printf 'path=%s\n' "$p"
 	findmnt -n -P -o TARGET,SOURCE,FSTYPE,UUID --target "$p"
 }
 iddir() {
 	[ -d "$1" ] || return 3
-	if [ -z "$(ls -A -- "$1")" ]; then echo empty; else echo used; fi
+	use=empty
+	for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+		if [ -e "$e" ] || [ -L "$e" ]; then use=used; break; fi
+	done
+	echo "$use"
 	for f in targetNumID nodeNumID originalNodeID; do
 		if [ -f "$1/$f" ]; then printf '%s=' "$f"; base64 -w0 -- "$1/$f"; echo; fi
 	done
