@@ -175,3 +175,39 @@ func TestReadHostDirsAndMountsOnThisMachine(t *testing.T) {
 		}
 	}
 }
+
+// TestReadHostFilesOnThisMachine: files come back byte for byte through Perl's one read (NUL
+// bytes, blank lines, no final newline, an empty file), an empty ID file still marks its
+// directory initialised, and a file that cannot be read fails the read.
+func TestReadHostFilesOnThisMachine(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"binary": "a\x00b\n\n\xffc", "empty": ""}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := filepath.Join(dir, "ids")
+	if err := os.MkdirAll(filepath.Join(ids, OriginalNodeIDFile), 0o755); err != nil { // not a regular file: not read
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ids, NodeNumIDFile), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	q := HostQuery{Files: []string{filepath.Join(dir, "binary"), filepath.Join(dir, "empty")}, Dirs: []string{ids}}
+	st, err := ReadHost(context.Background(), transporttest.Shell{}, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		if f := st.Files[filepath.Join(dir, name)]; !f.Exists || string(f.Content) != content {
+			t.Errorf("%s read back as %+v, want %q", name, f, content)
+		}
+	}
+	if d := st.Dirs[ids]; !d.Initialised() || len(d.NodeNumID) != 0 || d.TargetNumID != nil || d.OriginalNodeID != nil {
+		t.Errorf("ids %+v, want initialised by an empty %s and nothing else read", d, NodeNumIDFile)
+	}
+	if _, err := ReadHost(context.Background(), transporttest.Shell{}, HostQuery{Files: []string{ids}}); err == nil || !strings.Contains(err.Error(), "exit status 1") {
+		t.Errorf("a directory read as a file gave %v, want exit status 1", err)
+	}
+}
