@@ -3,7 +3,6 @@ package beegfs
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"regexp"
@@ -175,6 +174,7 @@ func readOwn(ctx context.Context, ex Executor, q HostQuery) (HostState, error) {
 
 func readHostScript(q HostQuery) (string, error) {
 	b := transport.NewScript().Text(transport.SectionFuncs + readHostFuncs)
+	var reads []string // readFilesPerl's arguments: kind, section key and path of each file
 	for i, p := range q.Packages {
 		if !transport.PackageNamePattern.MatchString(p) {
 			return "", fmt.Errorf("package name %q is not valid", p)
@@ -190,7 +190,7 @@ func readHostScript(q HostQuery) (string, error) {
 		if err := ValidatePath(f); err != nil {
 			return "", fmt.Errorf("file: %w", err)
 		}
-		b.Text(fmt.Sprintf("sec file%d; readb64 %s; end $?", i, transport.Quote(f)))
+		reads = append(reads, "file", "file"+strconv.Itoa(i), f)
 	}
 	for i, f := range q.Fingerprints {
 		if err := ValidatePath(f); err != nil {
@@ -208,7 +208,11 @@ func readHostScript(q HostQuery) (string, error) {
 		if err := ValidatePath(d); err != nil {
 			return "", fmt.Errorf("directory: %w", err)
 		}
-		b.Text(fmt.Sprintf("sec dir%d; iddir %s; end $?", i, transport.Quote(d)))
+		key := "dir" + strconv.Itoa(i)
+		b.Text(fmt.Sprintf("sec %s; iddir %s; end $?", key, transport.Quote(d)))
+		for _, f := range idFiles {
+			reads = append(reads, "id", key+"."+f, d+"/"+f)
+		}
 	}
 	for i, s := range q.DropInMounts {
 		if !transport.UnitNamePattern.MatchString(s) {
@@ -216,26 +220,51 @@ func readHostScript(q HostQuery) (string, error) {
 		}
 		b.Text(fmt.Sprintf("sec req%d; requiredmounts %s; end $?", i, transport.Quote(SystemdUnitDir+"/"+s+".service.d")))
 	}
+	if len(reads) > 0 {
+		b.Command(append([]string{"perl", "-e", readFilesPerl, "--"}, reads...)...)
+	}
 	return b.String(), nil
 }
 
-// readHostFuncs are the shell helpers of readHostScript. File content is
-// base64 so blank lines and a missing final newline survive the sections;
-// status 3 marks a missing file, which is an answer, not a failure.
-const readHostFuncs = `readb64() { [ -e "$1" ] || return 3; base64 -w0 -- "$1"; }
-fingerprint() { [ -e "$1" ] || return 3; sha256sum < "$1" && stat -c '%U:%G %a' -- "$1"; }
+// idFiles are the files of a BeeGFS directory that hold its IDs.
+var idFiles = []string{TargetNumIDFile, NodeNumIDFile, OriginalNodeIDFile}
+
+// readFilesPerl prints, in one process for all of them, the files that a base64 process each
+// would cost: perl is on every host, as the root shell runs in it, but perl-base has no
+// MIME::Base64, so the content travels as hex, which survives the sections as base64 does
+// (blank lines, a missing final newline, NUL bytes). Its arguments are triples of kind,
+// section key and path: a "file" that does not exist has status 3, an "id" file that is not
+// a regular file has no section, as setup tools never wrote it; a file that cannot be read
+// has status 1.
+const readFilesPerl = transport.PerlSections + `
+binmode STDOUT;
+sub hexof { open(my $h, "<:raw", $_[0]) or return 1; local $/; my $c = readline $h; defined $c or return 1; print unpack("H*", $c); 0 }
+while (my ($kind, $key, $path) = splice @ARGV, 0, 3) {
+	next if $kind eq "id" && !-f $path;
+	sec($key);
+	end(-e $path ? hexof($path) : 3);
+}`
+
+// readHostFuncs are the shell helpers of readHostScript; status 3 marks a
+// missing file or directory, which is an answer, not a failure. mountof and
+// iddir use the shell's parameter expansion and globbing where dirname and ls
+// would each cost a process: ValidatePath's clean absolute paths are what
+// ${p%/*} takes apart as dirname does, and the three patterns match every
+// entry but . and .., as ls -A lists them (-L for a dangling symlink).
+const readHostFuncs = `fingerprint() { [ -e "$1" ] || return 3; sha256sum < "$1" && stat -c '%U:%G %a' -- "$1"; }
 mountof() {
 	p=$1
-	while [ ! -e "$p" ]; do p=$(dirname -- "$p"); done
+	while [ ! -e "$p" ]; do p=${p%/*}; p=${p:-/}; done
 	printf 'path=%s\n' "$p"
 	findmnt -n -P -o TARGET,SOURCE,FSTYPE,UUID --target "$p"
 }
 iddir() {
 	[ -d "$1" ] || return 3
-	if [ -z "$(ls -A -- "$1")" ]; then echo empty; else echo used; fi
-	for f in targetNumID nodeNumID originalNodeID; do
-		if [ -f "$1/$f" ]; then printf '%s=' "$f"; base64 -w0 -- "$1/$f"; echo; fi
+	use=empty
+	for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+		if [ -e "$e" ] || [ -L "$e" ]; then use=used; break; fi
 	done
+	echo "$use"
 }
 requiredmounts() {
 	for f in "$1"/*.conf; do
@@ -289,8 +318,15 @@ func parseHostState(q HostQuery, sections map[string]transport.Section) (HostSta
 	if err := parseIndexed(q.Mounts, "mnt", get, parseMount, st.Mounts); err != nil {
 		return st, err
 	}
-	if err := parseIndexed(q.Dirs, "dir", get, parseDir, st.Dirs); err != nil {
-		return st, err
+	for i, d := range q.Dirs {
+		key := "dir" + strconv.Itoa(i)
+		s, err := get(key)
+		if err != nil {
+			return st, err
+		}
+		if st.Dirs[d], err = parseDir(d, s, key, sections); err != nil {
+			return st, err
+		}
 	}
 	if err := parseIndexed(q.DropInMounts, "req", get, parseDropInMounts, st.RequiredMounts); err != nil {
 		return st, err
@@ -360,7 +396,7 @@ func parseFile(name string, s transport.Section) (FileState, error) {
 	default:
 		return FileState{}, fmt.Errorf("read %s: exit status %d", name, s.Status)
 	}
-	content, err := base64.StdEncoding.DecodeString(strings.Join(s.Lines, ""))
+	content, err := hex.DecodeString(strings.Join(s.Lines, ""))
 	if err != nil {
 		return FileState{}, fmt.Errorf("read %s: %w", name, err)
 	}
@@ -435,7 +471,9 @@ func unescapeFindmnt(s string) string {
 	return b.String()
 }
 
-func parseDir(name string, s transport.Section) (DirState, error) {
+// parseDir reads iddir's section and readFilesPerl's of the ID files, key.NAME, there only
+// for the files that exist.
+func parseDir(name string, s transport.Section, key string, sections map[string]transport.Section) (DirState, error) {
 	switch s.Status {
 	case 3:
 		return DirState{}, nil
@@ -447,19 +485,25 @@ func parseDir(name string, s transport.Section) (DirState, error) {
 		return DirState{}, fmt.Errorf("read %s: no answer", name)
 	}
 	d := DirState{Exists: true, Empty: s.Lines[0] == "empty"}
-	for _, line := range s.Lines[1:] {
-		key, value, _ := strings.Cut(line, "=")
-		content, err := base64.StdEncoding.DecodeString(value)
-		if err != nil {
-			return DirState{}, fmt.Errorf("read %s/%s: %w", name, key, err)
+	for _, f := range idFiles {
+		sec, ok := sections[key+"."+f]
+		if !ok {
+			continue
 		}
-		switch key {
+		file, err := parseFile(name+"/"+f, sec)
+		if err != nil {
+			return DirState{}, err
+		}
+		if !file.Exists {
+			continue // gone since perl's -f
+		}
+		switch f {
 		case TargetNumIDFile:
-			d.TargetNumID = content
+			d.TargetNumID = file.Content
 		case NodeNumIDFile:
-			d.NodeNumID = content
+			d.NodeNumID = file.Content
 		case OriginalNodeIDFile:
-			d.OriginalNodeID = content
+			d.OriginalNodeID = file.Content
 		}
 	}
 	return d, nil

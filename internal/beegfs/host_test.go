@@ -135,3 +135,79 @@ func currentUser(t *testing.T) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// TestReadHostDirsAndMountsOnThisMachine: iddir counts every entry ls -A would list (a dotfile,
+// a name starting "..", a dangling symlink, a name that is a glob pattern) and nothing else,
+// and mountof walks up through parents that do not exist, to / when none does.
+func TestReadHostDirsAndMountsOnThisMachine(t *testing.T) {
+	dir := t.TempDir()
+	entries := map[string]func(string) error{
+		"dotfile":  func(d string) error { return os.WriteFile(filepath.Join(d, ".hidden"), nil, 0o600) },
+		"dotdot":   func(d string) error { return os.Mkdir(filepath.Join(d, "..x"), 0o755) },
+		"dangling": func(d string) error { return os.Symlink(filepath.Join(d, "gone"), filepath.Join(d, "link")) },
+		"pattern":  func(d string) error { return os.WriteFile(filepath.Join(d, "*"), nil, 0o600) },
+		"empty":    func(string) error { return nil },
+	}
+	q := HostQuery{Mounts: []string{dir + "/a/b/c", "/gpucluster-no-such-dir/a/b"}}
+	for name, create := range entries {
+		d := filepath.Join(dir, name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := create(d); err != nil {
+			t.Fatal(err)
+		}
+		q.Dirs = append(q.Dirs, d)
+	}
+	st, err := ReadHost(context.Background(), transporttest.Shell{}, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range entries {
+		d := st.Dirs[filepath.Join(dir, name)]
+		if want := name == "empty"; !d.Exists || d.Empty != want {
+			t.Errorf("%s: %+v, want empty %v", name, d, want)
+		}
+	}
+	for p, want := range map[string]string{dir + "/a/b/c": dir, "/gpucluster-no-such-dir/a/b": "/"} {
+		if m := st.Mounts[p]; m.Path != want || m.Target == "" {
+			t.Errorf("mount of %s: %+v, want %s looked up", p, m, want)
+		}
+	}
+}
+
+// TestReadHostFilesOnThisMachine: files come back byte for byte through Perl's one read (NUL
+// bytes, blank lines, no final newline, an empty file), an empty ID file still marks its
+// directory initialised, and a file that cannot be read fails the read.
+func TestReadHostFilesOnThisMachine(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"binary": "a\x00b\n\n\xffc", "empty": ""}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := filepath.Join(dir, "ids")
+	if err := os.MkdirAll(filepath.Join(ids, OriginalNodeIDFile), 0o755); err != nil { // not a regular file: not read
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ids, NodeNumIDFile), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	q := HostQuery{Files: []string{filepath.Join(dir, "binary"), filepath.Join(dir, "empty")}, Dirs: []string{ids}}
+	st, err := ReadHost(context.Background(), transporttest.Shell{}, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		if f := st.Files[filepath.Join(dir, name)]; !f.Exists || string(f.Content) != content {
+			t.Errorf("%s read back as %+v, want %q", name, f, content)
+		}
+	}
+	if d := st.Dirs[ids]; !d.Initialised() || len(d.NodeNumID) != 0 || d.TargetNumID != nil || d.OriginalNodeID != nil {
+		t.Errorf("ids %+v, want initialised by an empty %s and nothing else read", d, NodeNumIDFile)
+	}
+	if _, err := ReadHost(context.Background(), transporttest.Shell{}, HostQuery{Files: []string{ids}}); err == nil || !strings.Contains(err.Error(), "exit status 1") {
+		t.Errorf("a directory read as a file gave %v, want exit status 1", err)
+	}
+}

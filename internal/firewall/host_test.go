@@ -11,7 +11,7 @@ import (
 )
 
 // TestReadStateRunsOnAShell runs the state read on this machine's sh against UFW's files moved
-// into a sandbox: the files come back whole, a missing one reads empty, and one that cannot be
+// into a sandbox: the files come back whole, a missing or empty one reads empty, and one that cannot be
 // read fails the read instead of reading as an empty rule set.
 func TestReadStateRunsOnAShell(t *testing.T) {
 	dir := t.TempDir()
@@ -49,6 +49,11 @@ func TestReadStateRunsOnAShell(t *testing.T) {
 	write(ManagedPath, "# marker\n")
 	if st, err = ReadState(context.Background(), shell); err != nil || !st.Managed {
 		t.Errorf("with %s: managed %v, error %v", ManagedPath, st.Managed, err)
+	}
+
+	write(LedgerPath, "")
+	if st, err = ReadState(context.Background(), shell); err != nil || len(st.Owned) != 0 || len(st.Rules) != 1 {
+		t.Errorf("with an empty ledger: owned %v, %d rules, error %v; want no keys and the one rule", st.Owned, len(st.Rules), err)
 	}
 
 	if err := os.Mkdir(sandboxed(Rules6File), 0o755); err != nil {

@@ -22,6 +22,18 @@ const SectionFuncs = `sec() { printf '` + sectionPrefix + `%s\n' "$1"; }
 end() { printf '\n` + statusPrefix + `%d\n' "$1"; }
 `
 
+// AwkSections is an awk program that prints each file it reads as a section of status 0, its
+// key set by a k=KEY operand before the file: one process for many files, where a cat per
+// file costs a process each. A file without a line (an empty one) gets no section, so pass
+// only files the shell found not empty ([ -s ]). When awk fails, `|| end $?` after it closes
+// the section it was in, and the sections of the files after it are missing.
+const AwkSections = `'FNR == 1 { if (NR > 1) printf "\n` + statusPrefix + `0\n"; printf "` + sectionPrefix + `%s\n", k } { print } END { printf "\n` + statusPrefix + `0\n" }'`
+
+// PerlSections defines sec and end, SectionFuncs' two functions, in Perl, for a Perl program
+// in a batched script that prints sections of its own. It holds no single quote, so the
+// program can travel in the shell's single quotes.
+const PerlSections = `sub sec { print q{` + sectionPrefix + `}, $_[0], "\n" } sub end { print "\n", q{` + statusPrefix + `}, $_[0], "\n" }`
+
 // Section is one command's output lines and exit status.
 type Section struct {
 	Lines  []string

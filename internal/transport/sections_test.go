@@ -1,7 +1,9 @@
 package transport
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -98,5 +100,30 @@ sec failed; false; end $?
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %#v, want %#v", got, want)
+	}
+}
+
+// TestAwkSectionsRoundTrip: awk gives each file the lines cat would, with or without a final
+// newline and with blank lines (which the parser drops); a file awk cannot open leaves a
+// section that failed, one missing, or output that does not parse, never every section read.
+func TestAwkSectionsRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"a": "one\n\ntwo\n", "b": "no final newline", "c": "\n"}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args string) (map[string]Section, error) {
+		out, _ := exec.Command("sh", "-c", SectionFuncs+"cd "+Quote(dir)+" && awk "+AwkSections+" "+args+" || end $?").Output()
+		return ParseSections(out)
+	}
+	want := map[string]Section{"a": {Lines: []string{"one", "two"}}, "b": {Lines: []string{"no final newline"}}, "c": {}}
+	if got, err := run("k=a a k=b b k=c c"); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v, %v, want %#v", got, err, want)
+	}
+	got, err := run("k=a a k=missing missing k=b b")
+	if err == nil && got["a"].Status == 0 && got["b"].Status == 0 && len(got) == 3 && got["missing"].Status == 0 {
+		t.Errorf("with a file awk cannot open every section reads as read: %#v", got)
 	}
 }
