@@ -237,8 +237,6 @@ var idFiles = []string{TargetNumIDFile, NodeNumIDFile, OriginalNodeIDFile}
 // a regular file has no section, as setup tools never wrote it; a file that cannot be read
 // has status 1.
 const readFilesPerl = transport.PerlSections + `
-binmode STDOUT;
-sub hexof { open(my $h, "<:raw", $_[0]) or return 1; local $/; my $c = readline $h; defined $c or return 1; print unpack("H*", $c); 0 }
 while (my ($kind, $key, $path) = splice @ARGV, 0, 3) {
 	next if $kind eq "id" && !-f $path;
 	sec($key);

@@ -611,7 +611,7 @@ func TestReadFragmentsExactly(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "unreadable.conf"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := readFragments(ctx, s); err == nil || !strings.Contains(err.Error(), "perl exited with status") {
+	if _, _, err := readFragments(ctx, s); err == nil || !strings.Contains(err.Error(), "fragment unreadable.conf: it cannot be read") {
 		t.Errorf("a fragment that cannot be read: %v", err)
 	}
 }

@@ -50,13 +50,12 @@ var fragmentsScript = "perl -e '" + fragmentsPerl + "' " + FragmentDir + "/*.con
 
 // fragmentsPerl prints a section per fragment file it is given; a pattern that matched no file
 // arrives as itself and is skipped.
-const fragmentsPerl = `for my $f (@ARGV) {
+const fragmentsPerl = transport.PerlSections + `
+for my $f (@ARGV) {
 	next unless -e $f;
-	open(my $h, "<", $f) or die "$f: $!\n";
-	my $data = do { local $/; <$h> };
-	defined $data or die "$f: $!\n";
 	my ($name) = $f =~ m{([^/]*)\z};
-	print "\@\@gpucluster fragment $name\n", unpack("H*", $data), "\n\@\@rc 0\n";
+	sec("fragment $name");
+	end(hexof($f));
 }`
 
 // readFragments reads every fragment, and the files, in one round trip, for a write that
@@ -87,6 +86,9 @@ func fragmentSections(sections map[string]transport.Section) (map[string][]byte,
 		name, ok := strings.CutPrefix(key, "fragment ")
 		if !ok {
 			continue
+		}
+		if sec.Status != 0 {
+			return nil, fmt.Errorf("read the slurm fragment %s: it cannot be read (status %d)", name, sec.Status)
 		}
 		b, err := hex.DecodeString(strings.Join(sec.Lines, ""))
 		if err != nil {

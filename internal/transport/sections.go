@@ -30,9 +30,13 @@ end() { printf '\n` + statusPrefix + `%d\n' "$1"; }
 const AwkSections = `'FNR == 1 { if (NR > 1) printf "\n` + statusPrefix + `0\n"; printf "` + sectionPrefix + `%s\n", k } { print } END { printf "\n` + statusPrefix + `0\n" }'`
 
 // PerlSections defines sec and end, SectionFuncs' two functions, in Perl, for a Perl program
-// in a batched script that prints sections of its own. It holds no single quote, so the
-// program can travel in the shell's single quotes.
-const PerlSections = `sub sec { print q{` + sectionPrefix + `}, $_[0], "\n" } sub end { print "\n", q{` + statusPrefix + `}, $_[0], "\n" }`
+// in a batched script that prints sections of its own, and hexof, which prints a file's
+// content hex-encoded (the section parser drops blank lines; Debian's perl-base has no base64)
+// and returns 0, or 1 without printing when the file cannot be read. It holds no single
+// quote, so the program can travel in the shell's single quotes.
+const PerlSections = `sub sec { print q{` + sectionPrefix + `}, $_[0], "\n" } sub end { print "\n", q{` + statusPrefix + `}, $_[0], "\n" }
+sub hexof { open(my $h, "<:raw", $_[0]) or return 1; local $/; my $c = readline $h; defined $c or return 1; print unpack("H*", $c); 0 }
+binmode STDOUT;`
 
 // Section is one command's output lines and exit status.
 type Section struct {
