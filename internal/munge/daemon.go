@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
 )
 
 // Outcome is what Install did on one node.
@@ -51,7 +52,7 @@ func Install(ctx context.Context, h KeyWriter, key []byte) (Outcome, error) {
 
 // restartScript quotes munged's own last words when it does not come back,
 // for example a key it refuses.
-const restartScript = transport.ScriptEnv + `systemctl enable --quiet ` + service + ` || exit
+var restartScript = transport.ScriptEnv + units.EnableText(service) + ` || exit
 if ! systemctl restart ` + service + `; then
 	journalctl -u ` + service + ` -n 10 --no-pager -o cat >&2
 	exit 1

@@ -204,6 +204,11 @@ func TestInstall(t *testing.T) {
 			if tt.wantScript != "" && !strings.Contains(h.Calls[2].Script, tt.wantScript) {
 				t.Errorf("the script after the reads lacks %q:\n%s", tt.wantScript, h.Calls[2].Script)
 			}
+			// A restart enables munged only when it is not enabled: its package enabled it, and
+			// systemctl enable of an enabled unit with a SysV script costs a host most of a second.
+			if tt.want.Restarted && !strings.HasPrefix(h.Calls[2].Script, transport.ScriptEnv+units.EnableText("munge")+" || exit\n") {
+				t.Errorf("the restart does not start with the enable guard:\n%s", h.Calls[2].Script)
+			}
 			if len(h.Replies) != 0 {
 				t.Errorf("%d scripts expected but not run", len(h.Replies))
 			}

@@ -23,14 +23,19 @@ func (c *cluster) firewallState(ctx context.Context, node string) (*transport.Ho
 	return h, st, nil
 }
 
-// lockedFirewallState is firewallState under the node's lock, so the state is not read halfway
-// through another resource's rule change; the caller unlocks when its own change is done.
+// firewallLock names the node's lock of UFW: ufw's commands and the firewall's own files (the
+// rule ledger, the marker) are changed only under it, and nothing done under the node's other
+// lock reads them, so a node's ufw enable no longer holds up its Slurm or account writes.
+const firewallLock = "ufw"
+
+// lockedFirewallState is firewallState under the node's lock of UFW, so the state is not read
+// halfway through another resource's rule change; the caller unlocks when its own change is done.
 func (c *cluster) lockedFirewallState(ctx context.Context, node string) (*transport.Host, firewall.State, func(), diag.Diagnostics) {
 	h, err := c.host(ctx, node)
 	if err != nil {
 		return nil, firewall.State{}, nil, diag.Diagnostics{connectError(node, err)}
 	}
-	unlock, err := h.Lock(ctx)
+	unlock, err := h.LockNamed(ctx, firewallLock)
 	if err != nil {
 		return nil, firewall.State{}, nil, diag.Diagnostics{nodeError("Cannot Lock Node", node, "Waiting for the node's lock failed", "", err)}
 	}

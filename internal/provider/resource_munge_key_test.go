@@ -160,6 +160,20 @@ func TestAccMungeKey_lifecycle(t *testing.T) {
 				Check: checkKeyOnNodes(l, all),
 			},
 			{
+				// munged stopped and disabled by hand: the restart that brings it back enables it
+				// at boot again (it enables only a unit that is not enabled).
+				PreConfig: func() { onHost(t, l, "gpu02", "systemctl disable --now --quiet munge") },
+				Config:    mungeKeyConfig(l, "login01", all, `  rotation = "1"`+"\n"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(mungeKeyAddr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkOnHost(l, "gpu02", "systemctl is-active munge; systemctl is-enabled munge", "active\nenabled"),
+					checkDecodes(l, "login01", "gpu02"),
+				),
+			},
+			{
 				Config:   mungeKeyConfig(l, "login01", all, `  rotation = "1"`+"\n"),
 				PlanOnly: true,
 			},

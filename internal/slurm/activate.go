@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
 )
 
 // Outcome is what an activation did, or would do.
@@ -151,7 +152,7 @@ func activate(ctx context.Context, h ControllerHost, st state, files Files, clas
 	var command, what, done string
 	switch {
 	case !st.active:
-		command, what, done = "systemctl enable --quiet slurmctld || exit\n"+startSlurmctld("restart"), "start slurmctld", "started slurmctld"
+		command, what, done = units.EnableText("slurmctld")+" || exit\n"+startSlurmctld("restart"), "start slurmctld", "started slurmctld"
 	case class == Reconfigure:
 		command, what, done = "scontrol reconfigure", "scontrol reconfigure", "reconfigured slurmctld"
 	case class == OrderedRestart:

@@ -164,7 +164,7 @@ func StartSlurmd(ctx context.Context, ex Executor, restart bool) error {
 	if restart {
 		cond = "true"
 	}
-	script := transport.ScriptEnv + "systemctl enable --quiet slurmd || exit\nif " + cond + `; then
+	script := transport.ScriptEnv + units.EnableText("slurmd") + " || exit\nif " + cond + `; then
 	if ! systemctl restart slurmd; then
 		journalctl -u slurmd -n 20 --no-pager -o cat >&2
 		exit 1

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
 )
 
 // SlurmdbdConfPath is slurmdbd's configuration. It holds the database password, so only
@@ -236,7 +237,7 @@ func databaseScript(restart bool) string {
 	if restart {
 		start = "systemctl restart mariadb || exit\n"
 	}
-	return transport.ScriptEnv + `systemctl enable --quiet mariadb || exit
+	return transport.ScriptEnv + units.EnableText("mariadb") + ` || exit
 ` + start + `err=$(mysql --batch 2>&1 >/dev/null) && exit 0
 printf '%s\n' "$err" | sed -n 's/^\(ERROR [0-9]* ([A-Z0-9]*)\).*/MariaDB \1/p' | head -n 1 >&2
 exit 1
@@ -292,7 +293,7 @@ func EnsureSlurmdbd(ctx context.Context, h SlurmdbdHost, d Slurmdbd, password []
 	if changed {
 		verb = "restart"
 	}
-	script := transport.ScriptEnv + "systemctl enable --quiet slurmdbd || exit\n"
+	script := transport.ScriptEnv + units.EnableText("slurmdbd") + " || exit\n"
 	if !changed {
 		script += "systemctl is-active --quiet slurmdbd && exit 0\n"
 	}

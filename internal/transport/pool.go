@@ -329,14 +329,14 @@ func (p *Pool) readCache(machine string) *readCache {
 	return c
 }
 
-// lock returns the lock channel of one machine.
-func (p *Pool) lock(machine string) chan struct{} {
+// lock returns the lock channel of one key: a machine, or a machine and a name (LockNamed).
+func (p *Pool) lock(key string) chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	l, ok := p.locks[machine]
+	l, ok := p.locks[key]
 	if !ok {
 		l = make(chan struct{}, 1)
-		p.locks[machine] = l
+		p.locks[key] = l
 	}
 	return l
 }

@@ -269,20 +269,7 @@ func TestKeepaliveDetectsDeadServer(t *testing.T) {
 }
 
 func TestLockIsPerMachine(t *testing.T) {
-	ctx := testContext(t)
-	client := newTestClient(t)
-	srv := newTestServer(t, client)
-	pool := newTestPool(t)
-	cfg := clientConfig(t, client, srv, srv)
-	a, err := pool.Host(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Name = "same machine, other name"
-	b, err := pool.Host(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, a, b := twoNamesOfOneMachine(t)
 	unlock, err := a.Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -299,6 +286,57 @@ func TestLockIsPerMachine(t *testing.T) {
 		t.Fatalf("lock after unlock: %v", err)
 	}
 	unlockB()
+}
+
+// A named lock of a machine is apart from its lock and from other names', and the same name is
+// one lock on the machine whatever the Host's name.
+func TestLockNamedIsApart(t *testing.T) {
+	ctx, a, b := twoNamesOfOneMachine(t)
+	unlock, err := a.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	unlockUFW, err := b.LockNamed(ctx, "ufw")
+	if err != nil {
+		t.Fatalf("named lock while the machine's lock is held: %v", err)
+	}
+	unlockOther, err := a.LockNamed(ctx, "other")
+	if err != nil {
+		t.Fatalf("a second name while the first is held: %v", err)
+	}
+	unlockOther()
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := a.LockNamed(short, "ufw"); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrNotLocked) {
+		t.Fatalf("the same name while held: %v, want a deadline error that says the lock was not taken", err)
+	}
+	unlockUFW()
+	unlockUFW, err = a.LockNamed(ctx, "ufw")
+	if err != nil {
+		t.Fatalf("named lock after unlock: %v", err)
+	}
+	unlockUFW()
+}
+
+// twoNamesOfOneMachine returns two Hosts of one pool that reach the same machine under two names.
+func twoNamesOfOneMachine(t *testing.T) (context.Context, *Host, *Host) {
+	t.Helper()
+	ctx := testContext(t)
+	client := newTestClient(t)
+	srv := newTestServer(t, client)
+	pool := newTestPool(t)
+	cfg := clientConfig(t, client, srv, srv)
+	a, err := pool.Host(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Name = "same machine, other name"
+	b, err := pool.Host(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, a, b
 }
 
 func TestConfigValidation(t *testing.T) {
