@@ -37,11 +37,8 @@ func (h Host) CPUTime() (time.Duration, error) {
 // readCPUStat reads usage_usec; ok is false when path does not exist or lacks it, as a cgroup
 // v2 directory without the cpu controller's accounting does.
 func readCPUStat(path string) (time.Duration, bool, error) {
-	data, err := os.ReadFile(path) //nolint:gosec // G304: a path under the lab's own cgroups.
-	if os.IsNotExist(err) {
-		return 0, false, nil
-	}
-	if err != nil {
+	data, ok, err := readIfExists(path)
+	if !ok {
 		return 0, false, err
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -59,11 +56,8 @@ func readCPUStat(path string) (time.Duration, bool, error) {
 
 // readCPUAcct reads cgroup v1's nanoseconds; ok is false when path does not exist.
 func readCPUAcct(path string) (time.Duration, bool, error) {
-	data, err := os.ReadFile(path) //nolint:gosec // G304: a path under the lab's own cgroups.
-	if os.IsNotExist(err) {
-		return 0, false, nil
-	}
-	if err != nil {
+	data, ok, err := readIfExists(path)
+	if !ok {
 		return 0, false, err
 	}
 	nsec, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
@@ -71,4 +65,13 @@ func readCPUAcct(path string) (time.Duration, bool, error) {
 		return 0, false, fmt.Errorf("%s: %w", path, err)
 	}
 	return time.Duration(nsec), true, nil
+}
+
+// readIfExists reads path; ok is false when it does not exist or cannot be read (err says which).
+func readIfExists(path string) (data []byte, ok bool, err error) {
+	data, err = os.ReadFile(path) //nolint:gosec // G304: a path under the lab's own cgroups.
+	if os.IsNotExist(err) {
+		return nil, false, nil
+	}
+	return data, err == nil, err
 }
