@@ -78,7 +78,10 @@ func readFragments(ctx context.Context, ex Executor) (current, onDisk map[string
 }
 
 func fragmentSections(sections map[string]transport.Section) (map[string][]byte, error) {
-	if done, ok := sections["fragments"]; !ok || done.Status != 0 {
+	switch done, ok := sections["fragments"]; {
+	case !ok:
+		return nil, fmt.Errorf("read the slurm fragments in %s: no answer after them", FragmentDir)
+	case done.Status != 0:
 		return nil, fmt.Errorf("read the slurm fragments in %s: perl exited with status %d", FragmentDir, done.Status)
 	}
 	fragments := map[string][]byte{}

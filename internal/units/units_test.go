@@ -110,7 +110,7 @@ func TestReadAsksLinkedUnitsAlone(t *testing.T) {
 func TestReadAbsentErrors(t *testing.T) {
 	for name, out := range map[string]string{
 		"unasked unit":       batchOut(Shared, active, enabled, "sshd.service"),
-		"list-units failed":  strings.Replace(batchOut(Shared, active, enabled), "@@gpucluster loaded\n", "@@gpucluster loaded\nFailed to connect to bus\n", 1) + "@@gpucluster loaded\n@@rc 1\n",
+		"list-units failed":  strings.Replace(batchOut(Shared, []string{"inactive", "inactive", "inactive", "inactive", "inactive", "inactive"}, enabled), "\n@@rc 0\n@@gpucluster linked", "Failed to connect to bus\n@@rc 1\n@@gpucluster linked", 1),
 		"list-units garbage": strings.Replace(batchOut(Shared, active, enabled), "@@gpucluster loaded\n", "@@gpucluster loaded\nmunge.service\n", 1),
 		"is-active garbage":  strings.Replace(batchOut(Shared, active, enabled), "@@gpucluster linked\n", "@@gpucluster linked\nactive\n", 1),
 	} {
