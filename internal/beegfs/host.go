@@ -218,7 +218,7 @@ func readHostScript(q HostQuery) (string, error) {
 		if !transport.UnitNamePattern.MatchString(s) {
 			return "", fmt.Errorf("unit name %q is not valid", s)
 		}
-		b.Text(fmt.Sprintf("sec req%d requiredmounts %s", i, transport.Quote(SystemdUnitDir+"/"+s+".service.d")))
+		b.Text(fmt.Sprintf("requiredmounts req%d %s", i, transport.Quote(SystemdUnitDir+"/"+s+".service.d")))
 	}
 	if len(reads) > 0 {
 		b.Command(append([]string{"perl", "-e", readFilesPerl, "--"}, reads...)...)
@@ -245,8 +245,9 @@ while (my ($kind, $key, $path) = splice @ARGV, 0, 3) {
 // readHostFuncs are the shell helpers of readHostScript; status 3 marks a
 // missing file or directory, which is an answer, not a failure. mountof and
 // iddir use the shell's parameter expansion and globbing where dirname and ls
-// would each cost a process (and iddir prints its section itself, as sec's
-// capture would cost one): ValidatePath's clean absolute paths are what
+// would each cost a process (and iddir and requiredmounts print their sections
+// themselves, as sec's capture of a function would cost one; requiredmounts
+// reads every drop-in with one sed): ValidatePath's clean absolute paths are what
 // ${p%/*} takes apart as dirname does, and the three patterns match every
 // entry but . and .., as ls -A lists them (-L for a dangling symlink).
 const readHostFuncs = `fingerprint() { [ -e "$1" ] || return 3; sha256sum < "$1" && stat -c '%U:%G %a' -- "$1"; }
@@ -265,11 +266,13 @@ iddir() {
 	secv "$1" 0 "$use"
 }
 requiredmounts() {
-	for f in "$1"/*.conf; do
+	k=$1 d=$2
+	set --
+	for f in "$d"/*.conf; do
 		case ${f##*/} in target-[0-9]*.conf) continue ;; esac
-		[ -f "$f" ] || continue
-		sed -n 's/^[[:space:]]*RequiresMountsFor[[:space:]]*=[[:space:]]*/=/p' -- "$f"
+		[ ! -f "$f" ] || set -- "$@" "$f"
 	done
+	if [ $# -eq 0 ]; then secv "$k" 0; else sec "$k" sed -n 's/^[[:space:]]*RequiresMountsFor[[:space:]]*=[[:space:]]*/=/p' -- "$@"; fi
 }
 `
 
