@@ -389,30 +389,34 @@ func TestRootShellKillRightAfterRunAlwaysKills(t *testing.T) {
 	if _, err := io.WriteString(stdin, requests.String()); err != nil {
 		t.Fatal(err)
 	}
-	type ended struct {
-		killed int
-		err    error
-	}
-	done := make(chan ended, 1)
+	statuses := make(chan int, tries)
 	go func() {
-		var e ended
+		defer close(statuses)
 		for range tries {
-			var reply shellReply
-			if _, reply, e.err = readReply(replies); e.err != nil {
-				break
+			_, reply, err := readReply(replies)
+			if err != nil {
+				return
 			}
-			if reply.status == 128+9 {
-				e.killed++
-			}
+			statuses <- reply.status
 		}
-		done <- e
 	}()
-	select {
-	case e := <-done:
-		if e.err != nil || e.killed != tries {
-			t.Fatalf("%d of %d commands ended by KILL (%v)", e.killed, tries, e.err)
+	deadline := time.After(10 * time.Second)
+	killed, ended := 0, 0
+	for ended < tries {
+		select {
+		case status, ok := <-statuses:
+			if !ok {
+				t.Fatalf("the shell ended after %d replies", ended)
+			}
+			ended++
+			if status == 128+9 {
+				killed++
+			}
+		case <-deadline:
+			t.Fatalf("%d of %d commands still run 10 s after their kill: it missed them", tries-ended, tries)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the commands did not all end within 10 s: a kill missed its command")
+	}
+	if killed != tries {
+		t.Errorf("%d of %d commands ended by KILL", killed, tries)
 	}
 }
