@@ -311,7 +311,7 @@ func MountedFSTypeRead(mountPath string) (string, error) {
 	if err := ValidateMountPath(mountPath); err != nil {
 		return "", err
 	}
-	return "sec " + mountedFSTypeSection + "; findmnt -n -o FSTYPE -- " + transport.Quote(mountPath) + "; end $?\n", nil
+	return "sec " + mountedFSTypeSection + " findmnt -n -o FSTYPE -- " + transport.Quote(mountPath) + "\n", nil
 }
 
 // MountedFSTypeFrom reads MountedFSTypeRead's answer from a batched script's sections.

@@ -189,8 +189,8 @@ if [ "$migrate" = 1 ]; then
 fi
 i=0
 for p in . .ssh .ssh/authorized_keys; do
-	sec "b$i"; stat -c "%u %a %F" -- "$stage/beegfs/$rel/$p" 2>/dev/null; end $?
-	sec "l$i"; stat -c "%u %a %F" -- "$mnt/$rel/$p" 2>/dev/null; end $?
+	sec "b$i" stat -c "%u %a %F" -- "$stage/beegfs/$rel/$p" 2>/dev/null
+	sec "l$i" stat -c "%u %a %F" -- "$mnt/$rel/$p" 2>/dev/null
 	i=$((i + 1))
 done
 EOS

@@ -100,7 +100,7 @@ func stagingReply(onBeeGFS, local HomeCopy) string {
 			fmt.Fprintf(&out, "%d %o %s\n\n@@rc 0\n", side.p.UID, side.p.Mode, kind)
 		}
 	}
-	return out.String()
+	return transporttest.Sections(out.String())
 }
 
 const adminPasswd = "admin:x:1000:1000::/home/admin:/bin/bash\n"

@@ -179,7 +179,7 @@ func readHostScript(q HostQuery) (string, error) {
 		if !transport.PackageNamePattern.MatchString(p) {
 			return "", fmt.Errorf("package name %q is not valid", p)
 		}
-		b.Text(fmt.Sprintf("sec pkg%d; dpkg-query -W -f='${db:Status-Abbrev}${Version}' %s 2>/dev/null; end $?", i, transport.Quote(p)))
+		b.Text(fmt.Sprintf("sec pkg%d dpkg-query -W -f='${db:Status-Abbrev}${Version}' %s 2>/dev/null", i, transport.Quote(p)))
 	}
 	for _, s := range q.Services {
 		if !transport.UnitNamePattern.MatchString(s) {
@@ -196,20 +196,20 @@ func readHostScript(q HostQuery) (string, error) {
 		if err := ValidatePath(f); err != nil {
 			return "", fmt.Errorf("file: %w", err)
 		}
-		b.Text(fmt.Sprintf("sec sum%d; fingerprint %s; end $?", i, transport.Quote(f)))
+		b.Text(fmt.Sprintf("sec sum%d fingerprint %s", i, transport.Quote(f)))
 	}
 	for i, p := range q.Mounts {
 		if err := ValidatePath(p); err != nil {
 			return "", fmt.Errorf("mount: %w", err)
 		}
-		b.Text(fmt.Sprintf("sec mnt%d; mountof %s; end $?", i, transport.Quote(p)))
+		b.Text(fmt.Sprintf("sec mnt%d mountof %s", i, transport.Quote(p)))
 	}
 	for i, d := range q.Dirs {
 		if err := ValidatePath(d); err != nil {
 			return "", fmt.Errorf("directory: %w", err)
 		}
 		key := "dir" + strconv.Itoa(i)
-		b.Text(fmt.Sprintf("sec %s; iddir %s; end $?", key, transport.Quote(d)))
+		b.Text(fmt.Sprintf("iddir %s %s", key, transport.Quote(d)))
 		for _, f := range idFiles {
 			reads = append(reads, "id", key+"."+f, d+"/"+f)
 		}
@@ -218,7 +218,7 @@ func readHostScript(q HostQuery) (string, error) {
 		if !transport.UnitNamePattern.MatchString(s) {
 			return "", fmt.Errorf("unit name %q is not valid", s)
 		}
-		b.Text(fmt.Sprintf("sec req%d; requiredmounts %s; end $?", i, transport.Quote(SystemdUnitDir+"/"+s+".service.d")))
+		b.Text(fmt.Sprintf("requiredmounts req%d %s", i, transport.Quote(SystemdUnitDir+"/"+s+".service.d")))
 	}
 	if len(reads) > 0 {
 		b.Command(append([]string{"perl", "-e", readFilesPerl, "--"}, reads...)...)
@@ -231,22 +231,23 @@ var idFiles = []string{TargetNumIDFile, NodeNumIDFile, OriginalNodeIDFile}
 
 // readFilesPerl prints, in one process for all of them, the files that a base64 process each
 // would cost: perl is on every host, as the root shell runs in it, but perl-base has no
-// MIME::Base64, so the content travels as hex, which survives the sections as base64 does
-// (blank lines, a missing final newline, NUL bytes). Its arguments are triples of kind,
+// MIME::Base64, so the content travels as hex, which survives the sections' dropping of blank
+// lines as base64 does. Its arguments are triples of kind,
 // section key and path: a "file" that does not exist has status 3, an "id" file that is not
 // a regular file has no section, as setup tools never wrote it; a file that cannot be read
 // has status 1.
 const readFilesPerl = transport.PerlSections + `
 while (my ($kind, $key, $path) = splice @ARGV, 0, 3) {
 	next if $kind eq "id" && !-f $path;
-	sec($key);
-	end(-e $path ? hexof($path) : 3);
+	sec($key, -e $path ? hexof($path) : 3);
 }`
 
 // readHostFuncs are the shell helpers of readHostScript; status 3 marks a
 // missing file or directory, which is an answer, not a failure. mountof and
 // iddir use the shell's parameter expansion and globbing where dirname and ls
-// would each cost a process: ValidatePath's clean absolute paths are what
+// would each cost a process (and iddir and requiredmounts print their sections
+// themselves, as sec's capture of a function would cost one; requiredmounts
+// reads every drop-in with one sed): ValidatePath's clean absolute paths are what
 // ${p%/*} takes apart as dirname does, and the three patterns match every
 // entry but . and .., as ls -A lists them (-L for a dangling symlink).
 const readHostFuncs = `fingerprint() { [ -e "$1" ] || return 3; sha256sum < "$1" && stat -c '%U:%G %a' -- "$1"; }
@@ -257,19 +258,21 @@ mountof() {
 	findmnt -n -P -o TARGET,SOURCE,FSTYPE,UUID --target "$p"
 }
 iddir() {
-	[ -d "$1" ] || return 3
+	[ -d "$2" ] || { secv "$1" 3; return; }
 	use=empty
-	for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+	for e in "$2"/* "$2"/.[!.]* "$2"/..?*; do
 		if [ -e "$e" ] || [ -L "$e" ]; then use=used; break; fi
 	done
-	echo "$use"
+	secv "$1" 0 "$use"
 }
 requiredmounts() {
-	for f in "$1"/*.conf; do
+	k=$1 d=$2
+	set --
+	for f in "$d"/*.conf; do
 		case ${f##*/} in target-[0-9]*.conf) continue ;; esac
-		[ -f "$f" ] || continue
-		sed -n 's/^[[:space:]]*RequiresMountsFor[[:space:]]*=[[:space:]]*/=/p' -- "$f"
+		[ ! -f "$f" ] || set -- "$@" "$f"
 	done
+	if [ $# -eq 0 ]; then secv "$k" 0; else sec "$k" sed -n 's/^[[:space:]]*RequiresMountsFor[[:space:]]*=[[:space:]]*/=/p' -- "$@"; fi
 }
 `
 

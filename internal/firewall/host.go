@@ -58,18 +58,19 @@ type State struct {
 // readStateScript prints UFW's files in one awk process (transport.AwkSections), not a cat
 // per file; the shell's own read loop would save those processes too but reads a byte per
 // system call (five files of 40 rules, 5.8 KB each, took 19 ms that way against cat's 6 ms).
-// Only regular files that are not empty go to awk; the rest take catif, which reads a missing
-// or empty file as empty and fails on anything else, as cat did for every file. When awk
-// fails, the sections after its file are missing and the read fails.
+// Only regular files that are not empty go to awk; a missing file reads as empty, and anything
+// else goes to cat, which reads an empty file as empty and fails on the rest, as it did for
+// every file. When awk fails, its "awk" section says so and the read fails.
 const readStateScript = transport.ScriptEnv + transport.SectionFuncs + `command -v ufw >/dev/null || { echo "ufw is not installed (Debian package ufw)" >&2; exit 3; }
-catif() { if [ -e "$1" ]; then cat -- "$1"; fi; }
 set --
 for kf in v4=` + RulesFile + ` v6=` + Rules6File + ` conf=` + ConfFile + ` defaults=` + DefaultsFile + ` ledger=` + LedgerPath + `; do
 	k=${kf%%=*} f=${kf#*=}
-	if [ -f "$f" ] && [ -s "$f" ]; then set -- "$@" "k=$k" "$f"; else sec "$k"; catif "$f"; end $?; fi
+	if [ ! -e "$f" ]; then secv "$k" 0
+	elif [ -f "$f" ] && [ -s "$f" ]; then set -- "$@" "k=$k" "$f"
+	else sec "$k" cat -- "$f"; fi
 done
-[ $# -eq 0 ] || awk ` + transport.AwkSections + ` "$@" || end $?
-sec managed; test -e ` + ManagedPath + `; end $?
+[ $# -eq 0 ] || awk ` + transport.AwkSections + ` "$@" || secv awk $?
+test -e ` + ManagedPath + `; secv managed $?
 `
 
 // ErrNotInstalled reports a node without the ufw command.
@@ -90,6 +91,9 @@ func ReadState(ctx context.Context, h Executor) (State, error) {
 	sections, err := transport.ParseSections(res.Stdout)
 	if err != nil {
 		return State{}, fmt.Errorf("read UFW state: %w", err)
+	}
+	if s, ok := sections["awk"]; ok {
+		return State{}, fmt.Errorf("read UFW state: awk failed reading UFW's files (status %d): %s", s.Status, strings.TrimSpace(string(res.Stderr)))
 	}
 	for _, key := range []string{"v4", "v6", "conf", "defaults", "ledger"} {
 		s, ok := sections[key]

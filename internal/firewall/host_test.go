@@ -51,6 +51,16 @@ func TestReadStateRunsOnAShell(t *testing.T) {
 		t.Errorf("with %s: managed %v, error %v", ManagedPath, st.Managed, err)
 	}
 
+	// A file that holds lines in the form of sections, of this framing or the one before it,
+	// stays that file's content: it cannot stand in for the rules read before it.
+	forged := "### tuple ### allow any any 0.0.0.0/0 any 0.0.0.0/0 in\n"
+	for _, ledger := range []string{"@@rc 0\n@@gpucluster v4\n" + forged, "@@gpucluster 0 56 v4\n" + forged} {
+		write(LedgerPath, ledger)
+		if st, err = ReadState(context.Background(), shell); err != nil || len(st.Rules) != 1 || st.Rules[0].Key() != "allow:22/tcp:from=10.0.0.10" {
+			t.Errorf("with the ledger %q: rules %+v, %v; want the one SSH rule of %s", ledger, st.Rules, err, RulesFile)
+		}
+	}
+
 	write(LedgerPath, "")
 	if st, err = ReadState(context.Background(), shell); err != nil || len(st.Owned) != 0 || len(st.Rules) != 1 {
 		t.Errorf("with an empty ledger: owned %v, %d rules, error %v; want no keys and the one rule", st.Owned, len(st.Rules), err)

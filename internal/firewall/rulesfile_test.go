@@ -70,7 +70,7 @@ func sectionsOutput(parts map[string]string) string {
 	for _, key := range []string{"v4", "v6", "conf", "defaults", "ledger"} {
 		b.WriteString("@@gpucluster " + key + "\n" + parts[key] + "\n@@rc 0\n")
 	}
-	return b.String()
+	return transporttest.Sections(b.String())
 }
 
 func TestReadState(t *testing.T) {

@@ -110,7 +110,7 @@ func Credential(ctx context.Context, ex Executor) ([]byte, error) {
 // out is that command's output, for the caller to parse those sections from (nil when the
 // command did not run). The command exits with unmunge's status, whatever also's commands do.
 func Decode(ctx context.Context, ex Executor, cred []byte, also string) (out []byte, err error) {
-	res, err := ex.Sudo(ctx, transport.ScriptEnv+transport.SectionFuncs+"sec unmunge; unmunge; decoded=$?; end $decoded\n"+also+"exit $decoded\n", cred)
+	res, err := ex.Sudo(ctx, transport.ScriptEnv+transport.SectionFuncs+"decode=$(unmunge); decoded=$?; secv unmunge $decoded \"$decode\"\n"+also+"exit $decoded\n", cred)
 	status := statusLine(res.Stdout)
 	switch {
 	case err == nil && strings.HasPrefix(status, "Success"):
@@ -161,7 +161,11 @@ func VerifyAcross(ctx context.Context, controller Executor, nodes map[string]Exe
 }
 
 func statusLine(out []byte) string {
-	for _, line := range strings.Split(string(out), "\n") {
+	sections, err := transport.ParseSections(out)
+	if err != nil {
+		return ""
+	}
+	for _, line := range sections["unmunge"].Lines {
 		if v, ok := strings.CutPrefix(line, "STATUS:"); ok {
 			return strings.TrimSpace(v)
 		}

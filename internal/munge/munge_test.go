@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"reflect"
 	"strconv"
@@ -63,7 +64,7 @@ func TestReadState(t *testing.T) {
 
 func TestReadStateErrors(t *testing.T) {
 	unit := unitstest.Out(service+".service", units.State{Active: "active", Enabled: "enabled"})
-	unreadable := strings.Replace(unit, "@@gpucluster files\n\n@@rc 0\n", "@@gpucluster files\n@@rc 1\n", 1)
+	unreadable := strings.Replace(unit, "@@gpucluster 0 1 files\n\n\n", "@@gpucluster 1 0 files\n\n", 1)
 	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: unreadable}}}
 	if _, err := ReadState(context.Background(), f); err == nil || !strings.Contains(err.Error(), "status 1") {
 		t.Errorf("an unreadable key: got %v, want the hashing's status", err)
@@ -294,10 +295,11 @@ func TestCredentialAndDecode(t *testing.T) {
 		reply   transporttest.Reply
 		wantErr string
 	}{
-		{"success", transporttest.Reply{Stdout: "STATUS:          Success (0)\nENCODE_HOST:     login01\n"}, ""},
-		{"replayed", transporttest.Reply{Stdout: "STATUS:          Replayed credential (17)\n", Err: &transport.ExitError{Status: 17}}, "STATUS Replayed credential (17)"},
+		{"success", transporttest.Reply{Stdout: unmungeSays(0, "STATUS:          Success (0)\nENCODE_HOST:     login01")}, ""},
+		{"replayed", transporttest.Reply{Stdout: unmungeSays(17, "STATUS:          Replayed credential (17)"), Err: &transport.ExitError{Status: 17}}, "STATUS Replayed credential (17)"},
 		{"other key", transporttest.Reply{Err: &transport.ExitError{Host: "gpu02", Status: 6, Stderr: "unmunge: Error: Invalid credential"}}, "Invalid credential"},
-		{"no status", transporttest.Reply{Stdout: "hello\n"}, "no STATUS"},
+		{"no status", transporttest.Reply{Stdout: unmungeSays(0, "hello")}, "no STATUS"},
+		{"status only in a section after", transporttest.Reply{Stdout: unmungeSays(0, "hello") + transporttest.Sections("@@gpucluster also\nSTATUS: Success (0)\n@@rc 0\n")}, "no STATUS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -315,6 +317,11 @@ func TestCredentialAndDecode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unmungeSays is the decode command's section of unmunge's output.
+func unmungeSays(status int, out string) string {
+	return transporttest.Sections(fmt.Sprintf("@@gpucluster unmunge\n%s\n@@rc %d\n", out, status))
 }
 
 func TestStop(t *testing.T) {
@@ -341,15 +348,15 @@ func TestVerifyAcross(t *testing.T) {
 	cred := "MUNGE:AwQFAAD...:"
 	ctl := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: cred + "\n"}}}
 	nodes := map[string]*transporttest.Fake{
-		"login01": {T: t, Replies: []transporttest.Reply{{Stdout: "STATUS:          Success (0)\n"}}},
-		"gpu01":   {T: t, Replies: []transporttest.Reply{{Stdout: "STATUS:          Success (0)\n"}}},
-		"gpu02":   {T: t, Replies: []transporttest.Reply{{Stdout: "STATUS:          Invalid credential (6)\n", Err: &transport.ExitError{Status: 6}}}},
+		"login01": {T: t, Replies: []transporttest.Reply{{Stdout: unmungeSays(0, "STATUS:          Success (0)")}}},
+		"gpu01":   {T: t, Replies: []transporttest.Reply{{Stdout: unmungeSays(0, "STATUS:          Success (0)")}}},
+		"gpu02":   {T: t, Replies: []transporttest.Reply{{Stdout: unmungeSays(6, "STATUS:          Invalid credential (6)"), Err: &transport.ExitError{Status: 6}}}},
 	}
 	executors := map[string]Executor{}
 	for n, f := range nodes {
 		executors[n] = f
 	}
-	const also = "sec hostname; cat /proc/sys/kernel/hostname; end $?\n"
+	const also = "sec hostname cat /proc/sys/kernel/hostname\n"
 	results, err := VerifyAcross(context.Background(), ctl, executors, also)
 	if err != nil {
 		t.Fatal(err)

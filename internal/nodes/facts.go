@@ -53,10 +53,15 @@ type Facts struct {
 const statusNotFound = 127
 
 // readFuncs: run runs a tool in a section of its own, with the tool's status, 127 when it is not
-// installed; catf prints a file as cat does, but with the shell's own read and printf, so the
-// files and /proc entries that need no tool cost no process.
-const readFuncs = `run() { name=$1; shift; sec "$name"; if command -v "$1" >/dev/null 2>&1; then "$@"; rc=$?; else rc=127; fi; end $rc; return $rc; }
-catf() { while IFS= read -r line; do printf '%s\n' "$line"; done < "$1" || return; printf '%s' "$line"; }
+// installed, and returns that status; runall is run with the tool's stderr in the section too.
+// readf reads a file into $c as cat would print it, but with the shell's own read, so the files
+// and /proc entries that need no tool cost no process; secf prints the first of its files that
+// it can read as a section.
+const readFuncs = `run() { name=$1; shift; out= rc=127; if command -v "$1" >/dev/null 2>&1; then out=$("$@"); rc=$?; fi; secv "$name" $rc "$out"; return $rc; }
+runall() { name=$1; shift; out= rc=127; if command -v "$1" >/dev/null 2>&1; then out=$("$@" 2>&1); rc=$?; fi; secv "$name" $rc "$out"; return $rc; }
+readf() { c=; while IFS= read -r line; do c="$c$line
+"; done < "$1" || return; c="$c$line"; }
+secf() { k=$1; shift; rc=1; for f; do readf "$f" 2>/dev/null; rc=$?; [ $rc -ne 0 ] || break; done; secv "$k" $rc "$c"; }
 `
 
 // kernelClockPerl prints the kernel clock's maximum error (adjtimex(2), which changes nothing
@@ -80,7 +85,7 @@ print "maxerror=", unpack("l!", substr($timex, 3 * $long, $long)), "\n";`
 
 // hardwareFallback is lscpu and /proc/meminfo, read only where slurmd -C does not answer:
 // parseHardware needs neither where it does.
-const hardwareFallback = "run lscpu lscpu; sec meminfo; catf /proc/meminfo; end $?"
+const hardwareFallback = "run lscpu lscpu; secf meminfo /proc/meminfo"
 
 // factsScript starts at most four programs where slurmd -C answers (slurmd -C and -V,
 // nvidia-smi, perl) and reads everything else with the shell's builtins: the kernel's release and the
@@ -89,17 +94,17 @@ const hardwareFallback = "run lscpu lscpu; sec meminfo; catf /proc/meminfo; end 
 // lscpu in a second round trip (lscpuScript). A read shared within the run: gpucluster_node and
 // gpucluster_slurm_node read the same node.
 var factsScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + readFuncs + `
-sec os-release; catf /etc/os-release 2>/dev/null || catf /usr/lib/os-release; end $?
-sec kernel; catf /proc/sys/kernel/osrelease; end $?
-sec hostname; catf /proc/sys/kernel/hostname; end $?
+secf os-release /etc/os-release /usr/lib/os-release
+secf kernel /proc/sys/kernel/osrelease
+secf hostname /proc/sys/kernel/hostname
 run slurmd-C slurmd -C 2>/dev/null || { ` + hardwareFallback + `; }
 run slurmd-V slurmd -V 2>/dev/null
-run nvidia-smi nvidia-smi -L 2>&1
-sec kernel-clock; perl -e '` + kernelClockPerl + `'; clock=$?; end $clock
-[ "$clock" -eq 0 ] || run timedatectl timedatectl show -p NTP -p NTPSynchronized 2>&1
-run chronyc chronyc -n tracking 2>&1
-sec timesyncd; test -e /run/systemd/timesync/synchronized; end $?
-sec allow-groups; if [ -e ` + AllowGroupsPath + ` ]; then catf ` + AllowGroupsPath + `; end $?; else end 127; fi
+runall nvidia-smi nvidia-smi -L
+clock=$(perl -e '` + kernelClockPerl + `'); rc=$?; secv kernel-clock $rc "$clock"
+[ "$rc" -eq 0 ] || runall timedatectl timedatectl show -p NTP -p NTPSynchronized
+runall chronyc chronyc -n tracking
+test -e /run/systemd/timesync/synchronized; secv timesyncd $?
+if [ -e ` + AllowGroupsPath + ` ]; then secf allow-groups ` + AllowGroupsPath + `; else secv allow-groups 127; fi
 `)
 
 var lscpuScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + readFuncs + hardwareFallback + "\n")

@@ -173,7 +173,7 @@ func TestParseFactsErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ParseFacts([]byte("@@gpucluster kernel\n6.1\n")); err == nil || !strings.Contains(err.Error(), "truncated") {
+	if _, err := ParseFacts([]byte("@@gpucluster 0 8 kernel\n6.1\n")); err == nil || !strings.Contains(err.Error(), "truncated") {
 		t.Errorf("truncated output: %v", err)
 	}
 }
@@ -266,10 +266,10 @@ func TestGatherAsksForLscpuOnlyWhenNeeded(t *testing.T) {
 	}
 }
 
-// catf, the script's cat without a process, prints what cat prints: a last line without a
+// readf, the script's cat without a process, reads what cat prints: a last line without a
 // newline stays without one, blank lines and backslashes stay, and a file that cannot be read
-// fails the section.
-func TestCatfPrintsWhatCatPrints(t *testing.T) {
+// fails.
+func TestReadfReadsWhatCatPrints(t *testing.T) {
 	dir := t.TempDir()
 	for name, content := range map[string]string{
 		"plain":      "ID=debian\nVERSION_ID=\"13\"\n",
@@ -282,17 +282,17 @@ func TestCatfPrintsWhatCatPrints(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(name, func(t *testing.T) {
-			got, err := exec.Command("/bin/sh", "-c", readFuncs+`catf "$1"`, "sh", path).Output()
+			got, err := exec.Command("/bin/sh", "-c", readFuncs+`readf "$1" && printf '%s' "$c"`, "sh", path).Output()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(got) != content {
-				t.Errorf("catf printed %q, the file holds %q", got, content)
+				t.Errorf("readf read %q, the file holds %q", got, content)
 			}
 		})
 	}
-	if err := exec.Command("/bin/sh", "-c", readFuncs+`catf "$1" 2>/dev/null`, "sh", dir+"/missing").Run(); err == nil {
-		t.Error("catf of a missing file succeeded")
+	if err := exec.Command("/bin/sh", "-c", readFuncs+`readf "$1" 2>/dev/null`, "sh", dir+"/missing").Run(); err == nil {
+		t.Error("readf of a missing file succeeded")
 	}
 }
 
@@ -318,7 +318,7 @@ func TestFactsScriptMatchesUnameAndCat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantLines, _ := transport.ParseSections([]byte("@@gpucluster x\n" + string(want) + "\n@@rc 0\n"))
+		wantLines, _ := transport.ParseSections([]byte(transporttest.Sections("@@gpucluster x\n" + string(want) + "\n@@rc 0\n")))
 		if got := secs[key]; got.Status != 0 || !reflect.DeepEqual(got.Lines, wantLines["x"].Lines) {
 			t.Errorf("section %s = %q (status %d), %s prints %q", key, got.Lines, got.Status, strings.Join(argv, " "), want)
 		}

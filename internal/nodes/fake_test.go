@@ -34,5 +34,5 @@ func scriptOutput(secs map[string]out) []byte {
 	for key, s := range secs {
 		fmt.Fprintf(&b, "@@gpucluster %s\n%s\n@@rc %d\n", key, s.text, s.status)
 	}
-	return []byte(b.String())
+	return []byte(transporttest.Sections(b.String()))
 }

@@ -110,9 +110,8 @@ func ApplyAllowGroups(ctx context.Context, h SSHDHost, loginUser string, groups 
 	return true, nil
 }
 
-const prepareBody = transport.SectionFuncs + `sec id; id -nG -- "$user"; end $?
-sec previous
-if [ -f "$p" ]; then base64 -w0 -- "$p"; end $?; else end 1; fi
+const prepareBody = transport.SectionFuncs + `sec id id -nG -- "$user"
+if [ -f "$p" ]; then sec previous base64 -w0 -- "$p"; else secv previous 1; fi
 `
 
 // prepareAllowGroups checks the login user's groups and returns the current

@@ -44,9 +44,9 @@ func TestCheckMembership(t *testing.T) {
 func prepared(idGroups string, previous *string) string {
 	s := "@@gpucluster id\n" + idGroups + "\n@@rc 0\n@@gpucluster previous\n"
 	if previous == nil {
-		return s + "@@rc 1\n"
+		return transporttest.Sections(s + "@@rc 1\n")
 	}
-	return s + base64.StdEncoding.EncodeToString([]byte(*previous)) + "\n@@rc 0\n"
+	return transporttest.Sections(s + base64.StdEncoding.EncodeToString([]byte(*previous)) + "\n@@rc 0\n")
 }
 
 func TestApplyAllowGroups(t *testing.T) {
@@ -65,7 +65,7 @@ func TestApplyAllowGroups(t *testing.T) {
 		{"changed file keeps the old one for restore", prepared("admin sudo", &old), true, 1, 2, &old, "mktemp", ""},
 		{"unchanged file: no reload", prepared("admin sudo", &old), false, 1, 1, nil, "", ""},
 		{"not a member: nothing written", prepared("admin users", nil), true, 0, 1, nil, "", "locked out"},
-		{"unknown user", "@@gpucluster id\n@@rc 1\n@@gpucluster previous\n@@rc 1\n", true, 0, 1, nil, "", "does not exist"},
+		{"unknown user", transporttest.Sections("@@gpucluster id\n@@rc 1\n@@gpucluster previous\n@@rc 1\n"), true, 0, 1, nil, "", "does not exist"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -51,11 +51,11 @@ type ComputeState struct {
 }
 
 var computeStateScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs +
-	"sec defaults\nif [ -e " + SlurmdDefaultsPath + " ]; then base64 -w0 -- " + SlurmdDefaultsPath + "; end $?; else end " + strconv.Itoa(missingFile) + "; fi\n" +
-	"sec localconf\ntest -e " + ConfDir + "/slurm.conf; end $?\n" +
-	"sec gpus\ntest -e " + NVIDIADriverMarker + "; end $?\n" +
-	"sec client\ncommand -v srun >/dev/null; end $?\n" +
-	"sec controller\ntest -e " + FragmentDir + "/" + ControllerFile + "; end $?\n" +
+	"if [ -e " + SlurmdDefaultsPath + " ]; then sec defaults base64 -w0 -- " + SlurmdDefaultsPath + "; else secv defaults " + strconv.Itoa(missingFile) + "; fi\n" +
+	"test -e " + ConfDir + "/slurm.conf; secv localconf $?\n" +
+	"test -e " + NVIDIADriverMarker + "; secv gpus $?\n" +
+	"command -v srun >/dev/null; secv client $?\n" +
+	"test -e " + FragmentDir + "/" + ControllerFile + "; secv controller $?\n" +
 	versionSection("version", "slurmd"))
 
 // ReadCompute reads a compute node's ComputeState.

@@ -64,7 +64,7 @@ func TestReadComputeRecognisesController(t *testing.T) {
 	out := "@@gpucluster defaults\n@@rc 200\n" +
 		"@@gpucluster localconf\n@@rc 0\n@@gpucluster gpus\n@@rc 1\n@@gpucluster controller\n@@rc 0\n" +
 		"@@gpucluster version\nslurm-wlm 24.11.5\n@@rc 0\n"
-	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}, {Stdout: unitstest.Out("slurmd.service", units.State{Active: "activating", Enabled: "static"})}, {}}}
+	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(out)}, {Stdout: unitstest.Out("slurmd.service", units.State{Active: "activating", Enabled: "static"})}, {}}}
 	st, err := ReadCompute(context.Background(), fake)
 	if err != nil {
 		t.Fatal(err)

@@ -46,7 +46,7 @@ var confFiles = []string{"slurm.conf", "cgroup.conf", "gres.conf"}
 // slurm.conf has them) from one perl process: a base64 per file cost the controller a process
 // per GPU server in every plan. Its "fragments" section carries perl's exit status, so a read
 // that failed part-way fails instead of losing the fragments after it.
-var fragmentsScript = "perl -e '" + fragmentsPerl + "' " + FragmentDir + "/*.conf\nstatus=$?; sec fragments; end $status\n"
+var fragmentsScript = "perl -e '" + fragmentsPerl + "' " + FragmentDir + "/*.conf\nsecv fragments $?\n"
 
 // fragmentsPerl prints a section per fragment file it is given; a pattern that matched no file
 // arrives as itself and is skipped.
@@ -54,8 +54,7 @@ const fragmentsPerl = transport.PerlSections + `
 for my $f (@ARGV) {
 	next unless -e $f;
 	my ($name) = $f =~ m{([^/]*)\z};
-	sec("fragment $name");
-	end(hexof($f));
+	sec("fragment $name", hexof($f));
 }`
 
 // readFragments reads every fragment, and the files, in one round trip, for a write that
@@ -107,7 +106,7 @@ func filesScript() string {
 	var b strings.Builder
 	for _, f := range confFiles {
 		p := transport.Quote(ConfDir + "/" + f)
-		fmt.Fprintf(&b, "sec 'file %s'\nif [ -e %s ]; then base64 -w0 -- %s; end $?; else end %d; fi\n", f, p, p, missingFile)
+		fmt.Fprintf(&b, "if [ -e %[2]s ]; then sec 'file %[1]s' base64 -w0 -- %[2]s; else secv 'file %[1]s' %[3]d; fi\n", f, p, missingFile)
 	}
 	return b.String()
 }
@@ -138,9 +137,10 @@ func readStateScript() string {
 	var b strings.Builder
 	b.WriteString(transport.ScriptEnv + transport.SectionFuncs + fragmentsScript + filesScript())
 	b.WriteString(versionSection("version", "slurmctld"))
-	b.WriteString("sec candidate\ncommand -v slurmctld >/dev/null || apt-cache policy slurmctld 2>/dev/null | sed -n 's/^ *Candidate: *//p'; end 0\n")
-	b.WriteString("sec active\nsystemctl is-active --quiet slurmctld; end $?\n")
-	fmt.Fprintf(&b, "sec pending\nif [ -e %[1]s ]; then cat -- %[1]s; end $?; else end 0; fi\n", transport.Quote(pendingFile))
+	b.WriteString("candidate() { apt-cache policy slurmctld 2>/dev/null | sed -n 's/^ *Candidate: *//p'; }\n")
+	b.WriteString("if command -v slurmctld >/dev/null; then secv candidate 0; else sec candidate candidate; fi\n")
+	b.WriteString("systemctl is-active --quiet slurmctld; secv active $?\n")
+	fmt.Fprintf(&b, "if [ -e %[1]s ]; then sec pending cat -- %[1]s; else secv pending 0; fi\n", transport.Quote(pendingFile))
 	b.WriteString(nodeRuntimeScript)
 	b.WriteString(plugstackScript)
 	return transport.ReadOnly(b.String())

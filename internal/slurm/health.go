@@ -19,8 +19,10 @@ type Health struct {
 	NodeStates map[string]string
 }
 
-const healthScript = transport.ScriptEnv + transport.SectionFuncs + `sec ping; scontrol ping 2>&1; end $?
-sec nodes; sinfo -a -h -N -o '%N %T' 2>&1; end $?
+const healthScript = transport.ScriptEnv + transport.SectionFuncs + `pingctld() { scontrol ping 2>&1; }
+nodes() { sinfo -a -h -N -o '%N %T' 2>&1; }
+sec ping pingctld
+sec nodes nodes
 `
 
 // ReadHealth asks the controller how it and its nodes are. A controller that does not answer

@@ -31,7 +31,7 @@ func TestReadHealth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: tt.out}}}
+			fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(tt.out)}}}
 			h, err := ReadHealth(context.Background(), fake)
 			if err != nil {
 				t.Fatal(err)

@@ -55,7 +55,8 @@ var reasonStamp = regexp.MustCompile(`\s*\[[^\]\s]*@[^\]\s]*\]\s*$`)
 
 // nodeRuntimeScript lists every node slurmctld knows, one line each, while it runs; asked
 // while it does not run, scontrol would only wait for its timeout.
-const nodeRuntimeScript = "sec runtime\nif systemctl is-active --quiet slurmctld; then scontrol show node -o 2>&1; end $?; else end 1; fi\n"
+const nodeRuntimeScript = "runtime() { scontrol show node -o 2>&1; }\n" +
+	"if systemctl is-active --quiet slurmctld; then sec runtime runtime; else secv runtime 1; fi\n"
 
 // parseNodeRuntimes reads `scontrol show node -o`, where Reason= comes last and holds spaces.
 // A nil map means nothing is known: slurmctld does not run, or did not answer (it answers

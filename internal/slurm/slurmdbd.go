@@ -154,23 +154,17 @@ func slurmdbdStateScript(d Slurmdbd) string {
 	owner := transport.Quote(d.SlurmUser + ":" + d.SlurmUser + " 600")
 	sum := sha256.Sum256(confWithoutPassword(d))
 	dbSum := sha256.Sum256([]byte(mariaDBConf))
-	return transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + `sec installed
-dpkg-query -W -f '${db:Status-Abbrev}\n' slurmdbd mariadb-server 2>/dev/null | grep -c '^ii'; end 0
-sec conf
+	return transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + `sec installed dpkg-query -W -f '${db:Status-Abbrev}\n' slurmdbd mariadb-server 2>/dev/null
 if [ -e ` + conf + ` ]; then
-	if [ "$(stat -c '%U:%G %a' -- ` + conf + `)" = ` + owner + ` ] && [ "$(grep -v '^StoragePass=' -- ` + conf + ` | sha256sum | cut -d' ' -f1)" = ` + hex.EncodeToString(sum[:]) + ` ]; then echo matches; else echo differs; fi
-else echo missing; fi; end 0
-sec login
+	if [ "$(stat -c '%U:%G %a' -- ` + conf + `)" = ` + owner + ` ] && [ "$(grep -v '^StoragePass=' -- ` + conf + ` | sha256sum | cut -d' ' -f1)" = ` + hex.EncodeToString(sum[:]) + ` ]; then secv conf 0 matches; else secv conf 0 differs; fi
+else secv conf 0 missing; fi
 f=$(mktemp) || exit 1
 trap 'rm -f -- "$f"' EXIT
 { echo '[client]'; sed -n 's/^StoragePass=/password=/p' -- ` + conf + ` 2>/dev/null; } > "$f"
-mysql --defaults-extra-file="$f" -u ` + d.DatabaseUser + ` -N -e 'SELECT 1' ` + d.Database + ` >/dev/null 2>&1; end $?
-sec mariadbconf
-[ "$(sha256sum < ` + transport.Quote(MariaDBConfPath) + ` 2>/dev/null | cut -d' ' -f1)" = ` + hex.EncodeToString(dbSum[:]) + ` ]; end $?
-sec mariadb
-systemctl is-active --quiet mariadb; end $?
-sec slurmdbd
-systemctl is-active --quiet slurmdbd; end $?
+mysql --defaults-extra-file="$f" -u ` + d.DatabaseUser + ` -N -e 'SELECT 1' ` + d.Database + ` >/dev/null 2>&1; secv login $?
+[ "$(sha256sum < ` + transport.Quote(MariaDBConfPath) + ` 2>/dev/null | cut -d' ' -f1)" = ` + hex.EncodeToString(dbSum[:]) + ` ]; secv mariadbconf $?
+systemctl is-active --quiet mariadb; secv mariadb $?
+systemctl is-active --quiet slurmdbd; secv slurmdbd $?
 `)
 }
 
@@ -185,7 +179,7 @@ func ReadSlurmdbd(ctx context.Context, ex Executor, d Slurmdbd) (SlurmdbdState, 
 	}
 	conf := strings.Join(sections["conf"].Lines, "")
 	return SlurmdbdState{
-		Installed:           strings.Join(sections["installed"].Lines, "") == "2",
+		Installed:           bothInstalled(sections["installed"].Lines),
 		ConfExists:          conf != "missing",
 		ConfMatches:         conf == "matches",
 		DatabaseActive:      sections["mariadb"].Status == 0,
@@ -193,6 +187,17 @@ func ReadSlurmdbd(ctx context.Context, ex Executor, d Slurmdbd) (SlurmdbdState, 
 		LoginWorks:          sections["login"].Status == 0,
 		DbdActive:           sections["slurmdbd"].Status == 0,
 	}, nil
+}
+
+// bothInstalled reads dpkg-query's status abbreviations of slurmdbd and mariadb-server.
+func bothInstalled(abbrevs []string) bool {
+	n := 0
+	for _, a := range abbrevs {
+		if strings.HasPrefix(a, "ii") {
+			n++
+		}
+	}
+	return n == 2
 }
 
 // confWithoutPassword is slurmdbd.conf as RenderSlurmdbdConf writes it, minus the password.

@@ -149,8 +149,8 @@ const quietPlugstack = "# Written by gpucluster in place of Debian's \"include "
 	"# Slurm cannot read (it is built without glob support): list each SPANK plugin here instead.\n"
 
 // plugstackScript reads plugstack.conf for readState.
-var plugstackScript = "sec plugstack\nif [ -e " + transport.Quote(PlugstackPath) + " ]; then base64 -w0 -- " + transport.Quote(PlugstackPath) +
-	"; end $?; else end " + fmt.Sprint(missingFile) + "; fi\n"
+var plugstackScript = "if [ -e " + transport.Quote(PlugstackPath) + " ]; then sec plugstack base64 -w0 -- " + transport.Quote(PlugstackPath) +
+	"; else secv plugstack " + fmt.Sprint(missingFile) + "; fi\n"
 
 // debianPlugstackIn reports whether the plugstack section holds Debian's failing include.
 func debianPlugstackIn(sec transport.Section) bool {

@@ -87,7 +87,7 @@ func ParseVersion(out string) (*version.Version, error) {
 // read, ReadVersion) asks and parses the same way.
 func versionSection(key, daemon string) string {
 	d := transport.Quote(daemon)
-	return "sec " + key + "\nif command -v " + d + " >/dev/null; then " + d + " -V; end $?; else end 127; fi\n"
+	return "if command -v " + d + " >/dev/null; then sec " + key + " " + d + " -V; else secv " + key + " 127; fi\n"
 }
 
 // parseVersionSection reads versionSection's answer: nil when the daemon is

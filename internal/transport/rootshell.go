@@ -22,7 +22,9 @@ import (
 // A request is a line "run ID SCRIPTLEN STDINLEN" followed by that many bytes of script and of
 // stdin, or "kill ID 0 0" to end a command whose caller gave up. Each command runs as
 // `/bin/sh -c SCRIPT` in / in a process group of its own, so a kill reaches the processes it
-// started too. Its stdin, stdout and stderr are pipes, so a secret never touches a disk.
+// started too. Both sides of the fork make that group: a kill read before the child was
+// scheduled would otherwise find no group and miss the command (the parent's call fails
+// harmlessly once the child has exec'd, by when the child's own call has made the group). Its stdin, stdout and stderr are pipes, so a secret never touches a disk.
 //
 // Each reply is a line "@@done ID STATUS STDOUTLEN STDERRLEN" and the two outputs; STATUS is
 // the exit code, or 128 plus the signal that ended the command, as a shell reports it.
@@ -93,6 +95,7 @@ sub start {
 			&& exec('/bin/sh', '-c', $script);
 		exit 127;
 	}
+	setpgrp($pid, $pid);
 	close($_) for $ir, $ow, $ew;
 	nonblocking($_) for $iw, $or, $er;
 	my $j = { id => $id, pid => $pid, in => $iw, stdin => $stdin, out => $or, err => $er, got => { out => '', err => '' } };

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -353,5 +354,69 @@ func TestRootShellRepliesWithSIGCHLDBlocked(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("no reply to %q in 5 s with SIGCHLD blocked", script)
 		}
+	}
+}
+
+// startShellProgram runs the shell's program as sudo would and returns its stdin and its replies.
+func startShellProgram(t *testing.T) (io.Writer, *bufio.Reader) {
+	t.Helper()
+	cmd := exec.Command("perl", "-e", rootShellScript, "marker")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return stdin, bufio.NewReader(stdout)
+}
+
+// A kill sent right behind its command, in the same write, reaches the command and what it
+// started, however early in the command's start it lands.
+func TestRootShellKillRightAfterRunAlwaysKills(t *testing.T) {
+	stdin, replies := startShellProgram(t)
+	const tries = 200
+	script := "sleep 30 & sleep 30; wait"
+	var requests strings.Builder
+	for id := 1; id <= tries; id++ {
+		fmt.Fprintf(&requests, "run %d %d 0\n%skill %d 0 0\n", id, len(script), script, id)
+	}
+	if _, err := io.WriteString(stdin, requests.String()); err != nil {
+		t.Fatal(err)
+	}
+	statuses := make(chan int, tries)
+	go func() {
+		defer close(statuses)
+		for range tries {
+			_, reply, err := readReply(replies)
+			if err != nil {
+				return
+			}
+			statuses <- reply.status
+		}
+	}()
+	deadline := time.After(10 * time.Second)
+	killed, ended := 0, 0
+	for ended < tries {
+		select {
+		case status, ok := <-statuses:
+			if !ok {
+				t.Fatalf("the shell ended after %d replies", ended)
+			}
+			ended++
+			if status == 128+9 {
+				killed++
+			}
+		case <-deadline:
+			t.Fatalf("%d of %d commands still run 10 s after their kill: it missed them", tries-ended, tries)
+		}
+	}
+	if killed != tries {
+		t.Errorf("%d of %d commands ended by KILL", killed, tries)
 	}
 }

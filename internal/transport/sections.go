@@ -1,41 +1,48 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
 	"strings"
 )
 
-// Batched scripts print each command's output between a header line and a
-// status line, so one round trip can carry many commands and a command that
-// found nothing (getent status 2) is told apart from a broken one.
-const (
-	sectionPrefix = "@@gpucluster "
-	statusPrefix  = "@@rc "
-)
+// Batched scripts print each command's output as a section, so one round trip can carry many
+// commands and a command that found nothing (getent status 2) is told apart from a broken one.
+// A section is framed out of band, as the root shell frames its replies: a header line
+// "@@gpucluster STATUS LENGTH KEY", then exactly LENGTH bytes of output, then a newline. No
+// output can forge or end a section, whatever lines it holds.
+const sectionMark = "@@gpucluster"
 
-// SectionFuncs defines the shell functions that print those lines:
-// `sec <key>` opens a section, `end <status>` closes it. end starts with a
-// newline in case the command's output did not end with one.
-const SectionFuncs = `sec() { printf '` + sectionPrefix + `%s\n' "$1"; }
-end() { printf '\n` + statusPrefix + `%d\n' "$1"; }
+// SectionFuncs defines the shell functions that print sections. `sec KEY CMD [ARG...]` runs the
+// command (a shell function for anything compound) and prints its standard output as the
+// section KEY with its exit status; the shell's command substitution
+// drops the output's NUL bytes and final newlines, and ${#o} counts bytes (dash knows no
+// multibyte locale, and ScriptEnv sets the C one). A command's stderr must not be redirected
+// to stdout on sec's own line, where it would escape the capture: redirect it inside a
+// function. `secv KEY STATUS [TEXT]` prints a section of a status and text the shell holds
+// already, without a command (and the process sec's capture costs).
+const SectionFuncs = `secv() { set -- "$1" "$2" "${3-}"; printf '` + sectionMark + ` %d %d %s\n%s\n' "$2" ${#3} "$1" "$3"; }
+sec() { _k=$1; shift; _o=$("$@"); secv "$_k" $? "$_o"; }
 `
 
 // AwkSections is an awk program that prints each file it reads as a section of status 0, its
 // key set by a k=KEY operand before the file: one process for many files, where a cat per
-// file costs a process each. A file without a line (an empty one) gets no section, so pass
-// only files the shell found not empty ([ -s ]). When awk fails, `|| end $?` after it closes
-// the section it was in, and the sections of the files after it are missing.
-const AwkSections = `'FNR == 1 { if (NR > 1) printf "\n` + statusPrefix + `0\n"; printf "` + sectionPrefix + `%s\n", k } { print } END { printf "\n` + statusPrefix + `0\n" }'`
+// file costs a process each. Each line is given a final newline. A file without a line (an
+// empty one) gets no section, so pass only files the shell found not empty ([ -s ]). awk
+// prints a file's section when it opens the next file or ends, so when awk fails, on a file
+// it cannot open say, the sections from the file before on are missing.
+const AwkSections = `'function out() { printf "` + sectionMark + ` 0 %d %s\n%s\n", length(b), key, b } ` +
+	`FNR == 1 { if (n++) out(); key = k; b = "" } { b = b $0 "\n" } END { if (n) out() }'`
 
-// PerlSections defines sec and end, SectionFuncs' two functions, in Perl, for a Perl program
-// in a batched script that prints sections of its own, and hexof, which prints a file's
-// content hex-encoded (the section parser drops blank lines; Debian's perl-base has no base64)
-// and returns 0, or 1 without printing when the file cannot be read. It holds no single
-// quote, so the program can travel in the shell's single quotes.
-const PerlSections = `sub sec { print q{` + sectionPrefix + `}, $_[0], "\n" } sub end { print "\n", q{` + statusPrefix + `}, $_[0], "\n" }
-sub hexof { open(my $h, "<:raw", $_[0]) or return 1; local $/; my $c = readline $h; defined $c or return 1; print unpack("H*", $c); 0 }
+// PerlSections defines, for a Perl program in a batched script that prints sections of its
+// own, sec(KEY, STATUS, CONTENT), which prints a section (and ends the program on a key that
+// would break its header, a file name with a newline), and hexof(PATH), which returns 0 and
+// a file's content hex-encoded (Debian's perl-base has no base64), or 1 when the file cannot
+// be read. It holds no single quote, so the program can travel in the shell's single quotes.
+const PerlSections = `sub sec { my ($k, $rc, $c) = (@_, q{}); die "a section key with a newline\n" if $k =~ /\n/; print q{` + sectionMark + ` }, "$rc ", length($c), " $k\n", $c, "\n" }
+sub hexof { open(my $h, "<:raw", $_[0]) or return 1; local $/; my $c = readline $h; defined $c or return 1; (0, unpack("H*", $c)) }
 binmode STDOUT;`
 
 // Section is one command's output lines and exit status.
@@ -58,39 +65,57 @@ func SudoSections(ctx context.Context, ex Executor, script, what string) (map[st
 	return sections, nil
 }
 
-// ParseSections reads the sections of a batched script's output by key.
-// Blank lines are dropped, as end adds one whenever the output already ended
-// with a newline. A section without a status line means the output was cut
-// short, which is an error rather than a partial result.
+// ParseSections reads the sections of a batched script's output by key. The output must be
+// sections and nothing else; a key printed twice, or a section cut short, is an error rather
+// than a partial result. A section's blank lines are dropped.
 func ParseSections(out []byte) (map[string]Section, error) {
 	sections := map[string]Section{}
-	var key string
-	var cur *Section
-	for _, line := range strings.Split(string(out), "\n") {
-		switch {
-		case strings.HasPrefix(line, sectionPrefix):
-			if cur != nil {
-				return nil, fmt.Errorf("section %q has no status line before section %q", key, strings.TrimPrefix(line, sectionPrefix))
-			}
-			key = strings.TrimPrefix(line, sectionPrefix)
-			cur = &Section{}
-		case strings.HasPrefix(line, statusPrefix):
-			if cur == nil {
-				return nil, fmt.Errorf("status line %q outside a section", line)
-			}
-			status, err := strconv.Atoi(strings.TrimPrefix(line, statusPrefix))
-			if err != nil {
-				return nil, fmt.Errorf("section %q: bad status line %q", key, line)
-			}
-			cur.Status = status
-			sections[key] = *cur
-			cur = nil
-		case cur != nil && line != "":
-			cur.Lines = append(cur.Lines, line)
+	for len(out) > 0 {
+		header, rest, ok := bytes.Cut(out, []byte{'\n'})
+		if !ok {
+			return nil, fmt.Errorf("output truncated in a section header %q", header)
 		}
-	}
-	if cur != nil {
-		return nil, fmt.Errorf("section %q has no status line: output truncated", key)
+		key, status, length, err := parseSectionHeader(string(header))
+		if err != nil {
+			return nil, err
+		}
+		if length >= len(rest) {
+			return nil, fmt.Errorf("section %q: %d bytes announced, %d left: output truncated", key, length, max(len(rest)-1, 0))
+		}
+		if rest[length] != '\n' {
+			return nil, fmt.Errorf("section %q: no newline after its %d bytes", key, length)
+		}
+		if _, dup := sections[key]; dup {
+			return nil, fmt.Errorf("section %q appears twice", key)
+		}
+		sections[key] = Section{Lines: nonBlankLines(rest[:length]), Status: status}
+		out = rest[length+1:]
 	}
 	return sections, nil
+}
+
+func parseSectionHeader(header string) (key string, status, length int, err error) {
+	fields := strings.SplitN(header, " ", 4)
+	if len(fields) != 4 || fields[0] != sectionMark || fields[3] == "" {
+		return "", 0, 0, fmt.Errorf("unexpected line %q where a section header belongs", header)
+	}
+	status, err = strconv.Atoi(fields[1])
+	if err != nil {
+		return "", 0, 0, fmt.Errorf("section %q: bad status in header %q", fields[3], header)
+	}
+	length, err = strconv.Atoi(fields[2])
+	if err != nil || length < 0 {
+		return "", 0, 0, fmt.Errorf("section %q: bad length in header %q", fields[3], header)
+	}
+	return fields[3], status, length, nil
+}
+
+func nonBlankLines(content []byte) []string {
+	var lines []string
+	for _, line := range strings.Split(string(content), "\n") {
+		if line != "" {
+			lines = append(lines, line)
+		}
+	}
+	return lines
 }

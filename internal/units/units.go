@@ -113,11 +113,10 @@ func read(ctx context.Context, ex Executor, unitList, fileList []string) (snapsh
 func batchScript(unitList, fileList []string) string {
 	s := transport.NewScript().Text(transport.SectionFuncs)
 	if len(fileList) > 0 {
-		s.Text(hashFilesFunc + "sec files").Command(append([]string{"hashfiles"}, fileList...)...).Text("end $?")
+		s.Text(hashFilesFunc).Command(append([]string{"sec", "files", "hashfiles"}, fileList...)...)
 	}
 	if len(unitList) > 0 {
-		s.Args(unitList...).Text(`present= linked=
-sec absent
+		s.Args(unitList...).Text(`present= linked= absent=
 for u; do
 	f=L
 	case $u in *@*) ;; *.service)
@@ -129,15 +128,17 @@ for u; do
 	case $f in
 	F) present="$present $u" ;;
 	L) present="$present $u" linked="$linked $u" ;;
-	*) printf '%s\n' "$u" ;;
+	*) absent="$absent$u
+" ;;
 	esac
 done
-end 0
+secv absent 0 "$absent"
 set -- $present
+linked() { for u in $linked; do printf '%s ' "$u"; systemctl is-active "$u"; done; }
 if [ $# -gt 0 ]; then
-sec loaded; systemctl list-units --all --plain --no-legend --full "$@"; end $?
-sec linked; for u in $linked; do printf '%s ' "$u"; systemctl is-active "$u"; done; end 0
-sec enabled; systemctl is-enabled "$@" 2>/dev/null; end $?
+sec loaded systemctl list-units --all --plain --no-legend --full "$@"
+if [ -n "$linked" ]; then sec linked linked; else secv linked 0; fi
+sec enabled systemctl is-enabled "$@" 2>/dev/null
 fi`)
 	}
 	return s.String()
@@ -217,7 +218,7 @@ func activeStates(sections map[string]transport.Section) (map[string]string, err
 func oneByOneScript(list []string) string {
 	return transport.NewScript().Text(transport.SectionFuncs).Args(list...).
 		Text(`i=0
-for u; do sec "u$i"; systemctl is-active "$u"; end 0; sec "e$i"; systemctl is-enabled "$u" 2>/dev/null; end 0; i=$((i+1)); done`).String()
+for u; do sec "u$i" systemctl is-active "$u"; sec "e$i" systemctl is-enabled "$u" 2>/dev/null; i=$((i+1)); done`).String()
 }
 
 // parseOneByOne reads oneByOneScript's answer. A unit is-enabled has no word for reads as

@@ -33,7 +33,7 @@ var (
 )
 
 func TestReadSharesOneScriptForEveryUnit(t *testing.T) {
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: batchOut(Shared, active, enabled)}, {Stdout: batchOut(Shared, active, enabled)}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(batchOut(Shared, active, enabled))}, {Stdout: transporttest.Sections(batchOut(Shared, active, enabled))}}}
 	munge, err := Read(context.Background(), f, "munge.service")
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func TestReadSharesOneScriptForEveryUnit(t *testing.T) {
 }
 
 func TestReadAsksAnOtherUnitAlone(t *testing.T) {
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: batchOut([]string{"beegfs-helperd.service"}, []string{"active"}, []string{"enabled"})}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(batchOut([]string{"beegfs-helperd.service"}, []string{"active"}, []string{"enabled"}))}}}
 	st, err := Read(context.Background(), f, "beegfs-helperd.service")
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func TestReadAbsentUnitsWithoutSystemctl(t *testing.T) {
 	out := batchOut([]string{"munge.service", "slurmd.service", "beegfs-storage.service", "beegfs-client.service"},
 		[]string{"active", "inactive", "failed", "active"}, []string{"enabled", "masked", "enabled", "alias"},
 		"beegfs-mgmtd.service", "beegfs-meta.service")
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}, {Stdout: out}, {Stdout: out}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(out)}, {Stdout: transporttest.Sections(out)}, {Stdout: transporttest.Sections(out)}}}
 	for unit, want := range map[string]State{
 		"beegfs-mgmtd.service":   {"inactive", "not-found"},
 		"beegfs-storage.service": {"failed", "enabled"},
@@ -96,7 +96,7 @@ func TestReadAbsentUnitsWithoutSystemctl(t *testing.T) {
 func TestReadAsksLinkedUnitsAlone(t *testing.T) {
 	out := strings.Replace(batchOut(Shared, active, enabled), "@@gpucluster linked\n",
 		"@@gpucluster linked\nbeegfs-storage.service deactivating\nslurmd.service inactive\n", 1)
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}, {Stdout: out}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(out)}, {Stdout: transporttest.Sections(out)}}}
 	for unit, want := range map[string]State{
 		"beegfs-storage.service": {"deactivating", "alias"},
 		"munge.service":          {"active", "enabled"},
@@ -115,7 +115,7 @@ func TestReadAbsentErrors(t *testing.T) {
 		"is-active garbage":  strings.Replace(batchOut(Shared, active, enabled), "@@gpucluster linked\n", "@@gpucluster linked\nactive\n", 1),
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}}}
+			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(out)}}}
 			if st, err := Read(context.Background(), f, "munge.service"); err == nil {
 				t.Errorf("read %+v from %q", st, out)
 			}
@@ -134,7 +134,7 @@ func TestReadFallsBackUnitByUnit(t *testing.T) {
 		}
 		one.WriteString("@@rc 0\n")
 	}
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: batchOut(Shared, active, enabled[:2])}, {Stdout: one.String()}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(batchOut(Shared, active, enabled[:2]))}, {Stdout: transporttest.Sections(one.String())}}}
 	st, err := Read(context.Background(), f, "beegfs-mgmtd.service")
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestReadFallsBackUnitByUnit(t *testing.T) {
 	if st != (State{"inactive", "not-found"}) {
 		t.Errorf("state %+v", st)
 	}
-	if len(f.Calls) != 2 || !strings.Contains(f.Scripts()[1], `for u; do sec "u$i"; systemctl is-active "$u"`) {
+	if len(f.Calls) != 2 || !strings.Contains(f.Scripts()[1], `for u; do sec "u$i" systemctl is-active "$u"`) {
 		t.Errorf("no unit-by-unit read:\n%s", strings.Join(f.Scripts(), "\n---\n"))
 	}
 }
@@ -155,8 +155,8 @@ func TestReadErrors(t *testing.T) {
 	}{
 		"bad name":         {unit: "munge;reboot", want: `unit name "munge;reboot" is not valid`},
 		"host error":       {unit: "munge.service", err: errors.New("connection lost"), want: "connection lost"},
-		"no list-units":    {unit: "munge.service", out: "@@gpucluster enabled\n" + strings.Join(enabled, "\n") + "\n@@rc 0\n", want: "list-units failed"},
-		"truncated answer": {unit: "munge.service", out: "@@gpucluster loaded\nmunge.service loaded active running\n", want: "truncated"},
+		"no list-units":    {unit: "munge.service", out: transporttest.Sections("@@gpucluster enabled\n" + strings.Join(enabled, "\n") + "\n@@rc 0\n"), want: "list-units failed"},
+		"truncated answer": {unit: "munge.service", out: "@@gpucluster 0 60 loaded\nmunge.service loaded active running\n", want: "truncated"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: tc.out, Err: tc.err}}}
@@ -190,7 +190,7 @@ func TestExitStatusWords(t *testing.T) {
 func TestReadFileSharesTheUnitsRead(t *testing.T) {
 	const sum = "d795bc42b84290bfb7f00acdcb1136adc62622d81da0d86e7ffdb5dff96a58b2"
 	out := "@@gpucluster files\n" + sum + "  /etc/munge/munge.key\n400 munge munge /etc/munge/munge.key\n\n@@rc 0\n" + batchOut(Shared, active, enabled)
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}, {Stdout: out}, {Stdout: out}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(out)}, {Stdout: transporttest.Sections(out)}, {Stdout: transporttest.Sections(out)}}}
 	key, err := ReadFile(context.Background(), f, "/etc/munge/munge.key")
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func TestReadFileErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: tt.files + batchOut(Shared, active, enabled)}, {Stdout: tt.files + batchOut(Shared, active, enabled)}}}
+			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(tt.files + batchOut(Shared, active, enabled))}, {Stdout: transporttest.Sections(tt.files + batchOut(Shared, active, enabled))}}}
 			if _, err := ReadFile(context.Background(), f, "/etc/munge/munge.key"); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("got %v, want error containing %q", err, tt.wantErr)
 			}

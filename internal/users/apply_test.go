@@ -79,7 +79,7 @@ const emptyListing = "@@gpucluster passwd\nroot:x:0:0:root:/root:/bin/bash\n@@rc
 
 func TestEnsureUser(t *testing.T) {
 	t.Run("repairs drift in a second round trip", func(t *testing.T) {
-		fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: aliceDrifted}, {}}}
+		fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(aliceDrifted)}, {}}}
 		changed, err := EnsureUser(context.Background(), fx, alice)
 		if err != nil || !changed {
 			t.Fatalf("EnsureUser() = %v, %v", changed, err)
@@ -90,7 +90,7 @@ func TestEnsureUser(t *testing.T) {
 	})
 	t.Run("in sync is one round trip", func(t *testing.T) {
 		inSync := strings.Replace(aliceDrifted, ":1002:", ":1001:", 1)
-		fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: inSync}}}
+		fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(inSync)}}}
 		changed, err := EnsureUser(context.Background(), fx, alice)
 		if err != nil || changed || len(fx.Scripts()) != 1 {
 			t.Fatalf("EnsureUser() = %v, %v after %d scripts", changed, err, len(fx.Scripts()))
@@ -98,8 +98,8 @@ func TestEnsureUser(t *testing.T) {
 	})
 	t.Run("host error is quoted", func(t *testing.T) {
 		hostErr := &transport.ExitError{Host: "gpu02", Status: 6, Stderr: "useradd: group 'users' does not exist"}
-		fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: emptyListing}, {Stdout: "@@gpucluster passwd alice\n@@rc 2\n" +
-			"@@gpucluster groups alice\n@@rc 1\n"}, {Err: hostErr}}}
+		fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(emptyListing)}, {Stdout: transporttest.Sections("@@gpucluster passwd alice\n@@rc 2\n" +
+			"@@gpucluster groups alice\n@@rc 1\n")}, {Err: hostErr}}}
 		_, err := EnsureUser(context.Background(), fx, alice)
 		if err == nil || !strings.Contains(err.Error(), "group 'users' does not exist") ||
 			!strings.Contains(err.Error(), "gpu02") || !strings.Contains(err.Error(), "useradd -M") {
@@ -117,7 +117,7 @@ func TestEnsureUser(t *testing.T) {
 }
 
 func TestEnsureGroup(t *testing.T) {
-	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: strings.Replace(emptyListing, "root:x:0:\n", "root:x:0:\nusers:x:1000:\n", 1)}, {}}}
+	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(strings.Replace(emptyListing, "root:x:0:\n", "root:x:0:\nusers:x:1000:\n", 1))}, {}}}
 	changed, err := EnsureGroup(context.Background(), fx, "users", 100)
 	if err != nil || !changed {
 		t.Fatalf("EnsureGroup() = %v, %v", changed, err)

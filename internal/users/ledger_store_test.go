@@ -145,7 +145,7 @@ func TestReadListedLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	listing := "@@gpucluster passwd\n@@rc 0\n@@gpucluster group\n@@rc 0\n@@gpucluster ledger\n" + string(ledger) + "\n@@rc 0\n"
-	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: listing}, {Stdout: "@@gpucluster passwd\n@@rc 0\n@@gpucluster group\n@@rc 0\n@@gpucluster ledger\n\n@@rc 0\n"}}}
+	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(listing)}, {Stdout: transporttest.Sections("@@gpucluster passwd\n@@rc 0\n@@gpucluster group\n@@rc 0\n@@gpucluster ledger\n\n@@rc 0\n")}}}
 	l, err := ReadListedLedger(context.Background(), fx)
 	if err != nil {
 		t.Fatal(err)
@@ -165,10 +165,10 @@ func TestReadListedLedger(t *testing.T) {
 // the plan would then let an ID be handed out twice.
 func TestReadListedLedgerRefuses(t *testing.T) {
 	for name, out := range map[string]string{
-		"cat failed":  "@@gpucluster passwd\n@@rc 0\n@@gpucluster group\n@@rc 0\n@@gpucluster ledger\n@@rc 1\n",
-		"no section":  "@@gpucluster passwd\n@@rc 0\n@@gpucluster group\n@@rc 0\n",
-		"corrupt":     "@@gpucluster ledger\nuser alice one active\n@@rc 0\n",
-		"unparseable": "@@gpucluster ledger\nuser alice 1001 active\n",
+		"cat failed":  transporttest.Sections("@@gpucluster passwd\n@@rc 0\n@@gpucluster group\n@@rc 0\n@@gpucluster ledger\n@@rc 1\n"),
+		"no section":  transporttest.Sections("@@gpucluster passwd\n@@rc 0\n@@gpucluster group\n@@rc 0\n"),
+		"corrupt":     transporttest.Sections("@@gpucluster ledger\nuser alice one active\n@@rc 0\n"),
+		"unparseable": strings.TrimSuffix(transporttest.Sections("@@gpucluster ledger\nuser alice 1001 active\n@@rc 0\n"), "\n"),
 	} {
 		fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}}}
 		if l, err := ReadListedLedger(context.Background(), fx); err == nil {

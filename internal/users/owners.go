@@ -17,7 +17,7 @@ type IDOwners struct {
 }
 
 const ownersPrelude = transport.ScriptEnv + transport.SectionFuncs + `owner() {
-	sec "$1 $2"; getent "$1" "$2"; end $?
+	sec "$1 $2" getent "$1" "$2"
 }
 `
 

@@ -23,7 +23,7 @@ func TestReadIDOwnersLocalShell(t *testing.T) {
 }
 
 func TestReadIDOwnersOneRoundTrip(t *testing.T) {
-	fake := &transporttest.Fake{Replies: []transporttest.Reply{{Stdout: "@@gpucluster passwd 1001\nalice:x:1001:100::/home/alice:/bin/bash\n@@rc 0\n@@gpucluster group 100\n@@rc 2\n"}}}
+	fake := &transporttest.Fake{Replies: []transporttest.Reply{{Stdout: transporttest.Sections("@@gpucluster passwd 1001\nalice:x:1001:100::/home/alice:/bin/bash\n@@rc 0\n@@gpucluster group 100\n@@rc 2\n")}}}
 	owners, err := ReadIDOwners(context.Background(), fake, []int64{1001}, []int64{100})
 	if err != nil {
 		t.Fatal(err)

@@ -106,8 +106,8 @@ func ReadAccounts(ctx context.Context, ex Executor, userNames, groupNames []stri
 // ledger where the host keeps one: the login node's Read of every user and group then learns
 // from the one shared listing whether the ledger records it (ReadListedLedger).
 var listingScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs +
-	"sec passwd; getent passwd; end $?\nsec group; getent group; end $?\n" +
-	"sec ledger; [ ! -e " + LedgerPath + " ] || cat -- " + LedgerPath + "; end $?\n")
+	"sec passwd getent passwd\nsec group getent group\n" +
+	"if [ -e " + LedgerPath + " ]; then sec ledger cat -- " + LedgerPath + "; else secv ledger 0; fi\n")
 
 // listing is a host's account databases as getent enumerated them.
 type listing struct {
@@ -196,24 +196,29 @@ func validateNames(userNames, groupNames []string) error {
 }
 
 const readPrelude = transport.ScriptEnv + transport.SectionFuncs + `acct_user() {
-	sec "passwd $1"; getent passwd "$1"; end $?
-	sec "groups $1"; id -nG "$1" 2>/dev/null; end $?
+	sec "passwd $1" getent passwd "$1"
+	sec "groups $1" id -nG "$1" 2>/dev/null
 }
 acct_group() {
-	sec "group $1"; getent group "$1"; end $?
+	sec "group $1" getent group "$1"
 }
 `
 
+// readScript asks each name once: a section printed twice fails the read.
 func readScript(userNames, groupNames []string) string {
 	var b strings.Builder
 	b.WriteString(readPrelude)
-	for _, n := range userNames {
+	for _, n := range compactNames(userNames) {
 		fmt.Fprintf(&b, "acct_user %s\n", transport.Quote(n))
 	}
-	for _, n := range groupNames {
+	for _, n := range compactNames(groupNames) {
 		fmt.Fprintf(&b, "acct_group %s\n", transport.Quote(n))
 	}
 	return b.String()
+}
+
+func compactNames(names []string) []string {
+	return slices.Compact(slices.Sorted(slices.Values(names)))
 }
 
 func parseAccounts(out []byte, userNames, groupNames []string) (State, error) {

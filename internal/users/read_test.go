@@ -16,7 +16,7 @@ func TestParseAccountsFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := parseAccounts(out, []string{"alice", "bob", "carol"}, []string{"users", "ghosts"})
+	st, err := parseAccounts([]byte(transporttest.Sections(string(out))), []string{"alice", "bob", "carol"}, []string{"users", "ghosts"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,10 +45,10 @@ func TestParseAccountsErrors(t *testing.T) {
 		out     string
 		wantErr string
 	}{
-		{"truncated", "@@gpucluster passwd alice\nalice:x:1:1::/h:/s\n", "truncated"},
+		{"truncated", "@@gpucluster 0 20 passwd alice\nalice:x:1:1::/h:/s\n", "truncated"},
 		{"missing section", "", "no getent passwd output for alice"},
-		{"getent failure", "@@gpucluster passwd alice\n@@rc 3\n", "status 3"},
-		{"garbage line", "@@gpucluster passwd alice\nnot-a-passwd-line\n@@rc 0\n", "want 7"},
+		{"getent failure", transporttest.Sections("@@gpucluster passwd alice\n@@rc 3\n"), "status 3"},
+		{"garbage line", transporttest.Sections("@@gpucluster passwd alice\nnot-a-passwd-line\n@@rc 0\n"), "want 7"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,10 +61,10 @@ func TestParseAccountsErrors(t *testing.T) {
 }
 
 func TestReadAccountsAsksForUnlistedNamesQuoted(t *testing.T) {
-	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: "@@gpucluster passwd\n@@rc 0\n@@gpucluster group\n@@rc 0\n"},
-		{Stdout: "@@gpucluster passwd alice\n@@rc 2\n" +
+	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections("@@gpucluster passwd\n@@rc 0\n@@gpucluster group\n@@rc 0\n")},
+		{Stdout: transporttest.Sections("@@gpucluster passwd alice\n@@rc 2\n" +
 			"@@gpucluster groups alice\n@@rc 1\n@@gpucluster passwd bob\n@@rc 2\n@@gpucluster groups bob\n@@rc 1\n" +
-			"@@gpucluster group users\n@@rc 2\n"}}}
+			"@@gpucluster group users\n@@rc 2\n")}}}
 	st, err := ReadAccounts(context.Background(), fx, []string{"alice", "bob"}, []string{"users"})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestReadAccountsFromTheListing(t *testing.T) {
 	listing := "@@gpucluster passwd\nalice:x:1002:100::/home/alice:/bin/bash\ncarol:x:1003:4242::/home/carol:/bin/sh\n" +
 		"alice:x:9999:100::/elsewhere:/bin/sh\n@@rc 0\n" +
 		"@@gpucluster group\nusers:x:100:bob,carol\nvideo:x:44:alice\ngpu-users:x:1500:alice\nstaff:x:100:alice\n@@rc 0\n"
-	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: listing}}}
+	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(listing)}}}
 	st, err := ReadAccounts(context.Background(), fx, []string{"alice", "carol"}, []string{"users"})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
@@ -147,4 +149,39 @@ func (f *Files) WriteFile(_ context.Context, file transport.File) (bool, error) 
 	}
 	f.Content[file.Path] = file.Content
 	return !ok || !bytes.Equal(old, file.Content), nil
+}
+
+// Sections frames a listing of sections written for a reader, each a line "@@gpucluster KEY",
+// its lines, and a line "@@rc STATUS", as a batched script prints them (transport.SectionFuncs).
+// A malformed listing is a mistake in the test, and panics.
+func Sections(listing string) string {
+	var out strings.Builder
+	var key string
+	var lines []string
+	open := false
+	for _, line := range strings.Split(strings.TrimSuffix(listing, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(line, "@@gpucluster ") && !open:
+			key, lines, open = strings.TrimPrefix(line, "@@gpucluster "), nil, true
+		case strings.HasPrefix(line, "@@rc ") && open:
+			status, err := strconv.Atoi(strings.TrimPrefix(line, "@@rc "))
+			if err != nil {
+				panic(fmt.Sprintf("transporttest.Sections: bad status line %q", line))
+			}
+			content := strings.Join(lines, "\n")
+			if len(lines) > 0 {
+				content += "\n"
+			}
+			fmt.Fprintf(&out, "@@gpucluster %d %d %s\n%s\n", status, len(content), key, content)
+			open = false
+		case open:
+			lines = append(lines, line)
+		case line != "":
+			panic(fmt.Sprintf("transporttest.Sections: line %q outside a section", line))
+		}
+	}
+	if open {
+		panic(fmt.Sprintf("transporttest.Sections: section %q has no status line", key))
+	}
+	return out.String()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
 )
 
@@ -28,6 +29,6 @@ func OutWithFile(unit string, st units.State, file string, f units.File) string 
 	if st.Active != "inactive" {
 		loaded = fmt.Sprintf("%s loaded %s running Some daemon\n", unit, st.Active)
 	}
-	return files + "@@gpucluster absent\n" + absent.String() + "\n@@rc 0\n@@gpucluster loaded\n" + loaded + "\n@@rc 0\n" +
-		"@@gpucluster linked\n\n@@rc 0\n@@gpucluster enabled\n" + st.Enabled + "\n\n@@rc 0\n"
+	return transporttest.Sections(files + "@@gpucluster absent\n" + absent.String() + "\n@@rc 0\n@@gpucluster loaded\n" + loaded + "\n@@rc 0\n" +
+		"@@gpucluster linked\n\n@@rc 0\n@@gpucluster enabled\n" + st.Enabled + "\n\n@@rc 0\n")
 }
