@@ -96,7 +96,7 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Validators:          []validator.Set{setvalidator.ValueStringsAre(groupName)},
 			},
 			"shell": schema.StringAttribute{
-				MarkdownDescription: "Login shell. Defaults to `/bin/bash`.",
+				MarkdownDescription: "Login shell. Defaults to `/bin/bash`. It must be an executable file on every node in `nodes`: a plan that can reach the nodes refuses a shell that is missing, naming each node that lacks it.",
 				Optional:            true,
 				Computed:            true,
 				Default:             stringdefault.StaticString("/bin/bash"),
@@ -201,7 +201,8 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if !r.cluster.settingsKnown() || plan.UID.IsUnknown() || plan.Name.IsUnknown() || plan.Group.IsUnknown() || !fullyKnown(plan.Groups) {
 		return
 	}
-	if !req.State.Raw.IsNull() && plan.UID.Equal(state.UID) && plan.Group.Equal(state.Group) && plan.Groups.Equal(state.Groups) && plan.Nodes.Equal(state.Nodes) {
+	if !req.State.Raw.IsNull() && plan.UID.Equal(state.UID) && plan.Group.Equal(state.Group) && plan.Groups.Equal(state.Groups) &&
+		plan.Shell.Equal(state.Shell) && plan.Nodes.Equal(state.Nodes) {
 		// Nothing that the nodes could refuse has changed: a no-op plan spends no round trips, and
 		// recording an imported account asks only the ledger, from the listing its Read shared.
 		if unrecorded(state.Recorded) {
