@@ -47,6 +47,7 @@ type userModel struct {
 	HomeOn         types.String `tfsdk:"home_on"`
 	AllowSystemUID types.Bool   `tfsdk:"allow_system_uid"`
 	AllowAdmin     types.Bool   `tfsdk:"allow_admin_groups"`
+	AllowNewUID    types.Bool   `tfsdk:"allow_new_uid_for_retired_name"`
 	NodeStatus     types.Map    `tfsdk:"node_status"`
 	AdoptedOn      types.Set    `tfsdk:"adopted_on"`
 	Recorded       types.Bool   `tfsdk:"recorded"`
@@ -81,7 +82,7 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Validators:          []validator.String{stringvalidator.RegexMatches(userNamePattern, "must be a POSIX user name (lower case, no leading '-', no shell characters)")},
 			},
 			"uid": schema.Int64Attribute{
-				MarkdownDescription: "Numeric user ID, identical on every node because the shared filesystem stores ownership by number. 0 is refused; IDs below 1000 need `allow_system_uid`; an ID the ledger gave to another name is refused.",
+				MarkdownDescription: "Numeric user ID, identical on every node because the shared filesystem stores ownership by number. 0 is refused; IDs below 1000 need `allow_system_uid`; an ID the ledger gave to another name is refused, and so is a new UID for a name the ledger records as retired, unless `allow_new_uid_for_retired_name` is set.",
 				Required:            true,
 			},
 			"group": schema.StringAttribute{
@@ -127,6 +128,10 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Optional: true,
 				Computed: true,
 				Default:  booldefault.StaticBool(false),
+			},
+			allowNewUIDAttr: schema.BoolAttribute{
+				MarkdownDescription: allowNewUIDDescription,
+				Optional:            true,
 			},
 			"node_status": nodeStatusAttribute("account"),
 			"adopted_on":  adoptedOnAttribute("account"),
@@ -206,11 +211,11 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		// Nothing that the nodes could refuse has changed: a no-op plan spends no round trips, and
 		// recording an imported account asks only the ledger, from the listing its Read shared.
 		if unrecorded(state.Recorded) {
-			resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindUser, plan.Name.ValueString(), plan.UID.ValueInt64(), path.Root("uid"))...)
+			resp.Diagnostics.Append(r.checkLedger(ctx, plan)...)
 		}
 		return
 	}
-	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindUser, plan.Name.ValueString(), plan.UID.ValueInt64(), path.Root("uid"))...)
+	resp.Diagnostics.Append(r.checkLedger(ctx, plan)...)
 	resp.Diagnostics.Append(r.cluster.checkOnNodes(ctx, nodeNames, r.accountPlan(ctx, plan, state, &resp.Diagnostics))...)
 }
 
@@ -351,6 +356,7 @@ func (r *userResource) ImportState(ctx context.Context, req resource.ImportState
 		HomeOn:         types.StringNull(),
 		AllowSystemUID: types.BoolValue(uid < users.MinRegularID),
 		AllowAdmin:     types.BoolValue(len(users.AdminGroupsIn(append([]string{first.PrimaryGroupName}, first.Groups...)...)) > 0),
+		AllowNewUID:    types.BoolNull(),
 		NodeStatus:     allInSync(nodeNames),
 		AdoptedOn:      stringSet(nil),
 		Recorded:       types.BoolValue(false),
