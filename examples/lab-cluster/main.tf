@@ -22,10 +22,15 @@ variable "known_hosts_file" {
   type        = string
 }
 
+# Ephemeral (Terraform 1.10 or later) as well as sensitive: Terraform writes the value of every
+# other variable into a saved plan (terraform plan -out), where anyone who can read the plan
+# file reads the password. An ephemeral value reaches the provider's configuration and is kept
+# in neither the state nor a plan file; `terraform apply PLANFILE` asks for it again.
 variable "sudo_password" {
-  description = "sudo password of the admin account."
+  description = "sudo password of the admin account. Ephemeral: never in the state or a saved plan; give it again (-var-file or TF_VAR_sudo_password) to apply a saved plan."
   type        = string
   sensitive   = true
+  ephemeral   = true
 }
 
 variable "login_address" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
@@ -22,13 +21,13 @@ type LedgerWriter interface {
 
 // LedgerPath lists, one key per line, the rules that a gpucluster_firewall_rule
 // owns on this node. A second resource declaring the same rule finds it here.
-const LedgerPath = "/var/lib/gpucluster/firewall-rules"
+const LedgerPath = transport.StateDir + "/firewall-rules"
 
 // ManagedPath exists while a gpucluster_firewall resource manages UFW on this node. A rule
 // removal that would drop the provider's SSH connection may still be safe when that resource
 // turns UFW off in the same run, and it is planned after the rules it lists: the marker tells a
 // rule's plan to leave the check to the firewall's.
-const ManagedPath = "/var/lib/gpucluster/firewall-managed"
+const ManagedPath = transport.StateDir + "/firewall-managed"
 
 // Policies as UFW's commands name them; the defaults file spells them DROP,
 // ACCEPT and REJECT.
@@ -240,7 +239,7 @@ func WriteLedger(ctx context.Context, h LedgerWriter, keys []string) error {
 	for _, k := range keys {
 		content += k + "\n"
 	}
-	if _, err := h.Sudo(ctx, transport.NewScript().Command("mkdir", "-p", path.Dir(LedgerPath)).String(), nil); err != nil {
+	if err := transport.EnsureStateDir(ctx, h); err != nil {
 		return fmt.Errorf("create the directory of %s: %w", LedgerPath, err)
 	}
 	if _, err := h.WriteFile(ctx, transport.File{Path: LedgerPath, Content: []byte(content), Owner: "root", Group: "root", Mode: 0o644}); err != nil {
@@ -251,7 +250,7 @@ func WriteLedger(ctx context.Context, h LedgerWriter, keys []string) error {
 
 // MarkManaged creates ManagedPath; the caller holds the host's lock and found it missing.
 func MarkManaged(ctx context.Context, h LedgerWriter) error {
-	if _, err := h.Sudo(ctx, transport.NewScript().Command("mkdir", "-p", path.Dir(ManagedPath)).String(), nil); err != nil {
+	if err := transport.EnsureStateDir(ctx, h); err != nil {
 		return fmt.Errorf("create the directory of %s: %w", ManagedPath, err)
 	}
 	content := "# UFW on this node is managed by a gpucluster_firewall resource. Managed by Terraform.\n"

@@ -135,9 +135,14 @@ func describeDrift(problems []string) string {
 	return strings.Join(problems, "; ")
 }
 
+// ledgerCheck is a further plan-time check of the ledger read for checkLedger; it returns nil
+// when the ledger has nothing against the plan.
+type ledgerCheck func(ledger *users.Ledger, ledgerNode string) diag.Diagnostic
+
 // checkLedger refuses, at plan time, an ID that the ledger on the login node gave to another
-// name: the guide's "never reuse a UID", which must hold after the earlier owner is gone.
-func (c *cluster) checkLedger(ctx context.Context, kind users.Kind, name string, id int64, attr path.Path) diag.Diagnostics {
+// name: the guide's "never reuse a UID", which must hold after the earlier owner is gone. The
+// more checks read the same ledger.
+func (c *cluster) checkLedger(ctx context.Context, kind users.Kind, name string, id int64, attr path.Path, more ...ledgerCheck) diag.Diagnostics {
 	ledger, ledgerNode, diags := c.readLedger(ctx)
 	if diags.HasError() {
 		return diags
@@ -146,6 +151,11 @@ func (c *cluster) checkLedger(ctx context.Context, kind users.Kind, name string,
 		diags.Append(nodeAttributeError(attr, "ID Already Used", ledgerNode,
 			"The UID ledger records this ID for another name",
 			"Pick an ID that was never used. Reusing one hands the earlier owner's files on the shared /home to the new name.", err))
+	}
+	for _, check := range more {
+		if d := check(ledger, ledgerNode); d != nil {
+			diags.Append(d)
+		}
 	}
 	return diags
 }

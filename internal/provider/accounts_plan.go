@@ -58,8 +58,9 @@ func (p accountPlan) existing(st users.State) (bool, int64) {
 // checkOnNodes refuses at plan time, with no host changed: an ID that another name holds on a
 // node (the ledger only knows IDs this provider handed out), an account that a node newly
 // covered already has under another ID, an existing administrator account the configuration has
-// not opted in to, and a group that a node lacks. What taking over an existing user changes on
-// it (groups it leaves, its primary group) is one warning naming each node.
+// not opted in to, a group that a node lacks, and a login shell that is not there. What taking
+// over an existing user changes on it (groups it leaves, its primary group) is one warning
+// naming each node.
 func (c *cluster) checkOnNodes(ctx context.Context, nodeNames []string, p accountPlan) diag.Diagnostics {
 	var (
 		mu      sync.Mutex
@@ -73,7 +74,11 @@ func (c *cluster) checkOnNodes(ctx context.Context, nodeNames []string, p accoun
 			userNames, groupNames, uids, gids = nil, []string{p.name}, nil, []int64{p.id}
 		}
 		groupNames = slices.DeleteFunc(groupNames, func(g string) bool { return g == "" })
-		st, err := users.ReadAccounts(ctx, h, userNames, groupNames)
+		var shells []string
+		if p.shell != "" {
+			shells = []string{p.shell}
+		}
+		st, err := users.Read(ctx, h, users.Lookup{Users: userNames, Groups: groupNames, Shells: shells})
 		if err != nil {
 			return err
 		}
@@ -161,7 +166,26 @@ func (p accountPlan) problems(node string, st users.State, owners users.IDOwners
 		diags.Append(nodeAttributeError(attr, "Unknown Group", node, fmt.Sprintf("Group %q does not exist", g),
 			"Create it with a gpucluster_group resource and refer to it by its id, or fix the name.", nil))
 	}
+	if d := p.missingShellError(node, st); d != nil {
+		diags.Append(d)
+	}
 	return diags
+}
+
+// missingShellError refuses a login shell with no executable file at its path on the node:
+// useradd and usermod accept any path, and the user then cannot log in there, over SSH or in a
+// Slurm job's shell.
+func (p accountPlan) missingShellError(node string, st users.State) diag.Diagnostic {
+	sh, asked := st.Shells[p.shell]
+	if p.kind != users.KindUser || !asked || sh.Executable {
+		return nil
+	}
+	todo := "Install the shell on that node, or set shell to one every node in nodes has (the default is /bin/bash). No host was changed."
+	if sh.Listed {
+		todo = "The node's /etc/shells lists it, so its package may have been removed. " + todo
+	}
+	return nodeAttributeError(path.Root("shell"), "Shell Not Found", node,
+		fmt.Sprintf("Login shell %s is not an executable file", p.shell), todo, nil)
 }
 
 // otherIDAdvice is what to do about an account that exists under another ID. Matching that ID

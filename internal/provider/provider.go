@@ -156,9 +156,10 @@ func (p *gpuclusterProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 				Validators:          []validator.String{stringvalidator.RegexMatches(absPathOrWordPattern, "must be an absolute path or a command name")},
 			},
 			"sudo_password": schema.StringAttribute{
-				MarkdownDescription: "sudo password of `user`, sent on stdin only when sudo asks for it. Never stored in state or logged. Without it, sudo must not need a password.",
-				Optional:            true,
-				Sensitive:           true,
+				MarkdownDescription: "sudo password of `user`, sent on stdin only when sudo asks for it. Never stored in state or logged. Without it, sudo must not need a password. " +
+					"From a Terraform variable, declare the variable `ephemeral = true` (Terraform 1.10 or later; a provider's configuration accepts ephemeral values): Terraform writes the value of any other variable into every saved plan (`terraform plan -out`).",
+				Optional:  true,
+				Sensitive: true,
 			},
 		},
 		Blocks: map[string]schema.Block{

@@ -47,6 +47,7 @@ type userModel struct {
 	HomeOn         types.String `tfsdk:"home_on"`
 	AllowSystemUID types.Bool   `tfsdk:"allow_system_uid"`
 	AllowAdmin     types.Bool   `tfsdk:"allow_admin_groups"`
+	AllowNewUID    types.Bool   `tfsdk:"allow_new_uid_for_retired_name"`
 	NodeStatus     types.Map    `tfsdk:"node_status"`
 	AdoptedOn      types.Set    `tfsdk:"adopted_on"`
 	Recorded       types.Bool   `tfsdk:"recorded"`
@@ -81,7 +82,7 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Validators:          []validator.String{stringvalidator.RegexMatches(userNamePattern, "must be a POSIX user name (lower case, no leading '-', no shell characters)")},
 			},
 			"uid": schema.Int64Attribute{
-				MarkdownDescription: "Numeric user ID, identical on every node because the shared filesystem stores ownership by number. 0 is refused; IDs below 1000 need `allow_system_uid`; an ID the ledger gave to another name is refused.",
+				MarkdownDescription: "Numeric user ID, identical on every node because the shared filesystem stores ownership by number. 0 is refused; IDs below 1000 need `allow_system_uid`; an ID the ledger gave to another name is refused, and so is a new UID for a name the ledger records as retired, unless `allow_new_uid_for_retired_name` is set.",
 				Required:            true,
 			},
 			"group": schema.StringAttribute{
@@ -96,7 +97,7 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Validators:          []validator.Set{setvalidator.ValueStringsAre(groupName)},
 			},
 			"shell": schema.StringAttribute{
-				MarkdownDescription: "Login shell. Defaults to `/bin/bash`.",
+				MarkdownDescription: "Login shell. Defaults to `/bin/bash`. It must be an executable file on every node in `nodes`: a plan that can reach the nodes refuses a shell that is missing, naming each node that lacks it.",
 				Optional:            true,
 				Computed:            true,
 				Default:             stringdefault.StaticString("/bin/bash"),
@@ -127,6 +128,10 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Optional: true,
 				Computed: true,
 				Default:  booldefault.StaticBool(false),
+			},
+			allowNewUIDAttr: schema.BoolAttribute{
+				MarkdownDescription: allowNewUIDDescription,
+				Optional:            true,
 			},
 			"node_status": nodeStatusAttribute("account"),
 			"adopted_on":  adoptedOnAttribute("account"),
@@ -201,15 +206,16 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if !r.cluster.settingsKnown() || plan.UID.IsUnknown() || plan.Name.IsUnknown() || plan.Group.IsUnknown() || !fullyKnown(plan.Groups) {
 		return
 	}
-	if !req.State.Raw.IsNull() && plan.UID.Equal(state.UID) && plan.Group.Equal(state.Group) && plan.Groups.Equal(state.Groups) && plan.Nodes.Equal(state.Nodes) {
+	if !req.State.Raw.IsNull() && plan.UID.Equal(state.UID) && plan.Group.Equal(state.Group) && plan.Groups.Equal(state.Groups) &&
+		plan.Shell.Equal(state.Shell) && plan.Nodes.Equal(state.Nodes) {
 		// Nothing that the nodes could refuse has changed: a no-op plan spends no round trips, and
 		// recording an imported account asks only the ledger, from the listing its Read shared.
 		if unrecorded(state.Recorded) {
-			resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindUser, plan.Name.ValueString(), plan.UID.ValueInt64(), path.Root("uid"))...)
+			resp.Diagnostics.Append(r.checkLedger(ctx, plan)...)
 		}
 		return
 	}
-	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindUser, plan.Name.ValueString(), plan.UID.ValueInt64(), path.Root("uid"))...)
+	resp.Diagnostics.Append(r.checkLedger(ctx, plan)...)
 	resp.Diagnostics.Append(r.cluster.checkOnNodes(ctx, nodeNames, r.accountPlan(ctx, plan, state, &resp.Diagnostics))...)
 }
 
@@ -350,6 +356,7 @@ func (r *userResource) ImportState(ctx context.Context, req resource.ImportState
 		HomeOn:         types.StringNull(),
 		AllowSystemUID: types.BoolValue(uid < users.MinRegularID),
 		AllowAdmin:     types.BoolValue(len(users.AdminGroupsIn(append([]string{first.PrimaryGroupName}, first.Groups...)...)) > 0),
+		AllowNewUID:    types.BoolNull(),
 		NodeStatus:     allInSync(nodeNames),
 		AdoptedOn:      stringSet(nil),
 		Recorded:       types.BoolValue(false),

@@ -104,7 +104,8 @@ func assertInSync(ctx context.Context, t *testing.T, ex Executor, node string, s
 }
 
 // The shared listing and the per-name lookups (getent passwd NAME, id -nG NAME, getent group
-// NAME) agree on every account of a real host, admin in sudo included.
+// NAME, the test of a shell's path) agree on every account and shell of a real host, admin in
+// sudo included.
 func TestLabListingAgreesWithLookupsByName(t *testing.T) {
 	ctx, l := lab.RequireWithin(t, time.Minute)
 	for _, host := range []string{lab.LoginHost, "gpu01"} {
@@ -122,11 +123,16 @@ func TestLabListingAgreesWithLookupsByName(t *testing.T) {
 		if !slices.Contains(userNames, l.AdminUser) || len(groupNames) < 10 {
 			t.Fatalf("%s: the listing has %d users (admin among them: %v) and %d groups", host, len(userNames), slices.Contains(userNames, l.AdminUser), len(groupNames))
 		}
-		res, err = ex.Sudo(ctx, readScript(userNames, groupNames), nil)
+		shells := slices.Sorted(maps.Keys(listed.shells))
+		if !listed.shells["/bin/bash"].Executable || !listed.shells["/bin/bash"].Listed || !slices.Contains(shells, "/usr/sbin/nologin") {
+			t.Fatalf("%s: the listing's shells %+v lack /bin/bash (listed, executable) or nologin", host, listed.shells)
+		}
+		q := Lookup{Users: userNames, Groups: groupNames, Shells: shells}
+		res, err = ex.Sudo(ctx, readScript(q), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		byName, err := parseAccounts(res.Stdout, userNames, groupNames)
+		byName, err := parseAccounts(res.Stdout, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,6 +145,11 @@ func TestLabListingAgreesWithLookupsByName(t *testing.T) {
 			g := listed.groups[n]
 			if got := (GroupState{Exists: true, GID: g.GID, Members: g.Members}); !reflect.DeepEqual(got, byName.Groups[n]) {
 				t.Errorf("%s: group %s from the listing %+v, by name %+v", host, n, got, byName.Groups[n])
+			}
+		}
+		for _, s := range shells {
+			if listed.shells[s].Executable != byName.Shells[s].Executable {
+				t.Errorf("%s: shell %s executable from the listing %v, by path %v", host, s, listed.shells[s].Executable, byName.Shells[s].Executable)
 			}
 		}
 	}

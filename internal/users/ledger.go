@@ -109,6 +109,33 @@ func (l *Ledger) CheckClaim(kind Kind, name string, id int64) error {
 		idLabel(kind), id, kind, prev.Name, state, name, name, prev.Name, idLabel(kind))
 }
 
+// CheckRetiredName refuses a name the ledger records as retired under other ids when it
+// records none for the name under id: files the earlier account left on shared storage keep
+// their owner by number, so the name would come back without them. Coming back under one of
+// its own ids is a reactivation (Claim), and once the ledger records the name under id the
+// choice was already made.
+func (l *Ledger) CheckRetiredName(kind Kind, name string, id int64) error {
+	var retired []string
+	for _, e := range l.Entries {
+		if e.Kind != kind || e.Name != name {
+			continue
+		}
+		if e.ID == id {
+			return nil
+		}
+		if e.Retired {
+			retired = append(retired, strconv.FormatInt(e.ID, 10))
+		}
+	}
+	if len(retired) == 0 {
+		return nil
+	}
+	label := idLabel(kind)
+	return fmt.Errorf("the ledger records %s %s as retired with %s %s; given %s %d, %s would not own what it left on shared storage "+
+		"(files there are owned by number and keep owner %s, its home included), and %s %s stays retired for good",
+		kind, name, label, strings.Join(retired, ", "), label, id, name, strings.Join(retired, ", "), label, strings.Join(retired, ", "))
+}
+
 // Claim records that name holds id, reactivating an entry the same name held
 // before. Other ids the name held are retired: they stay reserved to it.
 func (l *Ledger) Claim(kind Kind, name string, id int64) error {

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -15,7 +14,7 @@ import (
 
 // LedgerPath is where the ledger lives on the controller node. It is not
 // secret (the same names and ids are in /etc/passwd) but only root writes it.
-const LedgerPath = "/var/lib/gpucluster/uid-ledger"
+const LedgerPath = transport.StateDir + "/uid-ledger"
 
 // FileReader reads a file as root; a missing file is exists=false.
 type FileReader = transport.FileReader
@@ -95,7 +94,7 @@ func updateLedgerOnce(ctx context.Context, h LedgerHost, file string, change fun
 		return nil
 	}
 	if !exists {
-		if _, err := h.Sudo(ctx, transport.NewScript().Command("mkdir", "-p", "-m", "0755", "--", path.Dir(file)).String(), nil); err != nil {
+		if err := transport.EnsureStateDir(ctx, h); err != nil {
 			return fmt.Errorf("create the UID ledger's directory: %w", err)
 		}
 	}

@@ -145,3 +145,41 @@ func TestLedgerRecords(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckRetiredName(t *testing.T) {
+	l, err := ParseLedger([]byte("user alice 1001 retired\nuser carol 1003 active\n" +
+		"user dave 1004 retired\nuser dave 1010 active\ngroup alice 1001 retired\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := []struct {
+		kind Kind
+		name string
+		id   int64
+	}{{KindUser, "alice", 1005}, {KindGroup, "alice", 1005}}
+	for _, c := range refused {
+		err := l.CheckRetiredName(c.kind, c.name, c.id)
+		if err == nil || !strings.Contains(err.Error(), "retired with "+idLabel(c.kind)+" 1001") || !strings.Contains(err.Error(), "keep owner 1001") {
+			t.Errorf("%s %s %d: %v, want the retired 1001 named", c.kind, c.name, c.id, err)
+		}
+	}
+	allowed := []struct {
+		kind Kind
+		name string
+		id   int64
+	}{
+		{KindUser, "alice", 1001}, // back under its own old id
+		{KindUser, "dave", 1010},  // re-added under a new id before: the ledger records it
+		{KindUser, "carol", 1020}, // never retired
+		{KindUser, "erin", 1030},  // unknown to the ledger
+	}
+	for _, c := range allowed {
+		if err := l.CheckRetiredName(c.kind, c.name, c.id); err != nil {
+			t.Errorf("%s %s %d refused: %v", c.kind, c.name, c.id, err)
+		}
+	}
+	// Re-adding under the old id still reactivates it, as before.
+	if err := l.Claim(KindUser, "alice", 1001); err != nil || !l.Records(KindUser, "alice", 1001) {
+		t.Errorf("claim of alice's own 1001 = %v, recorded %v", err, l.Records(KindUser, "alice", 1001))
+	}
+}

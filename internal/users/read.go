@@ -33,10 +33,25 @@ type GroupState struct {
 	Members []string
 }
 
-// State is the accounts one node was asked about, keyed by name.
+// ShellState is what one node says about a login shell.
+type ShellState struct {
+	// Executable tells that an executable file is at the path, which a login needs: an
+	// account whose shell is missing cannot log in there.
+	Executable bool
+	// Listed tells that the node's /etc/shells names the path.
+	Listed bool
+}
+
+// State is the accounts and shells one node was asked about, keyed by name or path.
 type State struct {
 	Users  map[string]UserState
 	Groups map[string]GroupState
+	Shells map[string]ShellState
+}
+
+// Lookup names what to ask a node: users, groups, and login shells by path.
+type Lookup struct {
+	Users, Groups, Shells []string
 }
 
 // AnswerError is a node's answer that the account tools should not have given: getent failing,
@@ -50,17 +65,24 @@ func (e *AnswerError) Unwrap() error { return e.Err }
 // getent's documented exit status for "key not found".
 const getentNotFound = 2
 
-// ReadAccounts looks up the given users and groups on one host. Every resource of a run reads
+// ReadAccounts looks up the given users and groups on one host; see Read.
+func ReadAccounts(ctx context.Context, ex Executor, userNames, groupNames []string) (State, error) {
+	return Read(ctx, ex, Lookup{Users: userNames, Groups: groupNames})
+}
+
+// Read looks up the given users, groups and shells on one host. Every resource of a run reads
 // the same listing of the host's account databases, shared within the run (transport.ReadOnly),
 // so twenty users cost a host one round trip, not twenty. A name the listing lacks (an account
 // to create, or one from an NSS source that does not enumerate, such as sssd by default) is
-// then asked of getent by name, in one more round trip, so accounts from any source count.
-func ReadAccounts(ctx context.Context, ex Executor, userNames, groupNames []string) (State, error) {
-	if err := validateNames(userNames, groupNames); err != nil {
+// then asked of getent by name, in one more round trip, so accounts from any source count. The
+// listing also says which of the shells /etc/shells names or an account uses are executable
+// files; a shell that is neither is asked in that second round trip.
+func Read(ctx context.Context, ex Executor, q Lookup) (State, error) {
+	if err := validateLookup(q); err != nil {
 		return State{}, err
 	}
-	st := State{Users: map[string]UserState{}, Groups: map[string]GroupState{}}
-	if len(userNames) == 0 && len(groupNames) == 0 {
+	st := State{Users: map[string]UserState{}, Groups: map[string]GroupState{}, Shells: map[string]ShellState{}}
+	if len(q.Users) == 0 && len(q.Groups) == 0 && len(q.Shells) == 0 {
 		return st, nil
 	}
 	res, err := ex.Sudo(ctx, listingScript, nil)
@@ -71,43 +93,71 @@ func ReadAccounts(ctx context.Context, ex Executor, userNames, groupNames []stri
 	if err != nil {
 		return State{}, &AnswerError{Err: err}
 	}
-	var askUsers, askGroups []string
-	for _, n := range userNames {
+	var ask Lookup
+	for _, n := range q.Users {
 		if u, ok := l.user(n); ok {
 			st.Users[n] = u
 		} else {
-			askUsers = append(askUsers, n)
+			ask.Users = append(ask.Users, n)
 		}
 	}
-	for _, n := range groupNames {
+	for _, n := range q.Groups {
 		if g, ok := l.groups[n]; ok {
 			st.Groups[n] = GroupState{Exists: true, GID: g.GID, Members: g.Members}
 		} else {
-			askGroups = append(askGroups, n)
+			ask.Groups = append(ask.Groups, n)
 		}
 	}
-	if len(askUsers) == 0 && len(askGroups) == 0 {
+	for _, s := range q.Shells {
+		if sh, ok := l.shells[s]; ok {
+			st.Shells[s] = sh
+		} else {
+			ask.Shells = append(ask.Shells, s)
+		}
+	}
+	if len(ask.Users) == 0 && len(ask.Groups) == 0 && len(ask.Shells) == 0 {
 		return st, nil
 	}
-	res, err = ex.Sudo(ctx, readScript(askUsers, askGroups), nil)
+	res, err = ex.Sudo(ctx, readScript(ask), nil)
 	if err != nil {
 		return State{}, fmt.Errorf("read accounts: %w", err)
 	}
-	asked, err := parseAccounts(res.Stdout, askUsers, askGroups)
+	asked, err := parseAccounts(res.Stdout, ask)
 	if err != nil {
 		return State{}, &AnswerError{Err: err}
 	}
 	maps.Copy(st.Users, asked.Users)
 	maps.Copy(st.Groups, asked.Groups)
+	maps.Copy(st.Shells, asked.Shells)
 	return st, nil
 }
 
 // listingScript lists the account databases whole, as getent enumerates them, and the UID
 // ledger where the host keeps one: the login node's Read of every user and group then learns
-// from the one shared listing whether the ledger records it (ReadListedLedger).
-var listingScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs +
-	"sec passwd getent passwd\nsec group getent group\n" +
-	"if [ -e " + LedgerPath + " ]; then sec ledger cat -- " + LedgerPath + "; else secv ledger 0; fi\n")
+// from the one shared listing whether the ledger records it (ReadListedLedger). The shells
+// section answers, for each shell /etc/shells names (flag L) and each login shell an account
+// has, whether an executable file is there (x) or not (-), with the shell's own tests, so a
+// plan checks the shells users commonly have without a command of its own.
+var listingScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + `pw=$(getent passwd)
+secv passwd $? "$pw"
+sec group getent group
+if [ -e ` + LedgerPath + ` ]; then sec ledger cat -- ` + LedgerPath + `; else secv ledger 0; fi
+seen=' '
+shell_of() {
+	case $seen in *" $1 "*) return 0 ;; esac
+	seen="$seen$1 "
+	if [ -f "$1" ] && [ -x "$1" ]; then echo "x$2 $1"; else echo "-$2 $1"; fi
+}
+shells() {
+	if [ -r /etc/shells ]; then
+		while IFS= read -r s; do case $s in /*) shell_of "$s" L ;; esac; done < /etc/shells
+	fi
+	while IFS=: read -r _ _ _ _ _ _ s; do case $s in /*) shell_of "$s" '' ;; esac; done <<EOF
+$pw
+EOF
+}
+sec shells shells
+`)
 
 // listing is a host's account databases as getent enumerated them.
 type listing struct {
@@ -116,6 +166,7 @@ type listing struct {
 	// memberOf lists, per user, the GIDs of the groups that name it as a member.
 	memberOf map[string][]int64
 	byGID    map[int64]string
+	shells   map[string]ShellState
 }
 
 func parseListing(out []byte) (listing, error) {
@@ -123,7 +174,8 @@ func parseListing(out []byte) (listing, error) {
 	if err != nil {
 		return listing{}, fmt.Errorf("read accounts: %w", err)
 	}
-	l := listing{users: map[string]PasswdEntry{}, groups: map[string]GroupEntry{}, memberOf: map[string][]int64{}, byGID: map[int64]string{}}
+	l := listing{users: map[string]PasswdEntry{}, groups: map[string]GroupEntry{}, memberOf: map[string][]int64{}, byGID: map[int64]string{},
+		shells: map[string]ShellState{}}
 	for _, db := range []string{"passwd", "group"} {
 		if s, ok := sections[db]; !ok || s.Status != 0 {
 			return listing{}, fmt.Errorf("read accounts: getent %s failed (status %d)", db, s.Status)
@@ -154,6 +206,13 @@ func parseListing(out []byte) (listing, error) {
 			l.memberOf[m] = append(l.memberOf[m], e.GID)
 		}
 	}
+	for _, line := range sections["shells"].Lines {
+		flags, shell, ok := strings.Cut(line, " ")
+		if !ok || shell == "" {
+			return listing{}, fmt.Errorf("read accounts: shells line %q: want FLAGS PATH", line)
+		}
+		l.shells[shell] = ShellState{Executable: strings.HasPrefix(flags, "x"), Listed: strings.Contains(flags, "L")}
+	}
 	return l, nil
 }
 
@@ -181,14 +240,19 @@ func (l listing) groupName(gid int64) string {
 	return strconv.FormatInt(gid, 10)
 }
 
-func validateNames(userNames, groupNames []string) error {
-	for _, n := range userNames {
+func validateLookup(q Lookup) error {
+	for _, n := range q.Users {
 		if err := ValidateName(KindUser, n); err != nil {
 			return err
 		}
 	}
-	for _, n := range groupNames {
+	for _, n := range q.Groups {
 		if err := ValidateName(KindGroup, n); err != nil {
+			return err
+		}
+	}
+	for _, s := range q.Shells {
+		if err := ValidateShell(s); err != nil {
 			return err
 		}
 	}
@@ -202,17 +266,24 @@ const readPrelude = transport.ScriptEnv + transport.SectionFuncs + `acct_user() 
 acct_group() {
 	sec "group $1" getent group "$1"
 }
+is_exec() { [ -f "$1" ] && [ -x "$1" ]; }
+acct_shell() {
+	sec "shell $1" is_exec "$1"
+}
 `
 
 // readScript asks each name once: a section printed twice fails the read.
-func readScript(userNames, groupNames []string) string {
+func readScript(q Lookup) string {
 	var b strings.Builder
 	b.WriteString(readPrelude)
-	for _, n := range compactNames(userNames) {
+	for _, n := range compactNames(q.Users) {
 		fmt.Fprintf(&b, "acct_user %s\n", transport.Quote(n))
 	}
-	for _, n := range compactNames(groupNames) {
+	for _, n := range compactNames(q.Groups) {
 		fmt.Fprintf(&b, "acct_group %s\n", transport.Quote(n))
+	}
+	for _, s := range compactNames(q.Shells) {
+		fmt.Fprintf(&b, "acct_shell %s\n", transport.Quote(s))
 	}
 	return b.String()
 }
@@ -221,25 +292,33 @@ func compactNames(names []string) []string {
 	return slices.Compact(slices.Sorted(slices.Values(names)))
 }
 
-func parseAccounts(out []byte, userNames, groupNames []string) (State, error) {
+func parseAccounts(out []byte, q Lookup) (State, error) {
 	sections, err := transport.ParseSections(out)
 	if err != nil {
 		return State{}, fmt.Errorf("read accounts: %w", err)
 	}
-	st := State{Users: map[string]UserState{}, Groups: map[string]GroupState{}}
-	for _, n := range userNames {
+	st := State{Users: map[string]UserState{}, Groups: map[string]GroupState{}, Shells: map[string]ShellState{}}
+	for _, n := range q.Users {
 		u, err := parseUserSections(n, sections)
 		if err != nil {
 			return State{}, err
 		}
 		st.Users[n] = u
 	}
-	for _, n := range groupNames {
+	for _, n := range q.Groups {
 		g, err := parseGroupSection(n, sections)
 		if err != nil {
 			return State{}, err
 		}
 		st.Groups[n] = g
+	}
+	for _, s := range q.Shells {
+		sec, ok := sections["shell "+s]
+		if !ok {
+			return State{}, fmt.Errorf("read accounts: no answer about shell %s", s)
+		}
+		// The listing named every path /etc/shells lists, so a shell asked here is not listed.
+		st.Shells[s] = ShellState{Executable: sec.Status == 0}
 	}
 	return st, nil
 }

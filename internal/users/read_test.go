@@ -16,7 +16,7 @@ func TestParseAccountsFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := parseAccounts([]byte(transporttest.Sections(string(out))), []string{"alice", "bob", "carol"}, []string{"users", "ghosts"})
+	st, err := parseAccounts([]byte(transporttest.Sections(string(out))), Lookup{Users: []string{"alice", "bob", "carol"}, Groups: []string{"users", "ghosts"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestParseAccountsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseAccounts([]byte(tt.out), []string{"alice"}, nil)
+			_, err := parseAccounts([]byte(tt.out), Lookup{Users: []string{"alice"}})
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("got %v, want error containing %q", err, tt.wantErr)
 			}
@@ -138,5 +138,62 @@ func TestReadAccountsLocalShell(t *testing.T) {
 	}
 	if g := st.Groups["root"]; !g.Exists || g.GID != 0 {
 		t.Errorf("group root = %+v", g)
+	}
+}
+
+// The listing answers for the shells /etc/shells names and the shells accounts have; a shell
+// that is neither is asked by path in the round trip that asks for unlisted names, quoted.
+func TestReadShellsFromTheListingThenByPath(t *testing.T) {
+	listing := "@@gpucluster passwd\nalice:x:1002:100::/home/alice:/bin/bash\n@@rc 0\n" +
+		"@@gpucluster group\nusers:x:100:\n@@rc 0\n" +
+		"@@gpucluster shells\nxL /bin/bash\n-L /usr/bin/zsh\nx /usr/sbin/nologin\n@@rc 0\n"
+	listing = transporttest.Sections(listing)
+	fx := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: listing}}}
+	st, err := Read(context.Background(), fx, Lookup{Users: []string{"alice"}, Shells: []string{"/bin/bash", "/usr/bin/zsh", "/usr/sbin/nologin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fx.Scripts()); n != 1 {
+		t.Fatalf("%d round trips, want the one shared listing", n)
+	}
+	want := map[string]ShellState{"/bin/bash": {Executable: true, Listed: true}, "/usr/bin/zsh": {Listed: true}, "/usr/sbin/nologin": {Executable: true}}
+	if !reflect.DeepEqual(st.Shells, want) {
+		t.Errorf("shells = %+v, want %+v", st.Shells, want)
+	}
+
+	fx = &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: listing},
+		{Stdout: transporttest.Sections("@@gpucluster shell /opt/x-1/bin/fish\n@@rc 0\n@@gpucluster shell /bin/nosuchshell\n@@rc 1\n")}}}
+	st, err = Read(context.Background(), fx, Lookup{Users: []string{"alice"}, Shells: []string{"/opt/x-1/bin/fish", "/bin/nosuchshell"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fx.Scripts()); n != 2 || !strings.Contains(fx.Scripts()[1], "acct_shell /bin/nosuchshell\n") || strings.Contains(fx.Scripts()[1], "acct_user alice") {
+		t.Fatalf("want the listing, then the two shells asked by path and nothing else: %q", fx.Scripts())
+	}
+	want = map[string]ShellState{"/opt/x-1/bin/fish": {Executable: true}, "/bin/nosuchshell": {}}
+	if !reflect.DeepEqual(st.Shells, want) {
+		t.Errorf("shells = %+v, want %+v", st.Shells, want)
+	}
+}
+
+func TestReadRefusesABadShellWithoutTouchingHost(t *testing.T) {
+	fx := &transporttest.Fake{T: t}
+	if _, err := Read(context.Background(), fx, Lookup{Shells: []string{"/bin/sh;reboot"}}); err == nil {
+		t.Fatal("accepted a shell with shell metacharacters")
+	}
+	if len(fx.Scripts()) != 0 {
+		t.Fatal("host was touched")
+	}
+}
+
+// The real scripts against this machine: /bin/sh is an executable file, a made-up path is not,
+// whether the listing or the lookup by path answers.
+func TestReadShellsLocalShell(t *testing.T) {
+	st, err := Read(context.Background(), transporttest.Shell{}, Lookup{Shells: []string{"/bin/sh", "/bin/gpc_no_such_shell"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Shells["/bin/sh"].Executable || st.Shells["/bin/gpc_no_such_shell"].Executable {
+		t.Errorf("shells = %+v", st.Shells)
 	}
 }
