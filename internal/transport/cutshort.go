@@ -15,6 +15,7 @@ import (
 // context.DeadlineExceeded.
 type InterruptedError struct {
 	Node     string
+	During   Activity
 	Reason   error
 	Err      error
 	reported *atomic.Bool
@@ -27,14 +28,16 @@ func (e *InterruptedError) Error() string {
 func (e *InterruptedError) Unwrap() []error { return []error{e.Reason, e.Err} }
 
 // FirstReport reports whether this is the first report of an interruption on the node in this
-// run; every later call, from any caller, returns false.
-func (e *InterruptedError) FirstReport() bool { return !e.reported.Swap(true) }
+// run; every later call, from any caller, returns false. An error the pool did not make is
+// always a first report.
+func (e *InterruptedError) FirstReport() bool { return e.reported == nil || !e.reported.Swap(true) }
 
 // ConnectionLostError reports work on a node cut short because the SSH connection to it closed
 // (by the node, the network, or a failed keepalive) or the provider's root shell on it ended.
 // Whether the command in flight ran is not known.
 type ConnectionLostError struct {
 	Node     string
+	During   Activity
 	Err      error
 	reported *atomic.Bool
 }
@@ -46,8 +49,9 @@ func (e *ConnectionLostError) Error() string {
 func (e *ConnectionLostError) Unwrap() error { return e.Err }
 
 // FirstReport reports whether this is the first report of a lost connection to the node in
-// this run; every later call, from any caller, returns false.
-func (e *ConnectionLostError) FirstReport() bool { return !e.reported.Swap(true) }
+// this run; every later call, from any caller, returns false. An error the pool did not make is
+// always a first report.
+func (e *ConnectionLostError) FirstReport() bool { return e.reported == nil || !e.reported.Swap(true) }
 
 // errSessionLost marks a session that ended without an exit status, or could not be opened on
 // a connection that had been working: the connection or the channel went away under it.
@@ -90,9 +94,28 @@ func (p *Pool) cutShort(ctx context.Context, node string, err error) error {
 	case err == nil, errors.As(err, &exit), errors.As(err, &sudo), errors.As(err, &dial), errors.As(err, &in), errors.As(err, &lost):
 		return err
 	case ctx.Err() != nil:
-		return &InterruptedError{Node: node, Reason: ctx.Err(), Err: err, reported: p.reports.flag("interrupted", node)}
+		return &InterruptedError{Node: node, During: activityOf(ctx), Reason: ctx.Err(), Err: err, reported: p.reports.flag("interrupted", node)}
 	case errors.Is(err, errShellClosed), errors.Is(err, errSessionLost):
-		return &ConnectionLostError{Node: node, Err: err, reported: p.reports.flag("lost", node)}
+		return &ConnectionLostError{Node: node, During: activityOf(ctx), Err: err, reported: p.reports.flag("lost", node)}
 	}
 	return err
+}
+
+// Activity is what the caller was doing when work on a node was cut short, in words an error
+// can use: Verb "Creating", Object "alice". The zero Activity says nothing.
+type Activity struct {
+	Verb, Object string
+}
+
+type activityKey struct{}
+
+// WithActivity labels the work done under ctx, so that *InterruptedError and
+// *ConnectionLostError can say what they cut short.
+func WithActivity(ctx context.Context, a Activity) context.Context {
+	return context.WithValue(ctx, activityKey{}, a)
+}
+
+func activityOf(ctx context.Context) Activity {
+	a, _ := ctx.Value(activityKey{}).(Activity)
+	return a
 }
