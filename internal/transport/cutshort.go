@@ -94,9 +94,9 @@ func (p *Pool) cutShort(ctx context.Context, node string, err error) error {
 	case err == nil, errors.As(err, &exit), errors.As(err, &sudo), errors.As(err, &dial), errors.As(err, &in), errors.As(err, &lost):
 		return err
 	case ctx.Err() != nil:
-		return &InterruptedError{Node: node, During: activityOf(ctx), Reason: ctx.Err(), Err: err, reported: p.reports.flag("interrupted", node)}
+		return &InterruptedError{Node: node, During: ActivityOf(ctx), Reason: ctx.Err(), Err: err, reported: p.reports.flag("interrupted", node)}
 	case errors.Is(err, errShellClosed), errors.Is(err, errSessionLost):
-		return &ConnectionLostError{Node: node, During: activityOf(ctx), Err: err, reported: p.reports.flag("lost", node)}
+		return &ConnectionLostError{Node: node, During: ActivityOf(ctx), Err: err, reported: p.reports.flag("lost", node)}
 	}
 	return err
 }
@@ -115,7 +115,8 @@ func WithActivity(ctx context.Context, a Activity) context.Context {
 	return context.WithValue(ctx, activityKey{}, a)
 }
 
-func activityOf(ctx context.Context) Activity {
+// ActivityOf is the label WithActivity gave ctx, or the zero Activity.
+func ActivityOf(ctx context.Context) Activity {
 	a, _ := ctx.Value(activityKey{}).(Activity)
 	return a
 }
