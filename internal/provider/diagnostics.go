@@ -214,12 +214,30 @@ func leftBehind(node, verb, inFlight string) string {
 
 // nodeWarning is nodeError's warning form: what was found on which node, what to do, and the
 // original error when there is one.
+// Work cut short is reported as such here too, as a warning: the step's warning assumes the step
+// ran to its end.
 func nodeWarning(summary, node, happened, todo string, err error) diag.Diagnostic {
+	if d, ok := cutShortError(node, err); ok {
+		return diag.NewWarningDiagnostic(d.Summary(), d.Detail())
+	}
 	return diag.NewWarningDiagnostic(summary, nodeDetail(node, happened, todo, err))
 }
 
 func nodeAttributeWarning(p path.Path, summary, node, happened, todo string, err error) diag.Diagnostic {
+	if d, ok := cutShortError(node, err); ok {
+		return diag.NewAttributeWarningDiagnostic(p, d.Summary(), d.Detail())
+	}
 	return diag.NewAttributeWarningDiagnostic(p, summary, nodeDetail(node, happened, todo, err))
+}
+
+// isCutShort tells work cut short (see cutShortError) from a step's own failure, for a caller
+// that would otherwise show the error as something the node said.
+func isCutShort(err error) bool {
+	var (
+		in   *transport.InterruptedError
+		lost *transport.ConnectionLostError
+	)
+	return errors.As(err, &in) || errors.As(err, &lost)
 }
 
 // settingError is the house diagnostic for a value refused before any node is asked: what was

@@ -151,3 +151,15 @@ func stalledNode(t *testing.T) (*transport.Pool, transport.Config) {
 	return pool, transport.Config{Name: fmt.Sprintf("node-%d", addr.Port), Address: "127.0.0.1", Port: addr.Port, User: "admin",
 		KnownHostsFile: "/dev/null", UseAgent: true, ConnectTimeout: time.Minute}
 }
+
+// A step whose failure is only a warning reports work cut short as such too, still as a warning.
+func TestWarningOfWorkCutShortNamesTheCause(t *testing.T) {
+	err := fmt.Errorf("restart slurmd: %w", &transport.ConnectionLostError{Node: "gpu03", During: transport.Activity{Verb: "Updating", Object: "gpu"}, Err: errors.New("EOF")})
+	d := nodeWarning("Slurmd Not Restarted", "gpu03", "The node could not be reached to restart slurmd", "The next apply retries once the node is up.", err)
+	a := nodeAttributeWarning(path.Root("nodes"), "Slurmd Not Restarted", "gpu03", "The node could not be reached to restart slurmd", "The next apply retries once the node is up.", err)
+	for _, d := range []diag.Diagnostic{d, a} {
+		if d.Severity() != diag.SeverityWarning || d.Summary() != "Connection To gpu03 Lost While Updating gpu" || strings.Contains(d.Detail(), "could not be reached") {
+			t.Errorf("%s %s: %s", d.Severity(), d.Summary(), d.Detail())
+		}
+	}
+}
