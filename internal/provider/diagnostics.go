@@ -169,7 +169,7 @@ func lostError(node string, lost *transport.ConnectionLostError, err error) diag
 // the request tells it.
 func interruptedSummary(verb string) string {
 	switch verb {
-	case "Creating", "Updating", "Deleting":
+	case "Creating", "Updating", "Deleting", "Applying":
 		return "Apply Interrupted"
 	case "Planning":
 		return "Plan Interrupted"

@@ -31,19 +31,23 @@ type activityServer struct {
 }
 
 func (s *activityServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
-	verb, state := "Updating", req.PlannedState
+	prior, priorOK := s.value(ctx, req.TypeName, req.PriorState)
+	planned, plannedOK := s.value(ctx, req.TypeName, req.PlannedState)
+	verb, state := "Applying", req.PlannedState
 	switch {
-	case s.isNull(ctx, req.TypeName, req.PriorState):
+	case priorOK && prior.IsNull():
 		verb = "Creating"
-	case s.isNull(ctx, req.TypeName, req.PlannedState):
+	case plannedOK && planned.IsNull():
 		verb, state = "Deleting", req.PriorState
+	case priorOK && plannedOK:
+		verb = "Updating"
 	}
 	return s.ProviderServer.ApplyResourceChange(s.label(ctx, verb, req.TypeName, state), req)
 }
 
 func (s *activityServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	state := req.ProposedNewState
-	if s.isNull(ctx, req.TypeName, state) {
+	if v, ok := s.value(ctx, req.TypeName, state); ok && v.IsNull() {
 		state = req.PriorState
 	}
 	return s.ProviderServer.PlanResourceChange(s.label(ctx, "Planning", req.TypeName, state), req)
@@ -84,11 +88,6 @@ func (s *activityServer) value(ctx context.Context, typeName string, dv *tfproto
 	}
 	v, err := dv.Unmarshal(typ)
 	return v, err == nil
-}
-
-func (s *activityServer) isNull(ctx context.Context, typeName string, dv *tfprotov6.DynamicValue) bool {
-	v, ok := s.value(ctx, typeName, dv)
-	return ok && v.IsNull()
 }
 
 func (s *activityServer) stringAttr(ctx context.Context, typeName string, dv *tfprotov6.DynamicValue, name string) (string, bool) {

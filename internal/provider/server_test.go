@@ -71,11 +71,15 @@ func TestRequestsAreLabelledWithTheirActivity(t *testing.T) {
 	apply("gpucluster_user", "alice", "alice")
 	apply("gpucluster_group", "gpu", "")
 	apply("gpucluster_firewall", "", "x")
+	// A request whose states cannot be read is still an apply.
+	if _, err := s.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{TypeName: "gpucluster_nosuch", PriorState: &tfprotov6.DynamicValue{}, PlannedState: &tfprotov6.DynamicValue{}}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.ReadResource(ctx, &tfprotov6.ReadResourceRequest{TypeName: "gpucluster_slurm_partition", CurrentState: state("gpucluster_slurm_partition", "gpu")}); err != nil {
 		t.Fatal(err)
 	}
 	want := []transport.Activity{{Verb: "Creating", Object: "alice"}, {Verb: "Updating", Object: "alice"}, {Verb: "Deleting", Object: "gpu"},
-		{Verb: "Creating", Object: "firewall"}, {Verb: "Reading", Object: "gpu"}}
+		{Verb: "Creating", Object: "firewall"}, {Verb: "Applying", Object: "nosuch"}, {Verb: "Reading", Object: "gpu"}}
 	if len(rec.got) != len(want) {
 		t.Fatalf("got %v, want %v", rec.got, want)
 	}
