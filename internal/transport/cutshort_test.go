@@ -111,13 +111,17 @@ func TestCommandTimeoutIsNotAnInterruption(t *testing.T) {
 	}
 }
 
-// A connection that drops while a command runs, and a root shell that ends under it, are a lost
-// connection to the node, not a failure of the command.
+// A connection that drops or stops answering keepalives while a command runs, and a root shell
+// that ends under it, are a lost connection to the node, not a failure of the command.
 func TestCutConnectionIsALostConnection(t *testing.T) {
 	tests := map[string]struct {
 		run func(h *Host, script string) error
 		cut func(srv *testServer, pid int)
 	}{
+		"keepalive unanswered": {
+			func(h *Host, script string) error { _, err := h.Sudo(testContext(t), script, nil); return err },
+			func(srv *testServer, _ int) { srv.ignoreKeepalive.Store(true) },
+		},
 		"connection dropped under sudo": {
 			func(h *Host, script string) error { _, err := h.Sudo(testContext(t), script, nil); return err },
 			func(srv *testServer, _ int) { srv.dropConnections() },
@@ -137,6 +141,7 @@ func TestCutConnectionIsALostConnection(t *testing.T) {
 			srv := newTestServer(t, client)
 			cfg := clientConfig(t, client, srv, srv)
 			cfg.SudoExe = writeScript(t, fakeNopasswdSudo)
+			cfg.KeepaliveInterval = 100 * time.Millisecond
 			h, err := newTestPool(t).Host(testContext(t), cfg)
 			if err != nil {
 				t.Fatal(err)
