@@ -1,14 +1,13 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"log"
 	"os"
 	runtimedebug "runtime/debug"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/provider"
 )
@@ -37,10 +36,11 @@ func main() {
 		silenceUnreadLogs(os.LookupEnv, os.Setenv)
 	}
 	collectGarbageLessOften(os.LookupEnv, runtimedebug.SetGCPercent)
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address: "registry.terraform.io/gpucluster/gpucluster",
-		Debug:   debug,
-	})
+	var opts []tf6server.ServeOpt
+	if debug {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	err := tf6server.Serve("registry.terraform.io/gpucluster/gpucluster", provider.NewServer(version), opts...)
 	if err != nil {
 		log.Fatal(err.Error())
 	}

@@ -1,8 +1,10 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -15,8 +17,12 @@ import (
 // original error.
 // A refused sudo gets sudo's own summary and advice whatever step it interrupted: the fix is
 // always in the provider's sudo settings, not in the step.
-// A node that could not be reached gets connectError's diagnostic whatever step needed it.
+// A node that could not be reached gets connectError's diagnostic whatever step needed it, and
+// work cut short (Ctrl-C, a lost connection) cutShortError's.
 func nodeError(summary, node, happened, todo string, err error) diag.Diagnostic {
+	if d, ok := cutShortError(node, err); ok {
+		return d
+	}
 	if isDialError(err) {
 		return connectError(node, err)
 	}
@@ -25,6 +31,9 @@ func nodeError(summary, node, happened, todo string, err error) diag.Diagnostic 
 }
 
 func nodeAttributeError(p path.Path, summary, node, happened, todo string, err error) diag.Diagnostic {
+	if d, ok := cutShortError(node, err); ok {
+		return diag.NewAttributeErrorDiagnostic(p, d.Summary(), d.Detail())
+	}
 	if isDialError(err) {
 		d := connectError(node, err)
 		return diag.NewAttributeErrorDiagnostic(p, d.Summary(), d.Detail())
@@ -69,6 +78,9 @@ func isDialError(err error) bool {
 // run, so a node that cannot be reached is explained once; every later resource on it gets
 // a short error that points back to that one.
 func connectError(node string, err error) diag.Diagnostic {
+	if d, ok := cutShortError(node, err); ok {
+		return d
+	}
 	var de *transport.DialError
 	if errors.As(err, &de) && !de.FirstReport() {
 		return diag.NewErrorDiagnostic("Node Unreachable", fmt.Sprintf("Nothing was done on node %s: %s could not be reached earlier in this run, "+
@@ -105,14 +117,127 @@ func connectError(node string, err error) diag.Diagnostic {
 	return diag.NewErrorDiagnostic("Cannot Connect To Node", nodeDetail(node, happened, advice, err))
 }
 
+// cutShortError explains work that did not fail but was cut short, with the cause first and
+// none of the step's own advice, which assumes the step ran to its end: the caller's context
+// ended (Ctrl-C, a timeouts block) or the connection to the node was lost. The first error of
+// a cause on a node in a run says what was done and what to run next; later ones, from every
+// other resource the cause cut short, are one line that points back to it.
+func cutShortError(node string, err error) (diag.Diagnostic, bool) {
+	var (
+		in   *transport.InterruptedError
+		lost *transport.ConnectionLostError
+	)
+	switch {
+	case errors.As(err, &in) && errors.Is(in.Reason, context.DeadlineExceeded):
+		return timeoutError(node, in, err), true
+	case errors.As(err, &in):
+		return interruptedError(node, in, err), true
+	case errors.As(err, &lost):
+		return lostError(node, lost, err), true
+	}
+	return nil, false
+}
+
+func interruptedError(node string, in *transport.InterruptedError, err error) diag.Diagnostic {
+	summary := interruptedSummary(in.During.Verb)
+	if !in.FirstReport() {
+		return diag.NewErrorDiagnostic(summary, fmt.Sprintf("Not finished on node %s: the run was interrupted. The first %s error about %s in this run says what was done and what to run next.", node, summary, in.Node))
+	}
+	return diag.NewErrorDiagnostic(summary, nodeDetail(node, "Terraform stopped the provider (Ctrl-C) "+during(in.During)+"before this step finished",
+		leftBehind(in.Node, in.During.Verb, "the command in flight was killed there and no later step ran on it")+" "+runAgain(in.During.Verb)+": the provider reads each node and continues from what it finds.", err))
+}
+
+func timeoutError(node string, in *transport.InterruptedError, err error) diag.Diagnostic {
+	summary := "Timeout Reached" + while(in.During)
+	if !in.FirstReport() {
+		return diag.NewErrorDiagnostic(summary, fmt.Sprintf("Not finished on node %s: the deadline passed. The first %s error about %s in this run says what was done and what to run next.", node, summary, in.Node))
+	}
+	return diag.NewErrorDiagnostic(summary, nodeDetail(node, "The deadline "+during(in.During)+"passed before this step finished",
+		leftBehind(in.Node, in.During.Verb, "the command in flight was killed there and no later step ran on it")+" Find what made the node slow, or raise the limit in the resource's timeouts block, then run the same apply again: the provider reads each node and continues from what it finds.", err))
+}
+
+func lostError(node string, lost *transport.ConnectionLostError, err error) diag.Diagnostic {
+	summary := "Connection To " + lost.Node + " Lost" + while(lost.During)
+	if !lost.FirstReport() {
+		return diag.NewErrorDiagnostic(summary, fmt.Sprintf("Not finished on node %s: the connection to %s was lost. The first %s error in this run says what was done and what to run next.", node, lost.Node, "Connection To "+lost.Node+" Lost"))
+	}
+	return diag.NewErrorDiagnostic(summary, nodeDetail(node, "The SSH connection to "+lost.Node+" or the provider's root shell on it ended "+during(lost.During)+"before this step finished",
+		leftBehind(lost.Node, lost.During.Verb, "whether the command in flight ran is not known, and no later step ran on it")+" Check that "+lost.Node+" is up and that ssh to it as the provider's user works, then "+strings.ToLower(runAgain(lost.During.Verb))+": the provider reads each node and continues from what it finds.", err))
+}
+
+// interruptedSummary names the Terraform command that was interrupted, as far as the verb of
+// the request tells it.
+func interruptedSummary(verb string) string {
+	switch verb {
+	case "Creating", "Updating", "Deleting", "Applying":
+		return "Apply Interrupted"
+	case "Planning":
+		return "Plan Interrupted"
+	case "Reading", "Importing":
+		return "Read Interrupted"
+	}
+	return "Run Interrupted"
+}
+
+func while(a transport.Activity) string {
+	if a.Verb == "" {
+		return ""
+	}
+	return " While " + strings.TrimSpace(a.Verb+" "+a.Object)
+}
+
+func during(a transport.Activity) string {
+	if a.Verb == "" {
+		return ""
+	}
+	return strings.TrimSpace("while "+strings.ToLower(a.Verb)+" "+a.Object) + ", "
+}
+
+// runAgain is what to run after work cut short: the Terraform command it belonged to.
+func runAgain(verb string) string {
+	switch verb {
+	case "Planning", "Reading", "Importing":
+		return "Run the same command again"
+	}
+	return "Run the same apply again"
+}
+
+// leftBehind says what state work cut short left the node in: a plan or a read changes
+// nothing, any other work may have changed part of what it meant to.
+func leftBehind(node, verb, inFlight string) string {
+	switch verb {
+	case "Planning", "Reading", "Importing":
+		return "Nothing was changed on " + node + ": this request only reads."
+	}
+	return "The change may be partly applied on " + node + ": " + inFlight + "."
+}
+
 // nodeWarning is nodeError's warning form: what was found on which node, what to do, and the
 // original error when there is one.
+// Work cut short is reported as such here too, as a warning: the step's warning assumes the step
+// ran to its end.
 func nodeWarning(summary, node, happened, todo string, err error) diag.Diagnostic {
+	if d, ok := cutShortError(node, err); ok {
+		return diag.NewWarningDiagnostic(d.Summary(), d.Detail())
+	}
 	return diag.NewWarningDiagnostic(summary, nodeDetail(node, happened, todo, err))
 }
 
 func nodeAttributeWarning(p path.Path, summary, node, happened, todo string, err error) diag.Diagnostic {
+	if d, ok := cutShortError(node, err); ok {
+		return diag.NewAttributeWarningDiagnostic(p, d.Summary(), d.Detail())
+	}
 	return diag.NewAttributeWarningDiagnostic(p, summary, nodeDetail(node, happened, todo, err))
+}
+
+// isCutShort tells work cut short (see cutShortError) from a step's own failure, for a caller
+// that would otherwise show the error as something the node said.
+func isCutShort(err error) bool {
+	var (
+		in   *transport.InterruptedError
+		lost *transport.ConnectionLostError
+	)
+	return errors.As(err, &in) || errors.As(err, &lost)
 }
 
 // settingError is the house diagnostic for a value refused before any node is asked: what was

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -23,7 +22,7 @@ import (
 )
 
 var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"gpucluster": providerserver.NewProtocol6WithError(New("test")()),
+	"gpucluster": func() (tfprotov6.ProviderServer, error) { return NewServer("test")(), nil },
 }
 
 // labNodeBlocks are the provider's node blocks for every lab host.

@@ -312,6 +312,10 @@ func (r *slurmActivationResource) read(ctx context.Context, m *slurmActivationMo
 		return false, diags
 	}
 	out, err := slurm.Preview(ctx, h)
+	if isCutShort(err) {
+		diags.Append(nodeError("Cannot Preview Slurm Configuration", controller, "Assembling slurm.conf from the fragments to compare it with the running one failed", "", err))
+		return false, diags
+	}
 	m.ConfigSHA256 = types.StringValue(out.CurrentSHA256)
 	status := inSync
 	switch {

@@ -23,6 +23,11 @@ func (h *Host) Name() string { return h.cfg.Name }
 
 // Run runs script with /bin/sh as the login user.
 func (h *Host) Run(ctx context.Context, script string, stdin []byte) (Result, error) {
+	res, err := h.run(ctx, script, stdin)
+	return res, h.pool.cutShort(ctx, h.cfg.Name, err)
+}
+
+func (h *Host) run(ctx context.Context, script string, stdin []byte) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.CommandTimeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
@@ -64,7 +69,7 @@ func (h *Host) take(ctx context.Context, key string) (unlock func(), err error) 
 		var once sync.Once
 		return func() { once.Do(func() { <-l }) }, nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("wait for the lock of %s: %w: %w", h.cfg.Name, ErrNotLocked, ctx.Err())
+		return nil, h.pool.cutShort(ctx, h.cfg.Name, fmt.Errorf("wait for the lock of %s: %w: %w", h.cfg.Name, ErrNotLocked, ctx.Err()))
 	}
 }
 
@@ -112,15 +117,20 @@ func (h *Host) session(ctx context.Context) (*ssh.Session, func(), error) {
 	}
 }
 
-// runSession runs command and, when ctx ends first, kills it.
+// runSession runs command and, when ctx ends first, kills it. A session that could not start
+// the command or ended without its exit status lost its channel or connection (errSessionLost).
 func runSession(ctx context.Context, sess *ssh.Session, command string) error {
 	if err := sess.Start(command); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errSessionLost, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- sess.Wait() }()
 	select {
 	case err := <-done:
+		var exitErr *ssh.ExitError
+		if err != nil && !errors.As(err, &exitErr) {
+			return fmt.Errorf("%w: %w", errSessionLost, err)
+		}
 		return err
 	case <-ctx.Done():
 		_ = sess.Signal(ssh.SIGKILL)

@@ -48,6 +48,8 @@ type Pool struct {
 	shells map[string]*shellSlot
 	locks  map[string]chan struct{}
 	reads  map[string]*readCache
+
+	reports reports
 }
 
 // NewPool returns an empty pool. Connections are dialed on first use.
@@ -71,7 +73,7 @@ func (p *Pool) Host(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, err
 	}
 	if _, err := p.get(ctx, cfg); err != nil {
-		return nil, err
+		return nil, p.cutShort(ctx, cfg.Name, err)
 	}
 	return &Host{pool: p, cfg: cfg}, nil
 }
@@ -483,7 +485,7 @@ func (c *conn) newSession(ctx context.Context) (*ssh.Session, func(), error) {
 		if !errors.As(err, &refused) {
 			release()
 			c.markBroken(err)
-			return nil, nil, fmt.Errorf("open session on %s: %w", c.cfg.describe(), err)
+			return nil, nil, fmt.Errorf("open session on %s: %w: %w", c.cfg.describe(), errSessionLost, err)
 		}
 		if attempt == openAttempts {
 			release()

@@ -237,7 +237,7 @@ func sudoRefusal(cfg Config, w *sudoWatcher, runErr error) error {
 	}
 	var exitErr *ssh.ExitError
 	if runErr != nil && !errors.As(runErr, &exitErr) {
-		return fmt.Errorf("sudo on %s did not complete: %w", cfg.describe(), runErr)
+		return fmt.Errorf("sudo on %s did not complete: %w: %w", cfg.describe(), errSessionLost, runErr)
 	}
 	sudoErr.Kind = SudoFailed
 	if len(cfg.SudoPassword) == 0 && asksForPassword(sudoErr.Stderr) {

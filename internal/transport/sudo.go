@@ -69,6 +69,11 @@ func (e *SudoError) Error() string {
 // script on this host in this run; any other script counts as a change of the host and ends
 // that sharing.
 func (h *Host) Sudo(ctx context.Context, script string, stdin []byte) (Result, error) {
+	res, err := h.sharedSudo(ctx, script, stdin)
+	return res, h.pool.cutShort(ctx, h.cfg.Name, err)
+}
+
+func (h *Host) sharedSudo(ctx context.Context, script string, stdin []byte) (Result, error) {
 	cache := h.pool.readCache(h.cfg.machineKey())
 	if isReadOnly(script) && len(stdin) == 0 {
 		return cache.read(ctx, script, func() (Result, error) { return h.sudo(ctx, script, nil) })
