@@ -93,12 +93,17 @@ type privateReader interface {
 	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
 }
 
-// ownerToken is the token a resource instance holds; "" for one created before ownership records.
+// ownerToken is the token a resource instance holds; "" for one created before ownership records
+// or imported.
 func ownerToken(ctx context.Context, private privateReader) string {
+	return privateToken(ctx, private, ownerTokenKey)
+}
+
+func privateToken(ctx context.Context, private privateReader, key string) string {
 	if private == nil {
 		return ""
 	}
-	raw, _ := private.GetKey(ctx, ownerTokenKey)
+	raw, _ := private.GetKey(ctx, key)
 	token := strings.Trim(string(raw), `"`)
 	if !ownership.ValidToken(token) {
 		return ""
@@ -178,35 +183,49 @@ func (g *ownedGuard) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 			return
 		}
 	}
+	if foreign := privateToken(ctx, req.Private, foreignTokenKey); foreign != "" && g.cluster.settingsKnown() {
+		g.refuseForeign(ctx, loc, foreign, &resp.Diagnostics)
+		return
+	}
 	if !creating || !g.cluster.settingsKnown() {
 		return
 	}
 	own := ownerToken(ctx, req.Private)
 	for _, node := range loc.nodes {
-		h, ok := g.cluster.connect(ctx, node, &resp.Diagnostics)
-		if !ok {
-			return
-		}
-		rec, found, err := ownership.Read(ctx, h, loc.object)
+		rec, found, ok := g.readRecord(ctx, node, loc.object, &resp.Diagnostics)
 		switch {
-		case err != nil:
-			resp.Diagnostics.Append(nodeError("Cannot Read Ownership Record", node, "Reading the ownership record of "+describeObject(loc.object)+" failed",
-				"Check the file named below on that node: only the provider writes it.", err))
+		case !ok:
+			return
 		case found && rec.Token != own && g.cluster.owners.held(rec.Token):
 			// The replacement of a tainted instance: its destroy half is handed this plan's
 			// private state, and must find the token that lets it remove what the instance made.
 			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(rec.Token))...)
 		case found && rec.Token != own:
-			p, _ := loc.object.Path()
-			resp.Diagnostics.Append(ownedByAnother(node, &ownership.OwnedError{Object: loc.object, Path: p, Record: rec}, "creating it"))
+			resp.Diagnostics.Append(ownedByAnother(node, &ownership.OwnedError{Object: loc.object, Path: recordPath(loc.object), Record: rec}, "creating it"))
+		}
+	}
+}
+
+// refuseForeign refuses the plan of an import whose object was owned by another instance, while
+// the record still names that instance. Once the owner handed it over (the record is gone), the
+// plan goes on and the next apply records this instance.
+func (g *ownedGuard) refuseForeign(ctx context.Context, loc located, foreign string, diags *diag.Diagnostics) {
+	for _, node := range loc.nodes {
+		rec, found, ok := g.readRecord(ctx, node, loc.object, diags)
+		if !ok {
+			return
+		}
+		if found && rec.Token == foreign {
+			diags.Append(ownedByAnother(node, &ownership.OwnedError{Object: loc.object, Path: recordPath(loc.object), Record: rec}, "importing it"))
+			return
 		}
 	}
 }
 
 // ownedByAnother refuses a change to an object whose record names another resource instance.
 func ownedByAnother(node string, owned *ownership.OwnedError, doing string) diag.Diagnostic {
-	todo := fmt.Sprintf("Declare it only in the configuration that owns it. To hand it over: remove it from the owner's state "+
-		"(a removed block with destroy = false, or terraform state rm), delete the record on %s (sudo rm %s), then import it here.", node, owned.Path)
+	todo := fmt.Sprintf("Declare it only in the configuration that owns it (an import of it here is undone with terraform state rm, which changes no host). "+
+		"To hand it over: remove it from the owner's state (a removed block with destroy = false, or terraform state rm), delete the record on %s (sudo rm %s), then import it here.", node, owned.Path)
 	if owned.Record.Phase == ownership.Creating {
 		todo = fmt.Sprintf("If that apply is still running, wait for it. If it was cut short, what it made is the provider's own but in no state: "+
 			"import the object into the configuration that should own it (the import takes over the unfinished record), or remove what it made and the record (sudo rm %s) by hand.", owned.Path)
@@ -297,7 +316,8 @@ func (g *ownedGuard) release(ctx context.Context, object ownership.Object, nodes
 func cutShort(diags diag.Diagnostics) bool {
 	for _, d := range diags.Errors() {
 		text := d.Summary() + "\n" + d.Detail()
-		for _, cause := range []string{"context canceled", "context deadline exceeded", "connection lost", "root shell ended", "EOF"} {
+		for _, cause := range []string{"context canceled", "context deadline exceeded", "connection lost", "connection closed", "root shell ended",
+			"exited without exit status", "keepalive"} {
 			if strings.Contains(text, cause) {
 				return true
 			}
@@ -327,6 +347,8 @@ func (g *ownedGuard) Update(ctx context.Context, req resource.UpdateRequest, res
 		if _, ok := g.claim(ctx, loc, ownership.Here(g.typeName(), token, ownership.Created, time.Now()), &resp.Diagnostics, "changing it"); !ok {
 			return
 		}
+		// An import whose owner handed the object over is this instance's now.
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, foreignTokenKey, nil)...)
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -370,8 +392,11 @@ func (g *ownedGuard) Delete(ctx context.Context, req resource.DeleteRequest, res
 	}
 }
 
-// ImportState refuses an object that another resource instance owns. An unfinished create's
-// record is taken over: what that create made is the provider's own.
+// ImportState only reads, like every import: an unfinished create's record is taken over (what
+// that create made is the provider's own); an object another resource instance owns is imported
+// with a warning and noted in private state, and every plan of it is refused until the owner
+// hands it over (ModifyPlan). Terraform's own re-import of a resource to verify it, and import
+// blocks, which import during the plan, both go through here.
 func (g *ownedGuard) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	r, ok := g.inner.(resource.ResourceWithImportState)
 	if !ok {
@@ -387,22 +412,45 @@ func (g *ownedGuard) ImportState(ctx context.Context, req resource.ImportStateRe
 		return
 	}
 	for _, node := range loc.nodes {
-		h, ok := g.cluster.connect(ctx, node, &resp.Diagnostics)
-		if !ok {
-			return
-		}
-		rec, found, err := ownership.Read(ctx, h, loc.object)
-		p, _ := loc.object.Path()
+		rec, found, ok := g.readRecord(ctx, node, loc.object, &resp.Diagnostics)
 		switch {
-		case err != nil:
-			resp.Diagnostics.Append(nodeError("Cannot Read Ownership Record", node, "Reading the ownership record of "+describeObject(loc.object)+" failed",
-				"Check the file named below on that node: only the provider writes it.", err))
+		case !ok:
+			return
 		case found && rec.Phase == ownership.Creating:
 			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(rec.Token))...)
 		case found:
-			resp.Diagnostics.Append(ownedByAnother(node, &ownership.OwnedError{Object: loc.object, Path: p, Record: rec}, "importing it"))
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, foreignTokenKey, tokenJSON(rec.Token))...)
+			resp.Diagnostics.AddWarning("Imported Object Has Another Owner",
+				fmt.Sprintf("%s is recorded on node %s as owned by %s. Every plan of this resource is refused until the owner hands it over: "+
+					"remove it from the owner's state (a removed block with destroy = false, or terraform state rm) and delete the record (sudo rm %s).",
+					describeObject(loc.object), node, rec.Owner(), recordPath(loc.object)))
+			return
 		}
 	}
+}
+
+// foreignTokenKey holds, in the private state of an import, the token of the instance that the
+// record named at import.
+const foreignTokenKey = "foreign_owner_token"
+
+func recordPath(o ownership.Object) string {
+	p, _ := o.Path()
+	return p
+}
+
+// readRecord reads the object's record on node; ok is false once diags holds an error.
+func (g *ownedGuard) readRecord(ctx context.Context, node string, object ownership.Object, diags *diag.Diagnostics) (rec ownership.Record, found, ok bool) {
+	h, ok := g.cluster.connect(ctx, node, diags)
+	if !ok {
+		return rec, false, false
+	}
+	rec, found, err := ownership.Read(ctx, h, object)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read Ownership Record", node, "Reading the ownership record of "+describeObject(object)+" failed",
+			"Check the file named below on that node: only the provider writes it.", err))
+		return rec, false, false
+	}
+	return rec, found, true
 }
 
 // ownerDeclarations are the objects the resources of this run declare, by node and object, with

@@ -136,13 +136,17 @@ func TestAccOwnership_twoWorkingDirectories(t *testing.T) {
 	if code, out := loser.status("plan"); code != 1 || !ownedBy.MatchString(oneSpaced(out)) {
 		t.Fatalf("the other directory's plan exited %d, want 1 naming the owner:\n%s", code, out)
 	}
-	if code, out := loser.status("import", "gpucluster_user.test", name+"@"+strings.Join(nodes, ",")); code != 1 || !ownedBy.MatchString(oneSpaced(out)) {
-		t.Fatalf("the other directory's import exited %d, want 1 naming the owner:\n%s", code, out)
+	// An import only reads: it warns, and every plan of the imported resource is refused.
+	importedFromOwner := regexp.MustCompile(`(?s)Imported Object Has Another Owner.*` + regexp.QuoteMeta(winner.dir))
+	if code, out := loser.status("import", "gpucluster_user.test", name+"@"+strings.Join(nodes, ",")); code != 0 || !importedFromOwner.MatchString(oneSpaced(out)) {
+		t.Fatalf("the other directory's import exited %d, want 0 with a warning naming the owner:\n%s", code, out)
 	}
-	// Its destroy may be refused at plan (Terraform plans the configuration once before a
-	// destroy) or find nothing to destroy; either way it must not touch the owner's account.
-	if code, out := loser.status("destroy", "-auto-approve"); code != 0 && !ownedBy.MatchString(oneSpaced(out)) {
-		t.Fatalf("the other directory's destroy exited %d for another reason:\n%s", code, out)
+	if code, out := loser.status("plan"); code != 1 || !ownedBy.MatchString(oneSpaced(out)) {
+		t.Fatalf("the plan after that import exited %d, want 1 naming the owner:\n%s", code, out)
+	}
+	// A destroy there must not touch the owner's account: the resource is only dropped from state.
+	if code, out := loser.status("apply", "-destroy", "-auto-approve", "-refresh=false"); code != 0 || !strings.Contains(oneSpaced(out), "Object Left To Its Owner") {
+		t.Fatalf("the other directory's destroy exited %d, want 0 leaving the account to its owner:\n%s", code, out)
 	}
 	if after := hostsDigest(t, l); after != before {
 		t.Fatalf("the refused plan, import and the other directory's destroy changed the hosts:\nbefore:\n%s\nafter:\n%s", before, after)
@@ -228,6 +232,79 @@ func TestAccOwnership_failedCreateIsReplacedNotAdopted(t *testing.T) {
 					}
 					_, err := onHostErr(l, "gpu01", "test -d "+blocker+"/"+name)
 					return err
+				},
+			},
+		},
+	})
+}
+
+// The issue's case: the connection to one node is cut while a user is being created (here by
+// useradd on gpu02 itself, which ends every SSH session of the provider's account there). The
+// apply fails; the accounts made on the other nodes are the provider's own work: the next apply
+// replaces the tainted user (adopted_on stays empty instead of naming the nodes the cut create
+// reached), and destroy removes the accounts everywhere, the record with them.
+func TestAccOwnership_connectionCutDuringCreate(t *testing.T) {
+	l := lab.Require(t)
+	const name = "tacc_conn"
+	nodes := labNodeNames(l)
+	for _, node := range nodes {
+		onHost(t, l, node, "userdel "+name+" 2>/dev/null; rm -f "+ownership.Dir+"/user/"+name)
+	}
+	// dpkg-divert keeps the real useradd aside, as a package upgrade would respect.
+	const cutter = `dpkg-divert --quiet --local --rename --add /usr/sbin/useradd
+printf '#!/bin/sh\npkill -KILL -u %s\nexit 1\n' > /usr/sbin/useradd
+chmod 0755 /usr/sbin/useradd`
+	restore := func() error {
+		_, err := onHostErr(l, "gpu02", "rm -f /usr/sbin/useradd && dpkg-divert --quiet --local --rename --remove /usr/sbin/useradd")
+		return err
+	}
+	onHost(t, l, "gpu02", fmt.Sprintf(cutter, l.AdminUser))
+	t.Cleanup(func() { _ = restore() })
+	config := ownedUserConfig(l, name, 1963, "")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			for _, node := range nodes {
+				if got, err := onHostErr(l, node, "getent passwd "+name+" || true"); err != nil || got != "" {
+					return fmt.Errorf("%s: %s outlived destroy: %q %v", node, name, got, err)
+				}
+			}
+			if got, err := onHostErr(l, "login01", "ls -A "+ownership.Dir+"/user/ 2>/dev/null || true"); err != nil || strings.Contains(got, name) {
+				return fmt.Errorf("the record of %s outlived destroy: %q %v", name, got, err)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config:      config,
+				ExpectError: regexp.MustCompile(`gpu02`),
+			},
+			{
+				PreConfig: func() {
+					if got := onHost(t, l, "gpu01", "getent passwd "+name+" | cut -d: -f3"); got != "1963" {
+						t.Fatalf("gpu01: the cut create should have made %s (uid 1963), found %q", name, got)
+					}
+					if got := onHost(t, l, "gpu02", "getent passwd "+name+" || true"); got != "" {
+						t.Fatalf("gpu02: the cut create should not have made %s: %s", name, got)
+					}
+					if err := restore(); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("gpucluster_user.test", plancheck.ResourceActionDestroyBeforeCreate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpucluster_user.test", tfjsonpath.New("adopted_on"), knownvalue.SetExact(nil)),
+				},
+				Check: func(*terraform.State) error {
+					for _, node := range nodes {
+						if got, err := onHostErr(l, node, "getent passwd "+name+" | cut -d: -f3"); err != nil || got != "1963" {
+							return fmt.Errorf("%s: uid of %s is %q (%v), want 1963", node, name, got, err)
+						}
+					}
+					return nil
 				},
 			},
 		},
