@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/ownership"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
@@ -240,10 +241,10 @@ func describeObject(o ownership.Object) string {
 }
 
 // Create claims the object's record before the inner create changes anything. A create that
-// fails after it changed something leaves its partial state, which Terraform keeps as tainted,
-// so the next apply destroys what it made and creates it again; one that changed nothing
-// releases the record; one cut short by a lost connection or a cancelled apply leaves the record
-// unfinished for the next plan to name.
+// fails and keeps partial state (Terraform keeps it as tainted, so the next apply destroys what it
+// made and creates it again) finishes the record; one cut short by a lost connection or a
+// cancelled apply after it sent a change leaves the record unfinished, for the next plan to
+// name; any other failure releases it, as a retry converges on what is there.
 func (g *ownedGuard) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	loc, ok := g.locate(ctx, planData(req.Plan), &resp.Diagnostics)
 	if !ok {
@@ -260,7 +261,8 @@ func (g *ownedGuard) Create(ctx context.Context, req resource.CreateRequest, res
 		return
 	}
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(token))...)
-	g.inner.Create(ctx, req, resp)
+	innerCtx, writes := transport.TrackWrites(ctx)
+	g.inner.Create(innerCtx, req, resp)
 	switch {
 	case !resp.Diagnostics.HasError():
 		record.Phase = ownership.Created
@@ -270,7 +272,7 @@ func (g *ownedGuard) Create(ctx context.Context, req resource.CreateRequest, res
 		record.Phase = ownership.Created
 		var ignored diag.Diagnostics
 		g.claim(ctx, loc, record, &ignored, "keeping its partial create")
-	case !cutShort(resp.Diagnostics):
+	case !writes.Sent() || !cutShort(resp.Diagnostics):
 		g.release(ctx, loc.object, claimed, token, &resp.Diagnostics)
 	}
 }

@@ -255,7 +255,9 @@ func TestAccOwnership_connectionCutDuringCreate(t *testing.T) {
 printf '#!/bin/sh\npkill -KILL -u %s\nexit 1\n' > /usr/sbin/useradd
 chmod 0755 /usr/sbin/useradd`
 	restore := func() error {
-		_, err := onHostErr(l, "gpu02", "rm -f /usr/sbin/useradd && dpkg-divert --quiet --local --rename --remove /usr/sbin/useradd")
+		_, err := onHostErr(l, "gpu02", `if dpkg-divert --list /usr/sbin/useradd | grep -q .; then
+  rm -f /usr/sbin/useradd && dpkg-divert --quiet --local --rename --remove /usr/sbin/useradd
+fi`)
 		return err
 	}
 	onHost(t, l, "gpu02", fmt.Sprintf(cutter, l.AdminUser))

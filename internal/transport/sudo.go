@@ -73,6 +73,7 @@ func (h *Host) Sudo(ctx context.Context, script string, stdin []byte) (Result, e
 	if isReadOnly(script) && len(stdin) == 0 {
 		return cache.read(ctx, script, func() (Result, error) { return h.sudo(ctx, script, nil) })
 	}
+	noteWrite(ctx)
 	cache.changing()
 	defer cache.changing()
 	return h.sudo(ctx, script, stdin)
