@@ -34,7 +34,7 @@ var (
 // written before the create's first change, so a create cut short is known as the provider's
 // own work afterwards.
 type ownedGuard struct {
-	inner   resource.Resource
+	wrapper
 	spec    ownedSpec
 	cluster *cluster
 }
@@ -49,35 +49,18 @@ type ownedSpec struct {
 }
 
 func guardOwned(newResource func() resource.Resource, spec ownedSpec) func() resource.Resource {
-	return func() resource.Resource { return &ownedGuard{inner: newResource(), spec: spec} }
+	return func() resource.Resource { return &ownedGuard{wrapper: wrapper{newResource()}, spec: spec} }
+}
+
+func (g *ownedGuard) Configure(ctx context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	g.cluster = g.configure(ctx, req, resp)
 }
 
 // ownerTokenKey holds, in a resource's private state, the token its records carry.
 const ownerTokenKey = "owner_token"
 
-func (g *ownedGuard) Metadata(ctx context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	g.inner.Metadata(ctx, req, resp)
-}
-
 // typeName is the resource type, which the records and diagnostics name.
 func (g *ownedGuard) typeName() string { return "gpucluster_" + g.spec.kind }
-
-func (g *ownedGuard) Schema(ctx context.Context, req resource.SchemaRequest, resp *resource.SchemaResponse) {
-	g.inner.Schema(ctx, req, resp)
-}
-
-func (g *ownedGuard) Configure(ctx context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	g.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
-	if r, ok := g.inner.(resource.ResourceWithConfigure); ok {
-		r.Configure(ctx, req, resp)
-	}
-}
-
-func (g *ownedGuard) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	if r, ok := g.inner.(resource.ResourceWithValidateConfig); ok {
-		r.ValidateConfig(ctx, req, resp)
-	}
-}
 
 // Read notes the token of every resource instance this run refreshes: Terraform plans the
 // replacement of a tainted instance as a create that carries neither its prior state nor its
@@ -146,7 +129,7 @@ func (g *ownedGuard) locate(ctx context.Context, schemaData tfsdk.State, diags *
 	return located{nodes: slices.Compact(canonical), object: ownership.Object{Kind: g.spec.kind, Name: name}}, true
 }
 
-func planData(p tfsdk.Plan) tfsdk.State { return tfsdk.State{Schema: p.Schema, Raw: p.Raw} }
+func planData(p tfsdk.Plan) tfsdk.State { return tfsdk.State(p) }
 
 // ModifyPlan refuses a second declaration of an object within this run and, for a create, an
 // object whose record on its node names another resource instance.

@@ -184,28 +184,10 @@ func TestAccOwnership_failedCreateIsReplacedNotAdopted(t *testing.T) {
 	onHost(t, l, "gpu01", "rm -rf "+blocker+" && touch "+blocker)
 	t.Cleanup(func() { _, _ = onHostErr(l, "gpu01", "rm -f "+blocker) })
 	config := ownedUserConfig(l, name, 1962, fmt.Sprintf("  home    = %q\n  home_on = \"gpu01\"\n", blocker+"/"+name))
-	accountsMade := func() error {
-		for _, node := range nodes {
-			got, err := onHostErr(l, node, "getent passwd "+name+" | cut -d: -f3")
-			if err != nil || got != "1962" {
-				return fmt.Errorf("%s: uid of %s is %q (%v), want 1962", node, name, got, err)
-			}
-		}
-		return nil
-	}
+	accountsMade := func() error { return uidEverywhere(l, nodes, name, "1962") }
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy: func(*terraform.State) error {
-			for _, node := range nodes {
-				if got, err := onHostErr(l, node, "getent passwd "+name+" || true"); err != nil || got != "" {
-					return fmt.Errorf("%s: %s outlived destroy: %q %v", node, name, got, err)
-				}
-			}
-			if got, err := onHostErr(l, "login01", "ls "+ownership.Dir+"/user/ 2>/dev/null || true"); err != nil || strings.Contains(got, name) {
-				return fmt.Errorf("the record of %s outlived destroy: %q %v", name, got, err)
-			}
-			return nil
-		},
+		CheckDestroy:             func(*terraform.State) error { return userAndRecordGone(l, nodes, name) },
 		Steps: []resource.TestStep{
 			{
 				Config:      config,
@@ -265,17 +247,7 @@ fi`)
 	config := ownedUserConfig(l, name, 1963, "")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy: func(*terraform.State) error {
-			for _, node := range nodes {
-				if got, err := onHostErr(l, node, "getent passwd "+name+" || true"); err != nil || got != "" {
-					return fmt.Errorf("%s: %s outlived destroy: %q %v", node, name, got, err)
-				}
-			}
-			if got, err := onHostErr(l, "login01", "ls -A "+ownership.Dir+"/user/ 2>/dev/null || true"); err != nil || strings.Contains(got, name) {
-				return fmt.Errorf("the record of %s outlived destroy: %q %v", name, got, err)
-			}
-			return nil
-		},
+		CheckDestroy:             func(*terraform.State) error { return userAndRecordGone(l, nodes, name) },
 		Steps: []resource.TestStep{
 			{
 				Config:      config,
@@ -300,15 +272,43 @@ fi`)
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("gpucluster_user.test", tfjsonpath.New("adopted_on"), knownvalue.SetExact(nil)),
 				},
-				Check: func(*terraform.State) error {
-					for _, node := range nodes {
-						if got, err := onHostErr(l, node, "getent passwd "+name+" | cut -d: -f3"); err != nil || got != "1963" {
-							return fmt.Errorf("%s: uid of %s is %q (%v), want 1963", node, name, got, err)
-						}
-					}
-					return nil
-				},
+				Check: func(*terraform.State) error { return uidEverywhere(l, nodes, name, "1963") },
 			},
 		},
 	})
+}
+
+// uidEverywhere wants the account on every node, with uid.
+func uidEverywhere(l *lab.Lab, nodes []string, name, uid string) error {
+	for _, node := range nodes {
+		got, err := onHostErr(l, node, "getent passwd "+name+" | cut -d: -f3")
+		if err != nil {
+			return err
+		}
+		if got != uid {
+			return fmt.Errorf("%s: uid of %s is %q, want %s", node, name, got, uid)
+		}
+	}
+	return nil
+}
+
+// userAndRecordGone wants the account gone from every node and its record from login01.
+func userAndRecordGone(l *lab.Lab, nodes []string, name string) error {
+	for _, node := range nodes {
+		got, err := onHostErr(l, node, "getent passwd "+name+" || true")
+		if err != nil {
+			return err
+		}
+		if got != "" {
+			return fmt.Errorf("%s: %s outlived destroy: %s", node, name, got)
+		}
+	}
+	got, err := onHostErr(l, "login01", "ls -A "+ownership.Dir+"/user/ 2>/dev/null || true")
+	if err != nil {
+		return err
+	}
+	if strings.Contains(got, name) {
+		return fmt.Errorf("the record of %s outlived destroy: %s", name, got)
+	}
+	return nil
 }
