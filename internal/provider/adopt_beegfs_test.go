@@ -123,6 +123,7 @@ func TestAccAdoptBeegfs_handBuiltCluster(t *testing.T) {
 			{
 				PreConfig: func() { found = snapshot(false) },
 				Config:    providerConfig(l, "") + adoptBeegfsRelease,
+				Check:     handedOver(l),
 			},
 		},
 	})

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/firewall"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/ownership"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/users"
 )
 
@@ -109,6 +110,20 @@ var adoptImports = importEach("toset(local.nodes)", "gpucluster_node.all", "each
 // adoptRelease hands the cluster back: the state forgets it, the hosts keep everything.
 var adoptRelease = released("gpucluster_node.all", "gpucluster_group.users", "gpucluster_user.guide",
 	"gpucluster_munge_key.cluster", "gpucluster_firewall_rule.table", "gpucluster_firewall.node")
+
+// handedOver is the second half of handing objects to another state (the ownership guide): once
+// the state forgot them, their ownership records are deleted on every node, so that the next
+// adoption test may import them.
+func handedOver(l *lab.Lab) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		for _, node := range labNodeNames(l) {
+			if _, err := onHostErr(l, node, "rm -rf "+ownership.Dir); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
 
 // released is a removed block for each address, with destroy = false: the state forgets the
 // resource and its hosts keep everything.
@@ -307,6 +322,7 @@ func TestAccAdopt_handBuiltCluster(t *testing.T) {
 			{
 				PreConfig: func() { found = hostSnapshot(t, l, false) },
 				Config:    providerConfig(l, "") + adoptRelease,
+				Check:     handedOver(l),
 			},
 		},
 	})

@@ -146,6 +146,8 @@ type cluster struct {
 	declaredTargets targetDeclarations
 	// slurmPlans holds the Slurm fragment changes planned in this run.
 	slurmPlans slurmPlans
+	// owners holds the objects this run's resources declare, so a second declaration is refused.
+	owners ownerDeclarations
 	// offlineWarned holds the offline nodes already warned about in this run.
 	offlineWarned sync.Map
 }

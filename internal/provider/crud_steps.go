@@ -32,6 +32,24 @@ func applyOverPrior[M any](ctx context.Context, plan tfsdk.Plan, prior *tfsdk.St
 	})
 }
 
+// createKeepingPartial is Create for a resource whose converge may fail after it started
+// changing nodes: once started says so, the partial model is stored even on failure, and
+// Terraform keeps it as tainted, so the next apply destroys what the create made (and only that)
+// before creating it again, instead of finding it on the nodes and taking it for someone else's.
+func createKeepingPartial[M any](ctx context.Context, plan tfsdk.Plan, state *tfsdk.State, diags *diag.Diagnostics,
+	converge func(ctx context.Context, m *M, prior M) diag.Diagnostics, started func(M) bool) {
+	var m, zero M
+	diags.Append(plan.Get(ctx, &m)...)
+	if diags.HasError() {
+		return
+	}
+	converged := converge(ctx, &m, zero)
+	diags.Append(converged...)
+	if !converged.HasError() || started(m) {
+		diags.Append(state.Set(ctx, &m)...)
+	}
+}
+
 // storeRead ends a Read: it stores the refreshed model, or removes a resource found nowhere,
 // and leaves the state as it was after a failed read.
 func storeRead[M any](ctx context.Context, resp *resource.ReadResponse, m *M, found bool) {

@@ -27,7 +27,7 @@ var (
 // resource plans without asking any host, and a change that would reach the node is refused
 // at plan time. One warning per offline node and run says so.
 type offlineGuard struct {
-	inner resource.Resource
+	wrapper
 	// hostAttrs are the attributes naming the nodes the resource reads and changes: a string
 	// (node, controller) or a set of strings (nodes, auth_nodes).
 	hostAttrs []string
@@ -37,28 +37,11 @@ type offlineGuard struct {
 // guardOffline wraps a resource constructor; hostAttrs are its attributes that name the
 // nodes it reaches.
 func guardOffline(newResource func() resource.Resource, hostAttrs ...string) func() resource.Resource {
-	return func() resource.Resource { return &offlineGuard{inner: newResource(), hostAttrs: hostAttrs} }
-}
-
-func (g *offlineGuard) Metadata(ctx context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	g.inner.Metadata(ctx, req, resp)
-}
-
-func (g *offlineGuard) Schema(ctx context.Context, req resource.SchemaRequest, resp *resource.SchemaResponse) {
-	g.inner.Schema(ctx, req, resp)
+	return func() resource.Resource { return &offlineGuard{wrapper: wrapper{newResource()}, hostAttrs: hostAttrs} }
 }
 
 func (g *offlineGuard) Configure(ctx context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	g.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
-	if r, ok := g.inner.(resource.ResourceWithConfigure); ok {
-		r.Configure(ctx, req, resp)
-	}
-}
-
-func (g *offlineGuard) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	if r, ok := g.inner.(resource.ResourceWithValidateConfig); ok {
-		r.ValidateConfig(ctx, req, resp)
-	}
+	g.cluster = g.configure(ctx, req, resp)
 }
 
 func (g *offlineGuard) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

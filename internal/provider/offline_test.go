@@ -47,8 +47,10 @@ func TestOfflineGuardReadsEveryHostAttribute(t *testing.T) {
 	var g *offlineGuard
 	for _, newResource := range (&gpuclusterProvider{}).Resources(ctx) {
 		if r, ok := newResource().(*offlineGuard); ok {
-			if _, isMgmt := r.inner.(*beegfsManagementResource); isMgmt {
-				g = r
+			if owned, ok := r.inner.(*ownedGuard); ok {
+				if _, isMgmt := owned.inner.(*beegfsManagementResource); isMgmt {
+					g = r
+				}
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/ownership"
 )
 
 const (
@@ -171,8 +172,15 @@ removed {
 `,
 			},
 			{
-				// ... and create it again: the database is adopted, --init does not run again.
-				Config: mgmtdConfig(l, []string{"gpu01", "gpu02"}),
+				// ... and create it again: its record still names the forgotten instance, so the
+				// create is refused until the record is handed over...
+				Config:      mgmtdConfig(l, []string{"gpu01", "gpu02"}),
+				ExpectError: regexp.MustCompile(`(?s)Object Owned By Another Resource.*beegfs\s+management\s+mgmtd`),
+			},
+			{
+				// ... and once it is, the database is adopted and --init does not run again.
+				PreConfig: func() { onHost(t, l, "login01", "rm "+ownership.Dir+"/beegfs_management/mgmtd") },
+				Config:    mgmtdConfig(l, []string{"gpu01", "gpu02"}),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(mgmtdAddr, plancheck.ResourceActionCreate)},
 				},

@@ -158,7 +158,7 @@ func (r *groupResource) accountPlan(ctx context.Context, plan, state groupModel,
 }
 
 func (r *groupResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyOverPrior(ctx, req.Plan, nil, &resp.State, &resp.Diagnostics, r.converge)
+	createKeepingPartial(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge, func(m groupModel) bool { return !m.AdoptedOn.IsUnknown() })
 }
 
 func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {

@@ -247,7 +247,7 @@ func (r *userResource) spec(ctx context.Context, m userModel, diags *diag.Diagno
 }
 
 func (r *userResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyOverPrior(ctx, req.Plan, nil, &resp.State, &resp.Diagnostics, r.converge)
+	createKeepingPartial(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.converge, func(m userModel) bool { return !m.AdoptedOn.IsUnknown() })
 }
 
 func (r *userResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {

@@ -78,6 +78,7 @@ func (h *Host) sharedSudo(ctx context.Context, script string, stdin []byte) (Res
 	if isReadOnly(script) && len(stdin) == 0 {
 		return cache.read(ctx, script, func() (Result, error) { return h.sudo(ctx, script, nil) })
 	}
+	noteWrite(ctx)
 	cache.changing()
 	defer cache.changing()
 	return h.sudo(ctx, script, stdin)

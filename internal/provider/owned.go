@@ -1,0 +1,580 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/ownership"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*ownedGuard)(nil)
+	_ resource.ResourceWithImportState    = (*ownedGuard)(nil)
+	_ resource.ResourceWithModifyPlan     = (*ownedGuard)(nil)
+	_ resource.ResourceWithValidateConfig = (*ownedGuard)(nil)
+)
+
+// ownedGuard gives every object a resource writes exactly one owner. Within one run a second
+// resource declaring the same object is refused at plan; across states the record on the host
+// (package ownership) decides: a create or import of an object whose record names another
+// resource instance is refused, and only the owner's destroy removes the record. The record is
+// written before the create's first change, so a create cut short is known as the provider's
+// own work afterwards.
+type ownedGuard struct {
+	wrapper
+	spec    ownedSpec
+	cluster *cluster
+}
+
+// ownedSpec says where a resource's objects are recorded and what they are called.
+type ownedSpec struct {
+	// kind is the resource type without the provider's prefix.
+	kind string
+	// locate returns the nodes that keep the record and the object's name there; known is false
+	// while the plan leaves one of them unknown.
+	locate func(ctx context.Context, c *cluster, data tfsdk.State) (nodes []string, name string, known bool, diags diag.Diagnostics)
+}
+
+func guardOwned(newResource func() resource.Resource, spec ownedSpec) func() resource.Resource {
+	return func() resource.Resource { return &ownedGuard{wrapper: wrapper{newResource()}, spec: spec} }
+}
+
+func (g *ownedGuard) Configure(ctx context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	g.cluster = g.configure(ctx, req, resp)
+}
+
+// ownerTokenKey holds, in a resource's private state, the token its records carry.
+const ownerTokenKey = "owner_token"
+
+// typeName is the resource type, which the records and diagnostics name.
+func (g *ownedGuard) typeName() string { return "gpucluster_" + g.spec.kind }
+
+// Read notes the token of every resource instance this run refreshes: Terraform plans the
+// replacement of a tainted instance as a create that carries neither its prior state nor its
+// private state, and the create's check must still know the instance's own record.
+func (g *ownedGuard) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if token := ownerToken(ctx, req.Private); token != "" && g.cluster != nil {
+		g.cluster.owners.hold(token)
+	}
+	g.inner.Read(ctx, req, resp)
+}
+
+// privateReader is what the requests' and responses' private state offer.
+type privateReader interface {
+	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
+}
+
+// ownerToken is the token a resource instance holds; "" for one created before ownership records
+// or imported.
+func ownerToken(ctx context.Context, private privateReader) string {
+	return privateToken(ctx, private, ownerTokenKey)
+}
+
+func privateToken(ctx context.Context, private privateReader, key string) string {
+	if private == nil {
+		return ""
+	}
+	raw, _ := private.GetKey(ctx, key)
+	token := strings.Trim(string(raw), `"`)
+	if !ownership.ValidToken(token) {
+		return ""
+	}
+	return token
+}
+
+func tokenJSON(token string) []byte { return []byte(`"` + token + `"`) }
+
+// located is where the resource's objects are recorded: one object on each of nodes.
+type located struct {
+	nodes  []string
+	object ownership.Object
+}
+
+// declaredOn are the nodes under which this run's declarations are compared: an object whose
+// record node is not known yet is compared by name alone.
+func (l located) declaredOn() []string {
+	if len(l.nodes) == 0 {
+		return []string{""}
+	}
+	return l.nodes
+}
+
+func (g *ownedGuard) locate(ctx context.Context, schemaData tfsdk.State, diags *diag.Diagnostics) (located, bool) {
+	if g.cluster == nil || schemaData.Raw.IsNull() {
+		return located{}, false
+	}
+	nodes, name, known, d := g.spec.locate(ctx, g.cluster, schemaData)
+	diags.Append(d...)
+	if !known || d.HasError() {
+		return located{}, false
+	}
+	canonical := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		canonical = append(canonical, g.cluster.canonicalNode(n))
+	}
+	slices.Sort(canonical)
+	return located{nodes: slices.Compact(canonical), object: ownership.Object{Kind: g.spec.kind, Name: name}}, true
+}
+
+func planData(p tfsdk.Plan) tfsdk.State { return tfsdk.State(p) }
+
+// ModifyPlan refuses a second declaration of an object within this run and, for a create, an
+// object whose record on its node names another resource instance.
+func (g *ownedGuard) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if r, ok := g.inner.(resource.ResourceWithModifyPlan); ok {
+		r.ModifyPlan(ctx, req, resp)
+	}
+	if resp.Diagnostics.HasError() || resp.Plan.Raw.IsNull() {
+		return
+	}
+	loc, ok := g.locate(ctx, planData(resp.Plan), &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	creating := req.State.Raw.IsNull()
+	token := ownerToken(ctx, req.Private)
+	if token == "" {
+		// A resource from before ownership records gets its token now, and its Update writes the
+		// record; a create's token is made by Create, which sees no private state.
+		token = ownership.NewToken()
+		if !creating {
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(token))...)
+		}
+	}
+	for _, node := range loc.declaredOn() {
+		if other, dup := g.cluster.owners.declare(node, loc.object, token, g.typeName()); dup {
+			where := ""
+			if node != "" {
+				where = " on node " + node
+			}
+			resp.Diagnostics.AddError("Object Declared Twice",
+				fmt.Sprintf("Another %s in this configuration also declares %s%s. Two resources would overwrite each other's settings on every apply, and destroying one would remove what the other manages.\n\n"+
+					"Keep one declaration of it. To move it from one resource to another, use a moved block (or terraform state mv) rather than a second resource.",
+					other, describeObject(loc.object), where))
+			return
+		}
+	}
+	if foreign := privateToken(ctx, req.Private, foreignTokenKey); foreign != "" && g.cluster.settingsKnown() {
+		g.refuseForeign(ctx, loc, foreign, &resp.Diagnostics)
+		return
+	}
+	if !creating || !g.cluster.settingsKnown() {
+		return
+	}
+	own := ownerToken(ctx, req.Private)
+	for _, node := range loc.nodes {
+		rec, found, ok := g.readRecord(ctx, node, loc.object, &resp.Diagnostics)
+		switch {
+		case !ok:
+			return
+		case found && rec.Token != own && g.cluster.owners.held(rec.Token):
+			// The replacement of a tainted instance: its destroy half is handed this plan's
+			// private state, and must find the token that lets it remove what the instance made.
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(rec.Token))...)
+		case found && rec.Token != own:
+			resp.Diagnostics.Append(ownedByAnother(node, &ownership.OwnedError{Object: loc.object, Path: recordPath(loc.object), Record: rec}, "creating it"))
+		}
+	}
+}
+
+// refuseForeign refuses the plan of an import whose object was owned by another instance, while
+// the record still names that instance. Once the owner handed it over (the record is gone), the
+// plan goes on and the next apply records this instance.
+func (g *ownedGuard) refuseForeign(ctx context.Context, loc located, foreign string, diags *diag.Diagnostics) {
+	for _, node := range loc.nodes {
+		rec, found, ok := g.readRecord(ctx, node, loc.object, diags)
+		if !ok {
+			return
+		}
+		if found && rec.Token == foreign {
+			diags.Append(ownedByAnother(node, &ownership.OwnedError{Object: loc.object, Path: recordPath(loc.object), Record: rec}, "importing it"))
+			return
+		}
+	}
+}
+
+// ownedByAnother refuses a change to an object whose record names another resource instance.
+func ownedByAnother(node string, owned *ownership.OwnedError, doing string) diag.Diagnostic {
+	todo := fmt.Sprintf("Declare it only in the configuration that owns it (an import of it here is undone with terraform state rm, which changes no host). "+
+		"To hand it over: remove it from the owner's state (a removed block with destroy = false, or terraform state rm), delete the record on %s (sudo rm %s), then import it here.", node, owned.Path)
+	if owned.Record.Phase == ownership.Creating {
+		todo = fmt.Sprintf("If that apply is still running, wait for it. If it was cut short, what it made is the provider's own but in no state: "+
+			"import the object into the configuration that should own it (the import takes over the unfinished record), or remove what it made and the record (sudo rm %s) by hand.", owned.Path)
+	}
+	return nodeError("Object Owned By Another Resource", node,
+		fmt.Sprintf("Nothing was changed: %s is recorded as owned by %s, and %s here would fight over it", describeObject(owned.Object), owned.Record.Owner(), doing),
+		todo, nil)
+}
+
+func describeObject(o ownership.Object) string {
+	return strings.ReplaceAll(o.Kind, "_", " ") + " " + o.Name
+}
+
+// Create claims the object's record before the inner create changes anything. A create that
+// fails and keeps partial state (Terraform keeps it as tainted, so the next apply destroys what it
+// made and creates it again) finishes the record; one cut short by a lost connection or a
+// cancelled apply after it sent a change leaves the record unfinished, for the next plan to
+// name; any other failure releases it, as a retry converges on what is there.
+func (g *ownedGuard) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	loc, ok := g.locate(ctx, planData(req.Plan), &resp.Diagnostics)
+	if !ok {
+		if !resp.Diagnostics.HasError() {
+			g.inner.Create(ctx, req, resp)
+		}
+		return
+	}
+	token := ownership.NewToken()
+	record := ownership.Here(g.typeName(), token, ownership.Creating, time.Now())
+	claimed, ok := g.claim(ctx, loc, record, &resp.Diagnostics, "creating it")
+	if !ok {
+		g.release(ctx, loc.object, claimed, token, &resp.Diagnostics)
+		return
+	}
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(token))...)
+	innerCtx, writes := transport.TrackWrites(ctx)
+	g.inner.Create(innerCtx, req, resp)
+	switch {
+	case !resp.Diagnostics.HasError():
+		record.Phase = ownership.Created
+		g.claim(ctx, loc, record, &resp.Diagnostics, "finishing its create")
+	case !resp.State.Raw.IsNull():
+		resp.State.Raw = nullUnknowns(resp.State.Raw)
+		record.Phase = ownership.Created
+		var ignored diag.Diagnostics
+		g.claim(ctx, loc, record, &ignored, "keeping its partial create")
+	case !writes.Sent() || !cutShort(resp.Diagnostics):
+		g.release(ctx, loc.object, claimed, token, &resp.Diagnostics)
+	}
+}
+
+// claim writes record on each node in turn and returns the nodes it was written on; ok is false
+// when a node refused or failed.
+func (g *ownedGuard) claim(ctx context.Context, loc located, record ownership.Record, diags *diag.Diagnostics, doing string) (claimed []string, ok bool) {
+	for _, node := range loc.nodes {
+		h, ok := g.cluster.connect(ctx, node, diags)
+		if !ok {
+			return claimed, false
+		}
+		err := ownership.Claim(ctx, h, loc.object, record)
+		var owned *ownership.OwnedError
+		switch {
+		case errors.As(err, &owned):
+			diags.Append(ownedByAnother(node, owned, doing))
+			return claimed, false
+		case err != nil:
+			diags.Append(nodeError("Cannot Write Ownership Record", node, "Recording the owner of "+describeObject(loc.object)+" failed", "", err))
+			return claimed, false
+		}
+		claimed = append(claimed, node)
+	}
+	return claimed, true
+}
+
+func (g *ownedGuard) release(ctx context.Context, object ownership.Object, nodes []string, token string, diags *diag.Diagnostics) {
+	for _, node := range nodes {
+		h, ok := g.cluster.connect(ctx, node, diags)
+		if !ok {
+			continue
+		}
+		if err := ownership.Release(ctx, h, object, token); err != nil {
+			diags.Append(nodeError("Cannot Remove Ownership Record", node, "Removing the owner record of "+describeObject(object)+" failed",
+				"Check the file named below on that node.", err))
+		}
+	}
+}
+
+// cutShort tells a failure caused by a lost connection or a cancelled apply, after which the
+// provider cannot tell what was done.
+func cutShort(diags diag.Diagnostics) bool {
+	for _, d := range diags.Errors() {
+		text := d.Summary() + "\n" + d.Detail()
+		for _, cause := range []string{"context canceled", "context deadline exceeded", "connection lost", "connection closed", "root shell ended",
+			"exited without exit status", "keepalive"} {
+			if strings.Contains(text, cause) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nullUnknowns makes partial state storable: Terraform keeps no unknown values in state.
+func nullUnknowns(v tftypes.Value) tftypes.Value {
+	out, err := tftypes.Transform(v, func(_ *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
+		if !v.IsKnown() {
+			return tftypes.NewValue(v.Type(), nil), nil
+		}
+		return v, nil
+	})
+	if err != nil {
+		return v
+	}
+	return out
+}
+
+// Update writes the record of a resource from before ownership records, then updates.
+func (g *ownedGuard) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	token := ownerToken(ctx, req.Private)
+	if loc, ok := g.locate(ctx, planData(req.Plan), &resp.Diagnostics); ok && token != "" {
+		if _, ok := g.claim(ctx, loc, ownership.Here(g.typeName(), token, ownership.Created, time.Now()), &resp.Diagnostics, "changing it"); !ok {
+			return
+		}
+		// An import whose owner handed the object over is this instance's now.
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, foreignTokenKey, nil)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	g.inner.Update(ctx, req, resp)
+}
+
+// Delete leaves an object whose record names another resource instance alone: only its owner
+// may remove it. The record goes once the object is gone.
+func (g *ownedGuard) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	loc, ok := g.locate(ctx, req.State, &resp.Diagnostics)
+	if !ok {
+		if !resp.Diagnostics.HasError() {
+			g.inner.Delete(ctx, req, resp)
+		}
+		return
+	}
+	token := ownerToken(ctx, req.Private)
+	for _, node := range loc.nodes {
+		h, ok := g.cluster.connect(ctx, node, &resp.Diagnostics)
+		if !ok {
+			return
+		}
+		rec, found, err := ownership.Read(ctx, h, loc.object)
+		if err != nil {
+			resp.Diagnostics.Append(nodeError("Cannot Read Ownership Record", node, "Reading the ownership record of "+describeObject(loc.object)+" failed",
+				"Check the file named below on that node: only the provider writes it.", err))
+			return
+		}
+		if found && rec.Token != token {
+			p, _ := loc.object.Path()
+			resp.Diagnostics.AddWarning("Object Left To Its Owner",
+				fmt.Sprintf("%s was removed from this state only: on node %s it is recorded as owned by %s (%s), so nothing on the node was changed.",
+					describeObject(loc.object), node, rec.Owner(), p))
+			return
+		}
+	}
+	g.inner.Delete(ctx, req, resp)
+	if !resp.Diagnostics.HasError() && token != "" {
+		g.release(ctx, loc.object, loc.nodes, token, &resp.Diagnostics)
+	}
+}
+
+// ImportState only reads, like every import: an unfinished create's record is taken over (what
+// that create made is the provider's own); an object another resource instance owns is imported
+// with a warning and noted in private state, and every plan of it is refused until the owner
+// hands it over (ModifyPlan). Terraform's own re-import of a resource to verify it, and import
+// blocks, which import during the plan, both go through here.
+func (g *ownedGuard) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	r, ok := g.inner.(resource.ResourceWithImportState)
+	if !ok {
+		resp.Diagnostics.AddError("Import Not Supported", "This resource cannot be imported.")
+		return
+	}
+	r.ImportState(ctx, req, resp)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	loc, ok := g.locate(ctx, resp.State, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	for _, node := range loc.nodes {
+		rec, found, ok := g.readRecord(ctx, node, loc.object, &resp.Diagnostics)
+		switch {
+		case !ok:
+			return
+		case found && rec.Phase == ownership.Creating:
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(rec.Token))...)
+		case found:
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, foreignTokenKey, tokenJSON(rec.Token))...)
+			resp.Diagnostics.AddWarning("Imported Object Has Another Owner",
+				fmt.Sprintf("%s is recorded on node %s as owned by %s. Every plan of this resource is refused until the owner hands it over: "+
+					"remove it from the owner's state (a removed block with destroy = false, or terraform state rm) and delete the record (sudo rm %s).",
+					describeObject(loc.object), node, rec.Owner(), recordPath(loc.object)))
+			return
+		}
+	}
+}
+
+// foreignTokenKey holds, in the private state of an import, the token of the instance that the
+// record named at import.
+const foreignTokenKey = "foreign_owner_token"
+
+func recordPath(o ownership.Object) string {
+	p, _ := o.Path()
+	return p
+}
+
+// readRecord reads the object's record on node; ok is false once diags holds an error.
+func (g *ownedGuard) readRecord(ctx context.Context, node string, object ownership.Object, diags *diag.Diagnostics) (rec ownership.Record, found, ok bool) {
+	h, ok := g.cluster.connect(ctx, node, diags)
+	if !ok {
+		return rec, false, false
+	}
+	rec, found, err := ownership.Read(ctx, h, object)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read Ownership Record", node, "Reading the ownership record of "+describeObject(object)+" failed",
+			"Check the file named below on that node: only the provider writes it.", err))
+		return rec, false, false
+	}
+	return rec, found, true
+}
+
+// ownerDeclarations are the objects the resources of this run declare, by node and object, with
+// the token of each declaring resource instance.
+type ownerDeclarations struct {
+	mu sync.Mutex
+	by map[string]map[string]string
+	// refreshed holds the tokens of the instances in this state that this run refreshed.
+	refreshed map[string]bool
+}
+
+func (o *ownerDeclarations) hold(token string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.refreshed == nil {
+		o.refreshed = map[string]bool{}
+	}
+	o.refreshed[token] = true
+}
+
+// held tells a token of an instance in this state.
+func (o *ownerDeclarations) held(token string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.refreshed[token]
+}
+
+// declare records a resource instance's declaration and returns the type of another instance
+// that declares the same object, if any.
+func (o *ownerDeclarations) declare(node string, object ownership.Object, token, typeName string) (other string, dup bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.by == nil {
+		o.by = map[string]map[string]string{}
+	}
+	key := node + "\x00" + object.Kind + "\x00" + object.Name
+	if o.by[key] == nil {
+		o.by[key] = map[string]string{}
+	}
+	o.by[key][token] = typeName
+	for t, typ := range o.by[key] {
+		if t != token {
+			return typ, true
+		}
+	}
+	return "", false
+}
+
+// Where the resources keep their records.
+
+func stringAttr(ctx context.Context, data tfsdk.State, name string, diags *diag.Diagnostics) (string, bool) {
+	var v types.String
+	diags.Append(data.GetAttribute(ctx, path.Root(name), &v)...)
+	return v.ValueString(), !v.IsNull() && !v.IsUnknown()
+}
+
+func setAttr(ctx context.Context, data tfsdk.State, name string, diags *diag.Diagnostics) ([]string, bool) {
+	var v types.Set
+	diags.Append(data.GetAttribute(ctx, path.Root(name), &v)...)
+	if v.IsNull() {
+		return nil, true
+	}
+	if !fullyKnown(v) {
+		return nil, false
+	}
+	var out []string
+	diags.Append(v.ElementsAs(ctx, &out, false)...)
+	return out, true
+}
+
+// recordedOn keeps the record of the object named by nameAttr on the node named by nodeAttr.
+func recordedOn(kind, nodeAttr, nameAttr string) ownedSpec {
+	return ownedSpec{kind: kind, locate: func(ctx context.Context, _ *cluster, data tfsdk.State) ([]string, string, bool, diag.Diagnostics) {
+		var diags diag.Diagnostics
+		node, nodeKnown := stringAttr(ctx, data, nodeAttr, &diags)
+		name, nameKnown := stringAttr(ctx, data, nameAttr, &diags)
+		return []string{node}, name, nodeKnown && nameKnown, diags
+	}}
+}
+
+// recordedPerNode keeps one record named name on the node named by nodeAttr: a node has one
+// firewall, one BeeGFS client.
+func recordedPerNode(kind, nodeAttr, name string) ownedSpec {
+	return ownedSpec{kind: kind, locate: func(ctx context.Context, _ *cluster, data tfsdk.State) ([]string, string, bool, diag.Diagnostics) {
+		var diags diag.Diagnostics
+		node, known := stringAttr(ctx, data, nodeAttr, &diags)
+		return []string{node}, name, known, diags
+	}}
+}
+
+// recordedOnLoginNode keeps the record of a cluster-wide account on the login node, beside the
+// UID ledger.
+func recordedOnLoginNode(kind string) ownedSpec {
+	return ownedSpec{kind: kind, locate: func(ctx context.Context, c *cluster, data tfsdk.State) ([]string, string, bool, diag.Diagnostics) {
+		var diags diag.Diagnostics
+		name, known := stringAttr(ctx, data, "name", &diags)
+		// Without a login node (not configured, or not known yet) the record cannot be kept, but
+		// a second declaration in this run is still refused.
+		if c.settings.loginNode == "" {
+			return nil, name, known, diags
+		}
+		return []string{c.settings.loginNode}, name, known, diags
+	}}
+}
+
+// recordedOnEveryNode keeps a record named name on the node of each of nodeAttrs (strings or
+// sets): the MUNGE key is one file per node.
+func recordedOnEveryNode(kind, name string, nodeAttrs ...string) ownedSpec {
+	return ownedSpec{kind: kind, locate: func(ctx context.Context, _ *cluster, data tfsdk.State) ([]string, string, bool, diag.Diagnostics) {
+		var diags diag.Diagnostics
+		var nodes []string
+		for _, a := range nodeAttrs {
+			typ, d := data.Schema.TypeAtPath(ctx, path.Root(a))
+			if d.HasError() {
+				diags.Append(d...)
+				return nil, name, false, diags
+			}
+			if _, isSet := typ.(types.SetType); isSet {
+				values, known := setAttr(ctx, data, a, &diags)
+				if !known {
+					return nil, name, false, diags
+				}
+				nodes = append(nodes, values...)
+				continue
+			}
+			v, known := stringAttr(ctx, data, a, &diags)
+			if !known && !isNullAttr(ctx, data, a) {
+				return nil, name, false, diags
+			}
+			if v != "" {
+				nodes = append(nodes, v)
+			}
+		}
+		return nodes, name, len(nodes) > 0, diags
+	}}
+}
+
+func isNullAttr(ctx context.Context, data tfsdk.State, name string) bool {
+	var v types.String
+	data.GetAttribute(ctx, path.Root(name), &v)
+	return v.IsNull()
+}

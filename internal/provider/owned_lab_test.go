@@ -1,0 +1,314 @@
+package provider
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/ownership"
+)
+
+// hostsDigest is what a refused change must leave as it was on every lab host: the account
+// databases, the UID ledger and the ownership records.
+func hostsDigest(t *testing.T, l *lab.Lab) string {
+	t.Helper()
+	var b strings.Builder
+	for _, host := range labNodeNames(l) {
+		b.WriteString(host + "\n" + onHost(t, l, host,
+			`cd / && find /etc/passwd /etc/group /etc/shadow /etc/gshadow /var/lib/gpucluster -type f 2>/dev/null | sort | xargs sha256sum`) + "\n")
+	}
+	return b.String()
+}
+
+// sibling is a second working directory with the same provider build: another state, as a
+// colleague's checkout of the same configuration would be.
+func (tf *terraformCLI) sibling() *terraformCLI {
+	return &terraformCLI{t: tf.t, bin: tf.bin, dir: tf.t.TempDir(), env: tf.env}
+}
+
+// status runs terraform and returns its exit status and output without judging them, for runs
+// that race each other.
+func (tf *terraformCLI) status(args ...string) (int, string) {
+	cmd := exec.Command(tf.bin, append(args[:1:1], append([]string{"-no-color"}, args[1:]...)...)...)
+	cmd.Dir, cmd.Env = tf.dir, tf.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return exit.ExitCode(), out.String()
+	case err != nil:
+		return -1, err.Error()
+	}
+	return 0, out.String()
+}
+
+// cliSource is what a configuration run by the terraform binary (not the test framework) needs to
+// find the provider through dev_overrides.
+const cliSource = `terraform {
+  required_providers {
+    gpucluster = {
+      source = "gpucluster/gpucluster"
+    }
+  }
+}
+`
+
+func ownedUserConfig(l *lab.Lab, name string, uid int, extra string) string {
+	return providerConfig(l, "") + fmt.Sprintf(`
+resource "gpucluster_user" "test" {
+  name  = %q
+  uid   = %d
+  group = "users"
+  nodes = %s
+%s}
+`, name, uid, hclList(labNodeNames(l)), extra)
+}
+
+// The issue's case: two working directories declare the same user and apply at once. Both plans
+// pass (neither sees a record yet); at apply exactly one claims the record, the other changes
+// nothing and names the winner. Afterwards the loser's plan and import are refused naming the
+// owner, and only the owner's destroy removes the account.
+func TestAccOwnership_twoWorkingDirectories(t *testing.T) {
+	l := lab.Require(t)
+	const name = "tacc_own"
+	nodes := labNodeNames(l)
+	a := newTerraformCLI(t)
+	b := a.sibling()
+	for _, tf := range []*terraformCLI{a, b} {
+		tf.write("main.tf", cliSource+ownedUserConfig(l, name, 1961, ""))
+		tf.run(0, "plan", "-out", "tfplan")
+	}
+	t.Cleanup(func() {
+		for _, tf := range []*terraformCLI{a, b} {
+			tf.status("destroy", "-auto-approve")
+		}
+	})
+
+	var wg sync.WaitGroup
+	codes, outs := make([]int, 2), make([]string, 2)
+	for i, tf := range []*terraformCLI{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], outs[i] = tf.status("apply", "tfplan")
+		}()
+	}
+	wg.Wait()
+	winner, loser := a, b
+	switch {
+	case codes[0] == 0 && codes[1] == 1:
+	case codes[0] == 1 && codes[1] == 0:
+		winner, loser = b, a
+		outs[0], outs[1] = outs[1], outs[0]
+	default:
+		t.Fatalf("two applies of one user exited %d and %d, want one success and one refusal:\n%s\n----\n%s", codes[0], codes[1], outs[0], outs[1])
+	}
+	ownedBy := regexp.MustCompile(`(?s)Object Owned By Another Resource.*` + regexp.QuoteMeta(winner.dir))
+	if !ownedBy.MatchString(oneSpaced(outs[1])) {
+		t.Fatalf("the losing apply does not name the winner's working directory %s:\n%s", winner.dir, outs[1])
+	}
+	record := onHost(t, l, "login01", "cat "+ownership.Dir+"/user/"+name)
+	if !strings.Contains(record, "workdir="+winner.dir) || !strings.Contains(record, "phase=created") {
+		t.Fatalf("login01's record names another owner:\n%s", record)
+	}
+	for _, node := range nodes {
+		if got := onHost(t, l, node, "getent passwd "+name+" | cut -d: -f3"); got != "1961" {
+			t.Fatalf("%s: uid of %s is %q after the winning apply, want 1961", node, name, got)
+		}
+	}
+
+	before := hostsDigest(t, l)
+	if code, out := loser.status("plan"); code != 1 || !ownedBy.MatchString(oneSpaced(out)) {
+		t.Fatalf("the other directory's plan exited %d, want 1 naming the owner:\n%s", code, out)
+	}
+	// An import only reads: it warns, and every plan of the imported resource is refused.
+	importedFromOwner := regexp.MustCompile(`(?s)Imported Object Has Another Owner.*` + regexp.QuoteMeta(winner.dir))
+	if code, out := loser.status("import", "gpucluster_user.test", name+"@"+strings.Join(nodes, ",")); code != 0 || !importedFromOwner.MatchString(oneSpaced(out)) {
+		t.Fatalf("the other directory's import exited %d, want 0 with a warning naming the owner:\n%s", code, out)
+	}
+	if code, out := loser.status("plan"); code != 1 || !ownedBy.MatchString(oneSpaced(out)) {
+		t.Fatalf("the plan after that import exited %d, want 1 naming the owner:\n%s", code, out)
+	}
+	// A destroy there must not touch the owner's account: the resource is only dropped from state.
+	if code, out := loser.status("apply", "-destroy", "-auto-approve", "-refresh=false"); code != 0 || !strings.Contains(oneSpaced(out), "Object Left To Its Owner") {
+		t.Fatalf("the other directory's destroy exited %d, want 0 leaving the account to its owner:\n%s", code, out)
+	}
+	if after := hostsDigest(t, l); after != before {
+		t.Fatalf("the refused plan, import and the other directory's destroy changed the hosts:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+
+	winner.run(0, "destroy", "-auto-approve")
+	for _, node := range nodes {
+		if got := onHost(t, l, node, "getent passwd "+name+" || true"); got != "" {
+			t.Errorf("%s: %s still exists after its owner's destroy: %s", node, name, got)
+		}
+	}
+	if got := onHost(t, l, "login01", "ls "+ownership.Dir+"/user/"); strings.Contains(got, name) {
+		t.Errorf("the record of %s outlived its owner's destroy: %s", name, got)
+	}
+}
+
+// oneSpaced undoes Terraform's wrapping of a diagnostic, so a path can be matched whole.
+func oneSpaced(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "│", " ")), " ")
+}
+
+// A create that fails after it made the account on every node keeps its partial state, which
+// Terraform taints: the next apply replaces the account (destroy, then create) instead of taking
+// the accounts its own create made for someone else's (adopted_on stays empty), and destroy
+// removes them. On the old code the failed create left no state and the retry adopted them.
+func TestAccOwnership_failedCreateIsReplacedNotAdopted(t *testing.T) {
+	l := lab.Require(t)
+	const name = "tacc_cut"
+	nodes := labNodeNames(l)
+	blocker := "/home/tacc_blocker"
+	// A run of this test that died half way leaves the accounts and the record behind.
+	for _, node := range nodes {
+		onHost(t, l, node, "userdel "+name+" 2>/dev/null; rm -f "+ownership.Dir+"/user/"+name)
+	}
+	onHost(t, l, "gpu01", "rm -rf "+blocker+" && touch "+blocker)
+	t.Cleanup(func() { _, _ = onHostErr(l, "gpu01", "rm -f "+blocker) })
+	config := ownedUserConfig(l, name, 1962, fmt.Sprintf("  home    = %q\n  home_on = \"gpu01\"\n", blocker+"/"+name))
+	accountsMade := func() error { return uidEverywhere(l, nodes, name, "1962") }
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             func(*terraform.State) error { return userAndRecordGone(l, nodes, name) },
+		Steps: []resource.TestStep{
+			{
+				Config:      config,
+				ExpectError: regexp.MustCompile(`Cannot Create Home Directory`),
+			},
+			{
+				PreConfig: func() {
+					if err := accountsMade(); err != nil {
+						t.Fatalf("the failed create should have made the accounts: %v", err)
+					}
+					onHost(t, l, "gpu01", "rm -f "+blocker)
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("gpucluster_user.test", plancheck.ResourceActionDestroyBeforeCreate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpucluster_user.test", tfjsonpath.New("adopted_on"), knownvalue.SetExact(nil)),
+					statecheck.ExpectKnownValue("gpucluster_user.test", tfjsonpath.New("uid"), knownvalue.Int64Exact(1962)),
+				},
+				Check: func(*terraform.State) error {
+					if err := accountsMade(); err != nil {
+						return err
+					}
+					_, err := onHostErr(l, "gpu01", "test -d "+blocker+"/"+name)
+					return err
+				},
+			},
+		},
+	})
+}
+
+// The issue's case: the connection to one node is cut while a user is being created (here by
+// useradd on gpu02 itself, which ends every SSH session of the provider's account there). The
+// apply fails; the accounts made on the other nodes are the provider's own work: the next apply
+// replaces the tainted user (adopted_on stays empty instead of naming the nodes the cut create
+// reached), and destroy removes the accounts everywhere, the record with them.
+func TestAccOwnership_connectionCutDuringCreate(t *testing.T) {
+	l := lab.Require(t)
+	const name = "tacc_conn"
+	nodes := labNodeNames(l)
+	for _, node := range nodes {
+		onHost(t, l, node, "userdel "+name+" 2>/dev/null; rm -f "+ownership.Dir+"/user/"+name)
+	}
+	// dpkg-divert keeps the real useradd aside, as a package upgrade would respect.
+	const cutter = `dpkg-divert --quiet --local --rename --add /usr/sbin/useradd
+printf '#!/bin/sh\npkill -KILL -u %s\nexit 1\n' > /usr/sbin/useradd
+chmod 0755 /usr/sbin/useradd`
+	restore := func() error {
+		_, err := onHostErr(l, "gpu02", `if dpkg-divert --list /usr/sbin/useradd | grep -q .; then
+  rm -f /usr/sbin/useradd && dpkg-divert --quiet --local --rename --remove /usr/sbin/useradd
+fi`)
+		return err
+	}
+	onHost(t, l, "gpu02", fmt.Sprintf(cutter, l.AdminUser))
+	t.Cleanup(func() { _ = restore() })
+	config := ownedUserConfig(l, name, 1963, "")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             func(*terraform.State) error { return userAndRecordGone(l, nodes, name) },
+		Steps: []resource.TestStep{
+			{
+				Config:      config,
+				ExpectError: regexp.MustCompile(`gpu02`),
+			},
+			{
+				PreConfig: func() {
+					if got := onHost(t, l, "gpu01", "getent passwd "+name+" | cut -d: -f3"); got != "1963" {
+						t.Fatalf("gpu01: the cut create should have made %s (uid 1963), found %q", name, got)
+					}
+					if got := onHost(t, l, "gpu02", "getent passwd "+name+" || true"); got != "" {
+						t.Fatalf("gpu02: the cut create should not have made %s: %s", name, got)
+					}
+					if err := restore(); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("gpucluster_user.test", plancheck.ResourceActionDestroyBeforeCreate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpucluster_user.test", tfjsonpath.New("adopted_on"), knownvalue.SetExact(nil)),
+				},
+				Check: func(*terraform.State) error { return uidEverywhere(l, nodes, name, "1963") },
+			},
+		},
+	})
+}
+
+// uidEverywhere wants the account on every node, with uid.
+func uidEverywhere(l *lab.Lab, nodes []string, name, uid string) error {
+	for _, node := range nodes {
+		got, err := onHostErr(l, node, "getent passwd "+name+" | cut -d: -f3")
+		if err != nil {
+			return err
+		}
+		if got != uid {
+			return fmt.Errorf("%s: uid of %s is %q, want %s", node, name, got, uid)
+		}
+	}
+	return nil
+}
+
+// userAndRecordGone wants the account gone from every node and its record from login01.
+func userAndRecordGone(l *lab.Lab, nodes []string, name string) error {
+	for _, node := range nodes {
+		got, err := onHostErr(l, node, "getent passwd "+name+" || true")
+		if err != nil {
+			return err
+		}
+		if got != "" {
+			return fmt.Errorf("%s: %s outlived destroy: %s", node, name, got)
+		}
+	}
+	got, err := onHostErr(l, "login01", "ls -A "+ownership.Dir+"/user/ 2>/dev/null || true")
+	if err != nil {
+		return err
+	}
+	if strings.Contains(got, name) {
+		return fmt.Errorf("the record of %s outlived destroy: %s", name, got)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package provider
+
+import (
+	"strings"
+	"testing"
+)
+
+// A second resource for an object the configuration already declares is refused at plan, before
+// any host is asked (the provider's connection settings are not known, so none could be).
+func TestSecondDeclarationRefusedAtPlan(t *testing.T) {
+	twice := func(block string) string {
+		return block + strings.Replace(block, `" "a" {`, `" "b" {`, 1)
+	}
+	user := `
+resource "gpucluster_user" "a" {
+  name  = "alice"
+  uid   = 1001
+  group = "users"
+  nodes = ["login01", "gpu01"]
+}
+`
+	group := `
+resource "gpucluster_group" "a" {
+  name  = "users2"
+  gid   = 2001
+  nodes = ["login01"]
+}
+`
+	partition := `
+resource "gpucluster_slurm_partition" "a" {
+  controller   = "login01"
+  name         = "gpu"
+  nodes        = ["gpu01"]
+  allow_groups = ["users"]
+}
+`
+	slurmNode := `
+resource "gpucluster_slurm_node" "a" {
+  controller  = "login01"
+  name        = "gpu01"
+  cpus        = 4
+  real_memory = 1000
+  gres        = "gpu:4"
+}
+`
+	firewall := `
+resource "gpucluster_firewall" "a" {
+  node     = "gpu01"
+  ssh_rule = "allow 22/tcp from 10.0.0.10"
+}
+`
+	account := `
+resource "gpucluster_slurm_account" "a" {
+  controller = "login01"
+  name       = "research"
+}
+`
+	qos := `
+resource "gpucluster_slurm_qos" "a" {
+  controller = "login01"
+  name       = "gpu2"
+}
+`
+	mungeA := `
+resource "gpucluster_munge_key" "a" {
+  controller = "login01"
+  nodes      = ["login01", "gpu01", "gpu02"]
+}
+`
+	mungeB := `
+resource "gpucluster_munge_key" "b" {
+  controller = "gpu02"
+  nodes      = ["gpu02", "gpu03"]
+}
+`
+	// Terraform wraps the detail at any space.
+	want := func(what string) string {
+		return `(?s)Object Declared Twice.*also\s+declares\s+` + strings.Join(strings.Fields(what), `\s+`)
+	}
+	expectRefusedAtPlan(t, map[string]struct{ config, want string }{
+		"user":          {twice(user), want("user alice")},
+		"group":         {twice(group), want("group users2")},
+		"partition":     {twice(partition), want("slurm partition gpu on node login01")},
+		"slurm node":    {twice(slurmNode), want("slurm node gpu01 on node login01")},
+		"firewall":      {twice(firewall), want("firewall ufw on node gpu01")},
+		"slurm account": {twice(account), want("slurm account research on node login01")},
+		"qos":           {twice(qos), want("slurm qos gpu2 on node login01")},
+		"munge key":     {mungeA + mungeB, want("munge key munge.key on node gpu02")},
+	})
+}
