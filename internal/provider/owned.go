@@ -255,7 +255,7 @@ func (g *ownedGuard) Create(ctx context.Context, req resource.CreateRequest, res
 		record.Phase = ownership.Created
 		var ignored diag.Diagnostics
 		g.claim(ctx, loc, record, &ignored, "keeping its partial create")
-	case !writes.Sent() || !cutShort(resp.Diagnostics):
+	case !writes.Sent() || !writes.CutShort():
 		g.release(ctx, loc.object, claimed, token, &resp.Diagnostics)
 	}
 }
@@ -294,21 +294,6 @@ func (g *ownedGuard) release(ctx context.Context, object ownership.Object, nodes
 				"Check the file named below on that node.", err))
 		}
 	}
-}
-
-// cutShort tells a failure caused by a lost connection or a cancelled apply, after which the
-// provider cannot tell what was done.
-func cutShort(diags diag.Diagnostics) bool {
-	for _, d := range diags.Errors() {
-		text := d.Summary() + "\n" + d.Detail()
-		for _, cause := range []string{"context canceled", "context deadline exceeded", "connection lost", "connection closed", "root shell ended",
-			"exited without exit status", "keepalive"} {
-			if strings.Contains(text, cause) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // nullUnknowns makes partial state storable: Terraform keeps no unknown values in state.

@@ -94,8 +94,10 @@ func (p *Pool) cutShort(ctx context.Context, node string, err error) error {
 	case err == nil, errors.As(err, &exit), errors.As(err, &sudo), errors.As(err, &dial), errors.As(err, &in), errors.As(err, &lost):
 		return err
 	case ctx.Err() != nil:
+		noteCutShort(ctx)
 		return &InterruptedError{Node: node, During: ActivityOf(ctx), Reason: ctx.Err(), Err: err, reported: p.reports.flag("interrupted", node)}
 	case errors.Is(err, errShellClosed), errors.Is(err, errSessionLost):
+		noteCutShort(ctx)
 		return &ConnectionLostError{Node: node, During: ActivityOf(ctx), Err: err, reported: p.reports.flag("lost", node)}
 	}
 	return err

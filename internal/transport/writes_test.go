@@ -24,3 +24,16 @@ func TestWriteTrackerNotesOnlyCommandsThatCouldBeSent(t *testing.T) {
 	}
 	noteWrite(context.Background()) // no tracker: nothing to note, and no panic
 }
+
+func TestWriteTrackerNotesWorkCutShort(t *testing.T) {
+	p := NewPool()
+	ctx, w := TrackWrites(context.Background())
+	if err := p.cutShort(ctx, "gpu01", errShellClosed); err == nil || !w.CutShort() {
+		t.Fatalf("a root shell that ended: %v, cut short %v; want a lost connection noted", err, w.CutShort())
+	}
+	ctx, w = TrackWrites(context.Background())
+	_ = p.cutShort(ctx, "gpu01", &ExitError{Host: "gpu01", Status: 1})
+	if w.CutShort() {
+		t.Fatal("a command that answered with a failure was taken for work cut short")
+	}
+}
