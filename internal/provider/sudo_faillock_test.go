@@ -191,3 +191,36 @@ func TestAccSudo_accountLockedByFaillock(t *testing.T) {
 		})
 	}
 }
+
+// withoutSudoGroup takes the admin out of group sudo on every lab host, so sudoers no longer
+// lets it run commands as root, and puts the account files back when the test ends.
+func withoutSudoGroup(t *testing.T, l *lab.Lab) {
+	t.Helper()
+	const files = "/etc/group /etc/gshadow /etc/group- /etc/gshadow-"
+	for _, h := range l.Hosts {
+		before := onHost(t, l, h.Name, "sha256sum "+files)
+		onHost(t, l, h.Name, "for f in "+files+"; do cp -p $f $f.gpucluster-test || exit 1; done && gpasswd -d "+l.AdminUser+" sudo >/dev/null")
+		t.Cleanup(func() {
+			onHost(t, l, h.Name, "for f in "+files+"; do mv -f $f.gpucluster-test $f || exit 1; done")
+			if after := onHost(t, l, h.Name, "sha256sum "+files); after != before {
+				t.Errorf("%s: account files not restored:\n%s\nwant\n%s", h.Name, after, before)
+			}
+		})
+	}
+}
+
+// An admin that sudoers does not let run commands as root is told so, once per node, with
+// either sudo (sudo-rs refuses before asking the password, sudo.ws after it), and no password
+// advice: the password was never the problem.
+func TestAccSudo_notAllowedBySudoers(t *testing.T) {
+	l := lab.Require(t)
+	withoutSudoGroup(t, l)
+	for _, exe := range labSudos {
+		t.Run(exe, func(t *testing.T) {
+			output, _ := failingRun(t, sudoUsersConfig(l, exe, l.AdminPassword))
+			causesPerNode(t, l, output, "Sudo Not Allowed", func(node string) *regexp.Regexp {
+				return inOrder("Let "+l.AdminUser+" run commands as root with "+exe+" on "+node, "sudoers refuses it")
+			})
+		})
+	}
+}
