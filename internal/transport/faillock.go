@@ -126,7 +126,7 @@ func tallyRecord(line string) (int64, bool) {
 
 // explainLockout turns a rejected password into SudoAccountLocked when pam_faillock has locked
 // the account: then sudo refuses every password, the right one too, and says no more than for
-// a wrong one (sudo passes PAM_SILENT, which keeps pam_faillock's own message from the admin).
+// a wrong one: neither sudo relays pam_faillock's lock message.
 // The tally is read over the same connection as the login user. A read that fails leaves the
 // refusal as it was: the password was refused either way.
 func explainLockout(ctx context.Context, c *conn, err error) error {
