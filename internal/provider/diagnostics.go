@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -16,7 +17,8 @@ import (
 // nodeError builds the house diagnostic: what happened on which node, what to do, then the
 // original error.
 // A refused sudo gets sudo's own summary and advice whatever step it interrupted: the fix is
-// always in the provider's sudo settings, not in the step.
+// always in the provider's sudo settings or on the node, not in the step. The first step the
+// refusal stopped on a node explains it; every later one gets sudoRefusedEarlier's line.
 // A node that could not be reached gets connectError's diagnostic whatever step needed it, and
 // work cut short (Ctrl-C, a lost connection) cutShortError's.
 func nodeError(summary, node, happened, todo string, err error) diag.Diagnostic {
@@ -25,6 +27,9 @@ func nodeError(summary, node, happened, todo string, err error) diag.Diagnostic 
 	}
 	if isDialError(err) {
 		return connectError(node, err)
+	}
+	if d, ok := sudoRefusedEarlier(node, err); ok {
+		return d
 	}
 	summary, todo = sudoAdvice(summary, todo, err)
 	return diag.NewErrorDiagnostic(summary, nodeDetail(node, happened, todo, err))
@@ -38,6 +43,9 @@ func nodeAttributeError(p path.Path, summary, node, happened, todo string, err e
 		d := connectError(node, err)
 		return diag.NewAttributeErrorDiagnostic(p, d.Summary(), d.Detail())
 	}
+	if d, ok := sudoRefusedEarlier(node, err); ok {
+		return diag.NewAttributeErrorDiagnostic(p, d.Summary(), d.Detail())
+	}
 	summary, todo = sudoAdvice(summary, todo, err)
 	return diag.NewAttributeErrorDiagnostic(p, summary, nodeDetail(node, happened, todo, err))
 }
@@ -49,12 +57,41 @@ func sudoAdvice(summary, todo string, err error) (string, string) {
 	}
 	switch se.Kind {
 	case transport.SudoWrongPassword:
-		return "Sudo Password Rejected", fmt.Sprintf("Check sudo_password (or %s) for user %s. The provider asks sudo once per node per run: this node saw one failed authentication, every later step on it fails without asking again, so a faillock limit is not reached by this run.", envName("sudo_password"), se.User)
+		return "Sudo Password Rejected", fmt.Sprintf("Check sudo_password (or %s) for user %s. %s", envName("sudo_password"), se.User, oncePerNode)
+	case transport.SudoAccountLocked:
+		return "Account Locked", fmt.Sprintf("pam_faillock on %[1]s has locked %[2]s after %[3]d failed authentications (deny=%[4]d), so sudo refuses every password there, the right one too. "+
+			"As root on %[1]s, run faillock --user %[2]s --reset%[5]s, check sudo_password (or %[6]s), and run Terraform again. %[7]s",
+			se.Host, se.User, se.Faillock.Failures, se.Faillock.Deny, unlockWait(se.Faillock.UnlockIn), envName("sudo_password"), oncePerNode)
+	case transport.SudoNotAllowed:
+		return "Sudo Not Allowed", fmt.Sprintf("Let %s run commands as root with %s on %s (group sudo in the guide): sudoers refuses it, whatever the password.", se.User, se.Exe, se.Host)
 	case transport.SudoPasswordRequired:
 		return "Sudo Needs A Password", fmt.Sprintf("Set sudo_password (or %s), or allow %s to use %s without a password.", envName("sudo_password"), se.User, se.Exe)
 	default:
 		return "Sudo Failed", fmt.Sprintf("Check that %s may run commands as root with %s (group sudo in the guide) and that sudo_exe names an installed sudo.", se.User, se.Exe)
 	}
+}
+
+// oncePerNode is what a refused password costs: the root shell is started through sudo once
+// per node per run, a refusal is kept for the run, and sudo is killed at its second prompt.
+const oncePerNode = "The provider tries the password once per node per run: this run added at most one failed authentication on the node, and every later step on it fails without asking sudo again."
+
+func unlockWait(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (or wait %d minutes, when unlock_time ends the lock)", int((d+time.Minute-1)/time.Minute))
+}
+
+// sudoRefusedEarlier is the short error of a step stopped by a sudo refusal that an earlier
+// step on the node already explained. It names neither the step nor its command, so the
+// steps of one resource on one node share one copy.
+func sudoRefusedEarlier(node string, err error) (diag.Diagnostic, bool) {
+	var se *transport.SudoError
+	if !errors.As(err, &se) || se.FirstReport() {
+		return nil, false
+	}
+	return diag.NewErrorDiagnostic("Sudo Refused Earlier", fmt.Sprintf("Nothing was done on node %s: sudo refused %s there earlier in this run, "+
+		"and the provider does not ask it again until the next run. The first sudo error about %s in this run says why and what to do.", node, se.User, se.Host)), true
 }
 
 func nodeDetail(node, happened, todo string, err error) string {

@@ -179,7 +179,7 @@ func TestAccTransport_wrongSudoPasswordTriedOncePerHost(t *testing.T) {
 		ProtoV6ProviderFactories: countingFactories(&runs),
 		Steps: []resource.TestStep{{
 			Config:      twentyUsersConfig(l, "not the password"),
-			ExpectError: regexp.MustCompile(`(?s)Sudo Password Rejected.*asks sudo once per node per run`),
+			ExpectError: regexp.MustCompile(`(?s)Sudo Password Rejected.*tries the password once per node per run`),
 		}},
 	})
 	assertPerRun(t, "failed sudo authentications", before, journalCounts(t, l, journalSudoFailure), runs.Load())

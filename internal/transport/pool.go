@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -105,7 +104,8 @@ func (p *Pool) debug(ctx context.Context, msg string, fields map[string]any) {
 
 // rootShell returns the host's root shell, starting it on first use. Callers asking at the
 // same time wait for one start. A sudo refusal is kept for the rest of the run, so sudo is
-// asked once per host and password; a shell lost with its connection is started anew.
+// asked once per host and password, and every caller gets the same *SudoError, so its cause
+// is reported once (FirstReport); a shell lost with its connection is started anew.
 func (p *Pool) rootShell(ctx context.Context, cfg Config) (*rootShell, error) {
 	key := cfg.key() + " sudo " + cfg.SudoExe + "#" + digest(cfg.SudoPassword)
 	p.mu.Lock()
@@ -126,16 +126,15 @@ func (p *Pool) rootShell(ctx context.Context, cfg Config) (*rootShell, error) {
 	case <-ctx.Done():
 		return nil, fmt.Errorf("start sudo on %s: %w", cfg.describe(), ctx.Err())
 	}
-	return slot.shell, slot.failure()
+	return slot.shell, slot.err
 }
 
 // shellSlot is one root shell being started or started. ready closes when the start
 // finished; then exactly one of shell and err is set.
 type shellSlot struct {
-	ready    chan struct{}
-	shell    *rootShell
-	err      error
-	reported atomic.Bool
+	ready chan struct{}
+	shell *rootShell
+	err   error
 }
 
 // open starts the shell under the pool's context, bounded by the connect timeout, so a caller
@@ -168,7 +167,7 @@ func (p *Pool) startShell(ctx context.Context, cfg Config) (*rootShell, error) {
 	if err != nil {
 		_ = sess.Close()
 		release()
-		return nil, err
+		return nil, explainLockout(ctx, c, err)
 	}
 	return shell, nil
 }
@@ -190,18 +189,6 @@ func (s *shellSlot) stale() bool {
 	default:
 		return s.shell.closed()
 	}
-}
-
-// failure is the start's error as this caller reports it: the first to see a sudo refusal
-// gets it as it was, every later one learns that sudo was not asked again.
-func (s *shellSlot) failure() error {
-	var sudoErr *SudoError
-	if !errors.As(s.err, &sudoErr) || !s.reported.Swap(true) {
-		return s.err
-	}
-	repeated := *sudoErr
-	repeated.Repeated = true
-	return &repeated
 }
 
 func digest(secret []byte) string {

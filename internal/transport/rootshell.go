@@ -239,10 +239,7 @@ func sudoRefusal(cfg Config, w *sudoWatcher, runErr error) error {
 	if runErr != nil && !errors.As(runErr, &exitErr) {
 		return fmt.Errorf("sudo on %s did not complete: %w: %w", cfg.describe(), errSessionLost, runErr)
 	}
-	sudoErr.Kind = SudoFailed
-	if len(cfg.SudoPassword) == 0 && asksForPassword(sudoErr.Stderr) {
-		sudoErr.Kind = SudoPasswordRequired
-	}
+	sudoErr.Kind = classifySudo(sudoErr.Stderr, w.answered(), false)
 	return sudoErr
 }
 

@@ -106,10 +106,10 @@ func TestSudoWrongPasswordIsTriedOncePerHost(t *testing.T) {
 		if !errors.As(err, &sudoErr) || sudoErr.Kind != SudoWrongPassword {
 			t.Fatalf("got %v, want a wrong password error", err)
 		}
-		if sudoErr.Repeated {
-			repeated++
-		} else {
+		if sudoErr.FirstReport() {
 			first++
+		} else {
+			repeated++
 		}
 	}
 	if first != 1 || repeated != 19 {

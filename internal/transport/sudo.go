@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,13 +19,19 @@ type SudoErrorKind int
 
 // Kinds of SudoError.
 const (
-	// SudoFailed: sudo refused or failed for another reason (not in
-	// sudoers, sudo missing, ...); Stderr has sudo's words.
+	// SudoFailed: sudo refused or failed for another reason (sudo missing,
+	// an account PAM refuses, ...); Stderr has sudo's words.
 	SudoFailed SudoErrorKind = iota
-	// SudoWrongPassword: sudo asked again after the password was sent.
+	// SudoWrongPassword: sudo asked again after the password was sent, or
+	// PAM ended the authentication there (pam_faillock's [default=die]).
 	SudoWrongPassword
 	// SudoPasswordRequired: sudo wants a password and none is configured.
 	SudoPasswordRequired
+	// SudoAccountLocked: pam_faillock has locked the account, so sudo
+	// refuses any password; Faillock has the tally.
+	SudoAccountLocked
+	// SudoNotAllowed: sudoers does not let the user run commands as root.
+	SudoNotAllowed
 )
 
 // SudoError reports that sudo never started the command. It never carries
@@ -35,25 +42,61 @@ type SudoError struct {
 	Exe    string
 	Kind   SudoErrorKind
 	Stderr string
-	// Repeated is set on the error returned to every command after the first refusal on
-	// the host: sudo was not asked again.
-	Repeated bool
+	// Faillock is pam_faillock's tally of a locked account.
+	Faillock *FaillockTally
+	reported atomic.Bool
 }
 
 func (e *SudoError) Error() string {
-	var msg string
 	switch e.Kind {
 	case SudoWrongPassword:
-		msg = fmt.Sprintf("sudo rejected the password for %s on %s", e.User, e.Host)
+		return fmt.Sprintf("sudo rejected the password for %s on %s%s", e.User, e.Host, sudoSaid(e.Stderr))
+	case SudoAccountLocked:
+		return fmt.Sprintf("sudo refused %s on %s: pam_faillock has locked the account after %d failed authentications (deny=%d)%s", e.User, e.Host, e.Faillock.Failures, e.Faillock.Deny, sudoSaid(e.Stderr))
+	case SudoNotAllowed:
+		return fmt.Sprintf("sudoers on %s does not let %s run commands as root%s", e.Host, e.User, sudoSaid(e.Stderr))
 	case SudoPasswordRequired:
-		msg = fmt.Sprintf("sudo on %s requires a password for %s and no sudo password is configured", e.Host, e.User)
-	default:
-		msg = fmt.Sprintf("sudo (%s) failed on %s for %s before running the command: %s", e.Exe, e.Host, e.User, strings.TrimSpace(e.Stderr))
+		return fmt.Sprintf("sudo on %s requires a password for %s and no sudo password is configured", e.Host, e.User)
 	}
-	if e.Repeated {
-		msg += " (refused earlier in this run; sudo was not asked again)"
+	return fmt.Sprintf("sudo (%s) failed on %s for %s before running the command: %s", e.Exe, e.Host, e.User, strings.TrimSpace(e.Stderr))
+}
+
+// FirstReport reports whether this is the first report of the refusal in this run: the pool
+// keeps it for the run and hands the same error to every later command on the host, so the
+// cause can be explained once.
+func (e *SudoError) FirstReport() bool { return !e.reported.Swap(true) }
+
+func sudoSaid(stderr string) string {
+	if s := strings.TrimSpace(stderr); s != "" {
+		return " (" + strings.ReplaceAll(s, "\n", "; ") + ")"
 	}
-	return msg
+	return ""
+}
+
+// classifySudo tells why sudo ended without starting the command, from what sudo printed
+// (PAM's errors as sudo relays them included) and whether the password was answered.
+// Transcripts of both sudos on Debian are in sudo_test.go.
+func classifySudo(stderr string, answered, reprompted bool) SudoErrorKind {
+	switch {
+	case reprompted:
+		return SudoWrongPassword
+	case containsAny(stderr, "I'm afraid I can't do that", "is not in the sudoers file", "is not allowed to execute", "may not run sudo on"):
+		return SudoNotAllowed
+	case answered && containsAny(stderr, "PAM error: Permission denied", "PAM error: Authentication failure", "incorrect authentication attempt", "incorrect password attempt"):
+		return SudoWrongPassword
+	case !answered && asksForPassword(stderr):
+		return SudoPasswordRequired
+	}
+	return SudoFailed
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // Sudo runs script with /bin/sh as root in the host's root shell.
@@ -206,6 +249,9 @@ func (w *sudoWatcher) react(ev sudoEvent, stdin io.Writer, abort func()) {
 		w.decide()
 	}
 }
+
+// answered may be asked once done is closed.
+func (w *sudoWatcher) answered() bool { return len(w.password) > 0 && w.parser.prompts > 0 }
 
 func (w *sudoWatcher) rejected() bool {
 	w.mu.Lock()

@@ -84,7 +84,10 @@ func TestSudoErrorMessages(t *testing.T) {
 	}{
 		{&SudoError{Host: "gpu01", User: "admin", Kind: SudoWrongPassword}, "sudo rejected the password for admin on gpu01"},
 		{&SudoError{Host: "gpu01", User: "admin", Kind: SudoPasswordRequired}, "sudo on gpu01 requires a password for admin and no sudo password is configured"},
-		{&SudoError{Host: "gpu01", User: "admin", Exe: "sudo", Kind: SudoFailed, Stderr: "admin is not in the sudoers file.\n"}, "sudo (sudo) failed on gpu01 for admin before running the command: admin is not in the sudoers file."},
+		{&SudoError{Host: "gpu01", User: "admin", Kind: SudoWrongPassword, Stderr: "sudo-rs: PAM error: Permission denied\n"}, "sudo rejected the password for admin on gpu01 (sudo-rs: PAM error: Permission denied)"},
+		{&SudoError{Host: "gpu01", User: "admin", Kind: SudoAccountLocked, Stderr: "Sorry, try again.", Faillock: &FaillockTally{Failures: 3, Deny: 3}}, "sudo refused admin on gpu01: pam_faillock has locked the account after 3 failed authentications (deny=3) (Sorry, try again.)"},
+		{&SudoError{Host: "gpu01", User: "admin", Kind: SudoNotAllowed, Stderr: "admin is not in the sudoers file.\n"}, "sudoers on gpu01 does not let admin run commands as root (admin is not in the sudoers file.)"},
+		{&SudoError{Host: "gpu01", User: "admin", Exe: "sudo", Kind: SudoFailed, Stderr: "sudo: unable to open /etc/sudoers\n"}, "sudo (sudo) failed on gpu01 for admin before running the command: sudo: unable to open /etc/sudoers"},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {

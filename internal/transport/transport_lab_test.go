@@ -197,7 +197,8 @@ func TestLabSudoWithPassword(t *testing.T) {
 				if !errors.As(err, &sudoErr) || sudoErr.Kind != transport.SudoWrongPassword {
 					t.Fatalf("got %v, want a wrong password error", err)
 				}
-				if got, want := err.Error(), "sudo rejected the password for admin on gpu01"; got != want {
+				said := map[string]string{sudoRs: "sudo: Authentication failed, try again.", sudoClassic: "Sorry, try again."}[exe]
+				if got, want := err.Error(), "sudo rejected the password for admin on gpu01 ("+said+")"; got != want {
 					t.Errorf("message %q, want %q", got, want)
 				}
 			})
