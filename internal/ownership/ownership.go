@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/user"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -273,18 +274,24 @@ func Claim(ctx context.Context, ex Executor, o Object, rec Record) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
-	head, body, _ := bytes.Cut(res.Stdout, []byte("\n"))
-	switch string(head) {
-	case "claimed", "replaced":
+	return answer(o, p, res.Stdout, "claimed", "replaced")
+}
+
+// answer reads what claimScript or releaseScript said: one of done, or "taken" followed by the
+// record that names another instance.
+func answer(o Object, p string, stdout []byte, done ...string) error {
+	head, body, _ := bytes.Cut(stdout, []byte("\n"))
+	switch {
+	case slices.Contains(done, string(head)):
 		return nil
-	case "taken":
+	case string(head) == "taken":
 		other, err := parseRecord(body)
 		if err != nil {
-			return fmt.Errorf("%s exists and cannot be read as an ownership record: %w", p, err)
+			return fmt.Errorf("%s cannot be read as an ownership record: %w", p, err)
 		}
 		return &OwnedError{Object: o, Path: p, Record: other}
 	}
-	return fmt.Errorf("write %s: unexpected answer %q", p, head)
+	return fmt.Errorf("%s: unexpected answer %q", p, head)
 }
 
 // releaseScript removes the record only while it carries the caller's token.
@@ -309,16 +316,5 @@ func Release(ctx context.Context, ex Executor, o Object, token string) error {
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", p, err)
 	}
-	head, body, _ := bytes.Cut(res.Stdout, []byte("\n"))
-	switch string(head) {
-	case "absent", "released":
-		return nil
-	case "taken":
-		other, err := parseRecord(body)
-		if err != nil {
-			return fmt.Errorf("%s cannot be read as an ownership record: %w", p, err)
-		}
-		return &OwnedError{Object: o, Path: p, Record: other}
-	}
-	return fmt.Errorf("remove %s: unexpected answer %q", p, head)
+	return answer(o, p, res.Stdout, "absent", "released")
 }
