@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	_ "embed"
 	"errors"
 	"fmt"
 	"os"
@@ -17,7 +18,7 @@ import (
 )
 
 // Dir holds one record per owned object, by kind: Dir/user/alice, Dir/slurm_partition/gpu.
-const Dir = "/var/lib/gpucluster/owners"
+const Dir = transport.StateDir + "/owners"
 
 // Phase tells a finished create from one that was started and never finished.
 type Phase string
@@ -240,23 +241,11 @@ func Read(ctx context.Context, ex Executor, o Object) (rec Record, found bool, e
 	return Record{}, false, fmt.Errorf("read %s: unexpected answer %q", p, head)
 }
 
-// claimScript creates the record only where none exists: link(2) fails on an existing name, so of
-// two applies racing for one object exactly one wins, and the other reads the winner's record.
-// A record with the caller's own token is replaced (a create finishing, or taking over an
-// unfinished create by import).
-const claimScript = `set -e
-umask 022
-mkdir -p "$dir"
-chmod 0755 /var/lib/gpucluster "$owners" "$dir"
-tmp=$(mktemp "$dir/.claim.XXXXXX")
-trap 'rm -f "$tmp"' EXIT
-cat > "$tmp"
-chmod 0644 "$tmp"
-if ln "$tmp" "$f" 2>/dev/null; then echo claimed; exit 0; fi
-if [ -f "$f" ] && grep -qx "token=$token" "$f"; then mv -f "$tmp" "$f"; echo replaced; exit 0; fi
-echo taken
-cat -- "$f"
-`
+//go:embed claim.sh
+var claimScript string
+
+//go:embed release.sh
+var releaseScript string
 
 // Claim writes rec for o unless a record with another token exists, which it returns as an
 // *OwnedError. A record with rec's own token is rewritten, which is how a phase advances.
@@ -269,7 +258,7 @@ func Claim(ctx context.Context, ex Executor, o Object, rec Record) error {
 		return fmt.Errorf("ownership token %q is malformed", rec.Token)
 	}
 	dir := p[:strings.LastIndexByte(p, '/')]
-	script := transport.NewScript().Set("f", p).Set("dir", dir).Set("owners", Dir).Set("token", rec.Token).Text(claimScript).String()
+	script := transport.NewScript().Set("f", p).Set("dir", dir).Set("state", transport.StateDir).Set("owners", Dir).Set("token", rec.Token).Text(claimScript).String()
 	res, err := ex.Sudo(ctx, script, rec.marshal())
 	if err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
@@ -293,13 +282,6 @@ func answer(o Object, p string, stdout []byte, done ...string) error {
 	}
 	return fmt.Errorf("%s: unexpected answer %q", p, head)
 }
-
-// releaseScript removes the record only while it carries the caller's token.
-const releaseScript = `if [ ! -e "$f" ]; then echo absent; exit 0; fi
-if grep -qx "token=$token" "$f"; then rm -f -- "$f"; echo released; exit 0; fi
-echo taken
-cat -- "$f"
-`
 
 // Release removes o's record if it holds token. A record with another token is left alone and
 // returned as an *OwnedError; no record at all is not an error.
