@@ -16,12 +16,12 @@ import (
 )
 
 // hostFingerprint is what a refused plan must leave as it was on a host: the account databases
-// by sha256, admin's identity and home, the UID ledger, and every file under /etc and /home with
-// its owner, mode and content.
+// by sha256, admin's identity and home, the provider's ledgers and ownership records, and every
+// file under /etc and /home with its owner, mode and content.
 const hostFingerprint = `sha256sum /etc/passwd /etc/group /etc/shadow /etc/gshadow
 id admin
 stat -c '%u:%g %a %n' /home/admin
-cat /var/lib/gpucluster/* 2>/dev/null || true
+find /var/lib/gpucluster -type f -print0 2>/dev/null | sort -z | xargs -0 -r sha256sum
 find /etc /home -xdev \( -type f -o -type d -o -type l \) -printf '%p %U:%G %m %s\n' | sort | sha256sum
 find /etc /home -xdev -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum
 `

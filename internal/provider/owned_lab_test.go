@@ -312,3 +312,76 @@ func userAndRecordGone(l *lab.Lab, nodes []string, name string) error {
 	}
 	return nil
 }
+
+// The issue's cases of a second declaration in one configuration, against the lab: a second
+// gpucluster_firewall for gpu01 that would open it (default_incoming = "allow"), a second MUNGE
+// key, user and group, and a second resource for a user the configuration already manages. Each
+// plan is refused naming the object, and no host changes: /etc, /home, the ledgers and the
+// ownership records keep their sha256.
+func TestAccOwnership_secondDeclarationChangesNothing(t *testing.T) {
+	l := lab.Require(t)
+	nodes := hclList(labNodeNames(l))
+	user := func(address string) string {
+		return fmt.Sprintf("resource \"gpucluster_user\" %q {\n  name  = \"tacc_twice\"\n  uid   = 1964\n  group = \"users\"\n  nodes = %s\n}\n", address, nodes)
+	}
+	group := func(address string) string {
+		return fmt.Sprintf("resource \"gpucluster_group\" %q {\n  name  = \"tacc_twice\"\n  gid   = 2964\n  nodes = %s\n}\n", address, nodes)
+	}
+	munge := func(address string) string {
+		return fmt.Sprintf("resource \"gpucluster_munge_key\" %q {\n  controller = \"login01\"\n  nodes      = %s\n}\n", address, nodes)
+	}
+	firewall := firewallRuleBlock("ssh", "gpu01", "22", "tcp", "10.0.0.10", "SSH from login node") + `
+resource "gpucluster_firewall" "a" {
+  node     = "gpu01"
+  ssh_rule = gpucluster_firewall_rule.ssh.id
+}
+resource "gpucluster_firewall" "b" {
+  node             = "gpu01"
+  ssh_rule         = gpucluster_firewall_rule.ssh.id
+  default_incoming = "allow"
+}
+`
+	twice := `(?s)Object Declared Twice.*also\s+declares\s+`
+	cases := map[string]struct{ config, want string }{
+		"firewall":  {firewall, twice + `firewall\s+ufw\s+on\s+node\s+gpu01`},
+		"munge key": {munge("a") + munge("b"), twice + `munge\s+key\s+munge.key`},
+		"user":      {user("a") + user("b"), twice + `user\s+tacc_twice`},
+		"group":     {group("a") + group("b"), twice + `group\s+tacc_twice`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			before := snapshotHosts(t, l)
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      providerConfig(l, "") + tc.config,
+					ExpectError: regexp.MustCompile(tc.want),
+				}},
+			})
+			compareSnapshots(t, before, snapshotHosts(t, l))
+		})
+	}
+
+	t.Run("added beside an existing one", func(t *testing.T) {
+		var before map[string]string
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+			CheckDestroy:             func(*terraform.State) error { return userAndRecordGone(l, labNodeNames(l), "tacc_twice") },
+			Steps: []resource.TestStep{
+				{Config: providerConfig(l, "") + user("a")},
+				{
+					PreConfig:   func() { before = snapshotHosts(t, l) },
+					Config:      providerConfig(l, "") + user("a") + user("b"),
+					ExpectError: regexp.MustCompile(twice + `user\s+tacc_twice`),
+				},
+				{
+					PreConfig: func() { compareSnapshots(t, before, snapshotHosts(t, l)) },
+					Config:    providerConfig(l, "") + user("a"),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+				},
+			},
+		})
+	})
+}
