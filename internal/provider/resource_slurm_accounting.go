@@ -321,12 +321,12 @@ func (r *slurmAccountingResource) converge(ctx context.Context, m *slurmAccounti
 			return diags
 		}
 		diags.Append(nodeError("Cannot Start Slurmdbd", node, "Setting up MariaDB, "+slurm.SlurmdbdConfPath+" and slurmdbd failed",
-			"Check journalctl -u mariadb -u slurmdbd there, then apply again: each step runs only when it has something to change. The fragment on the controller was not written, so slurmctld runs as before.", err))
+			toolSaid(err, "Check journalctl -u mariadb -u slurmdbd there, then apply again: each step runs only when it has something to change. The fragment on the controller was not written, so slurmctld runs as before."), err))
 		return diags
 	}
 	client := slurm.AccountingClient{Cluster: st.Fragments.Controller.ClusterName, Host: host, Port: int(m.DbdPort.ValueInt64())}
 	if err := slurm.EnsureCluster(ctx, h, client); err != nil {
-		diags.Append(nodeError("Cannot Register Cluster", node, "Adding the cluster "+client.Cluster+" to slurmdbd with sacctmgr failed", "Apply again once sacctmgr show cluster works there.", err))
+		diags.Append(nodeError("Cannot Register Cluster", node, "Adding the cluster "+client.Cluster+" to slurmdbd with sacctmgr failed", toolSaid(err, "Apply again once sacctmgr show cluster works there."), err))
 		return diags
 	}
 	id, err := slurm.DatabaseClusterID(ctx, h, d.Database, client.Cluster)

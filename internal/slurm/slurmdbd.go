@@ -320,11 +320,8 @@ func wipe(b []byte) {
 // WaitSlurmdbd polls until sacctmgr gets an answer from slurmdbd, for at most timeout.
 func WaitSlurmdbd(ctx context.Context, ex Executor, c AccountingClient, timeout time.Duration) error {
 	return poll(ctx, timeout, "wait for slurmdbd", func(ctx context.Context) error {
-		_, err := ex.Sudo(ctx, c.script("sacctmgr -nP show cluster format=cluster >/dev/null"), nil)
-		if err != nil {
-			return fmt.Errorf("sacctmgr show cluster: %w", err)
-		}
-		return nil
+		_, err := c.run(ctx, ex, "sacctmgr", "-nP", "show", "cluster", "format=cluster")
+		return err
 	})
 }
 
