@@ -73,10 +73,23 @@ func (c AccountingClient) validate() error {
 
 // run runs sacctmgr or sacct words, each quoted, and returns its parsable output's records.
 func (c AccountingClient) run(ctx context.Context, ex Executor, words ...string) ([][]string, error) {
+	return c.exec(ctx, ex, false, words)
+}
+
+// read is run for a read that other resources of the run share (transport.ReadOnly).
+func (c AccountingClient) read(ctx context.Context, ex Executor, words ...string) ([][]string, error) {
+	return c.exec(ctx, ex, true, words)
+}
+
+func (c AccountingClient) exec(ctx context.Context, ex Executor, shared bool, words []string) ([][]string, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	res, err := ex.Sudo(ctx, c.script(transport.Command(words...)), nil)
+	script := c.script(transport.Command(words...))
+	if shared {
+		script = transport.ReadOnly(script)
+	}
+	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
 		return nil, &CommandError{Command: strings.Join(words, " "), Stdout: string(res.Stdout), Stderr: string(res.Stderr), Err: err}
 	}

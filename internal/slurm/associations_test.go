@@ -152,3 +152,25 @@ func TestEnsureUserKeepsSacctmgrsWords(t *testing.T) {
 		t.Errorf("ToolSaid: %q, %q", tool, said)
 	}
 }
+
+// The plan-time reads of a Slurm user: the accounts slurmdbd lists, shared within the run,
+// and whether the controller's passwd database knows the user (getent's status 2: no entry).
+func TestSlurmUserPlanReads(t *testing.T) {
+	ctx := context.Background()
+	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: "root\nresearch\n"}}}
+	names, err := AccountNames(ctx, fake, AccountingClient{Cluster: "cluster", Host: "login01", Port: DefaultDbdPort})
+	if err != nil || !reflect.DeepEqual(names, []string{"root", "research"}) {
+		t.Errorf("accounts: %q, %v", names, err)
+	}
+	if script := fake.Calls[0].Script; !strings.HasPrefix(script, transport.ReadOnly("")) || !strings.Contains(script, "sacctmgr -nP show account 'format=Account'") {
+		t.Errorf("the accounts read is not a shared read of sacctmgr show account:\n%s", script)
+	}
+	for name, want := range map[string]bool{"root": true, "tacc_nosuchuser": false} {
+		if got, err := HasUnixAccount(ctx, transporttest.Shell{}, name); err != nil || got != want {
+			t.Errorf("HasUnixAccount(%s): %v, %v", name, got, err)
+		}
+	}
+	if _, err := HasUnixAccount(ctx, transporttest.Shell{}, "-x"); err == nil {
+		t.Error("a name that is not a Slurm user name was looked up")
+	}
+}
