@@ -124,6 +124,28 @@ func (c *cluster) groupPlannedOn(node, group string) bool {
 	return ok
 }
 
+// planUser records a gpucluster_user planned on nodes in this run.
+func (c *cluster) planUser(name string, nodes []string) {
+	for _, n := range nodes {
+		c.plannedUsers.Store(c.canonicalNode(n)+"\x00"+name, true)
+	}
+}
+
+func (c *cluster) userPlannedOn(node, name string) bool {
+	_, ok := c.plannedUsers.Load(c.canonicalNode(node) + "\x00" + name)
+	return ok
+}
+
+// planSlurmAccount records a gpucluster_slurm_account planned on controller in this run.
+func (c *cluster) planSlurmAccount(controller, name string) {
+	c.plannedSlurmAccounts.Store(c.canonicalNode(controller)+"\x00"+name, true)
+}
+
+func (c *cluster) slurmAccountPlanned(controller, name string) bool {
+	_, ok := c.plannedSlurmAccounts.Load(c.canonicalNode(controller) + "\x00" + name)
+	return ok
+}
+
 // defaultUser is the guide's administration account, which is deliberately not a cluster user.
 const defaultUser = "admin"
 
@@ -142,6 +164,10 @@ type cluster struct {
 	// that a user's plan-time check counts a group this apply adds to a node as there. Users
 	// that refer to the group are planned after it.
 	plannedGroups sync.Map
+	// plannedUsers and plannedSlurmAccounts do the same for gpucluster_user (node+"\x00"+name)
+	// and gpucluster_slurm_account (controller+"\x00"+name), for a Slurm user's plan-time
+	// checks. A Slurm user that refers to them is planned after them.
+	plannedUsers, plannedSlurmAccounts sync.Map
 	// declaredTargets does the same for BeeGFS storage target IDs.
 	declaredTargets targetDeclarations
 	// slurmPlans holds the Slurm fragment changes planned in this run.

@@ -110,7 +110,7 @@ func (d *slurmGPUHoursDataSource) Read(ctx context.Context, req datasource.ReadR
 	usage, err := slurm.ReadGPUUsage(ctx, h, client, start, end)
 	if err != nil {
 		resp.Diagnostics.Append(nodeError("Cannot Read GPU Usage", controller, "sacct over "+start+" to "+end+" failed",
-			"Check that slurmdbd runs and sacct -a works on the controller.", err))
+			toolSaid(err, "Check that slurmdbd runs and sacct -a works on the controller."), err))
 		return
 	}
 	users := make([]attr.Value, len(usage))

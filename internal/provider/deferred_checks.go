@@ -21,6 +21,7 @@ var deferredChecks = []string{
 	"DefMemPerGPU and the other slurm.conf checks on the controller (gpucluster_slurm_controller, gpucluster_slurm_node, gpucluster_slurm_partition)",
 	"the restart class of the Slurm changes and the restarts they need (gpucluster_slurm_activation)",
 	"MUNGE key state on the nodes (gpucluster_munge_key)",
+	"MariaDB accounts the provider did not create (gpucluster_slurm_accounting), and accounts and Unix accounts of Slurm users (gpucluster_slurm_user)",
 	"BeeGFS filesystems, interlock, IDs on disk and existing data (gpucluster_beegfs_management, gpucluster_beegfs_metadata, gpucluster_beegfs_target)",
 }
 

@@ -80,7 +80,7 @@ func (r *slurmAccountingResource) Schema(ctx context.Context, _ resource.SchemaR
 			"Apply installs `mariadb-server`, `slurmdbd` and `slurm-client` with apt where missing, writes `" + slurm.MariaDBConfPath + "` (`innodb_snapshot_isolation` off, " +
 			"since MariaDB 11.6.2 and later, Debian 13's 11.8 among them, otherwise fail slurmdbd's association updates with error 1020; `innodb_lock_wait_timeout = 900`, as Slurm asks; " +
 			"slurmdbd's warning about `innodb_buffer_pool_size` is left to the admin, who knows the node's memory), creates the database and its user (with `mysql` as root over " +
-			"the unix socket), writes `" + slurm.SlurmdbdConfPath + "` (owner SlurmUser, mode 0600, only when it changes), starts slurmdbd (restarted when the file " +
+			"the unix socket; see `database_user` for the accounts it never changes), writes `" + slurm.SlurmdbdConfPath + "` (owner SlurmUser, mode 0600, only when it changes), starts slurmdbd (restarted when the file " +
 			"changed) and waits until `sacctmgr` gets an answer from it. It registers the cluster (the controller's `ClusterName`) in slurmdbd; when the ClusterID " +
 			"slurmctld saved in `StateSaveLocation/clustername` is not the one slurmdbd has (a slurmctld that ran before accounting, or with another database), it removes " +
 			"that file, so that slurmctld's next start takes slurmdbd's ID instead of stopping with `CLUSTER ID MISMATCH` (Slurm's own advice; jobs and the rest of the " +
@@ -93,7 +93,7 @@ func (r *slurmAccountingResource) Schema(ctx context.Context, _ resource.SchemaR
 			"every apply that creates or updates this resource; change `database_password_wo_version` to rotate it. Drift shows in `status`: slurmdbd or MariaDB " +
 			"stopped, slurmdbd.conf or the MariaDB settings edited by hand (compared on the node without reading the password back), the database user's password " +
 			"changed by hand (the file's password is tried on the node), packages removed. Destroy stops slurmdbd and removes " +
-			"slurmdbd.conf and the fragment; the database, and with it every job's history, stays in MariaDB.\n\n" +
+			"slurmdbd.conf and the fragment; the database, and with it every job's history, stays in MariaDB, and so does its user.\n\n" +
 			"When `node` is not the controller, slurmctld reaches slurmdbd on `dbd_port` over the network: allow it with a `gpucluster_firewall_rule`. " +
 			"Import with `CONTROLLER` (slurmdbd on the controller) or `NODE@CONTROLLER`; `database_password_wo` is then needed in the configuration before the next update.",
 		Attributes: map[string]schema.Attribute{
@@ -123,11 +123,16 @@ func (r *slurmAccountingResource) Schema(ctx context.Context, _ resource.SchemaR
 				Validators:          []validator.String{sqlName},
 			},
 			"database_user": schema.StringAttribute{
-				MarkdownDescription: "`StorageUser`, the MariaDB user slurmdbd connects as, from localhost. Defaults to `" + defaultAccountingDBUser + "`.",
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString(defaultAccountingDBUser),
-				Validators:          []validator.String{sqlName},
+				MarkdownDescription: "`StorageUser`, the MariaDB user slurmdbd connects as, from localhost. Defaults to `" + defaultAccountingDBUser + "`. " +
+					"MariaDB's own accounts (" + markdownList(slurm.BuiltinDatabaseUsers) + ") are refused. The provider changes only an account it created: it lists each one in `" +
+					slurm.DatabaseUsersPath + "` on the node before creating it, and a plan that would take over an account MariaDB already has and the list does not name " +
+					"is refused, when MariaDB runs on the node at plan time, and otherwise before the apply touches the account. An import of accounting set up by hand uses its account " +
+					"as it is: the apply after it checks that `database_password_wo` opens the account and sets that account's password only when `database_password_wo_version` " +
+					"later changes.",
+				Optional:   true,
+				Computed:   true,
+				Default:    stringdefault.StaticString(defaultAccountingDBUser),
+				Validators: []validator.String{sqlName, databaseUserValidator{}},
 			},
 			"database_password_wo": schema.StringAttribute{
 				MarkdownDescription: "`StoragePass`: the database user's password, " + slurm.PasswordRule + ". Write-only (Terraform 1.11 or later): it is never stored in the state or shown in a plan.",
@@ -204,11 +209,16 @@ func (r *slurmAccountingResource) ModifyPlan(ctx context.Context, req resource.M
 		var configured types.String
 		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("node"), &configured)...)
 		if configured.IsNull() {
+			plan.Node = plan.Controller
 			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("node"), plan.Controller)...)
 		}
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(inSync))...)
 	if plan.Controller.IsUnknown() || (!req.State.Raw.IsNull() && req.Plan.Raw.Equal(req.State.Raw)) {
+		return
+	}
+	resp.Diagnostics.Append(r.checkDatabaseUser(ctx, plan, priorModel[slurmAccountingModel](ctx, req.State, &resp.Diagnostics), !req.State.Raw.IsNull())...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	controller := plan.Controller.ValueString()
@@ -230,19 +240,25 @@ func (r *slurmAccountingResource) ModifyPlan(ctx context.Context, req resource.M
 }
 
 func (r *slurmAccountingResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, req.Plan, req.Config, &resp.State, &resp.Diagnostics, timeouts.Value.Create)
+	r.apply(ctx, req.Plan, req.Config, nil, &resp.State, &resp.Diagnostics, timeouts.Value.Create)
 }
 
 func (r *slurmAccountingResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, req.Plan, req.Config, &resp.State, &resp.Diagnostics, timeouts.Value.Update)
+	r.apply(ctx, req.Plan, req.Config, &req.State, &resp.State, &resp.Diagnostics, timeouts.Value.Update)
 }
 
 // apply takes the password from the configuration, the only place a write-only value is, and
-// bounds the wait for slurmdbd by the timeout that limit reads (create's or update's).
-func (r *slurmAccountingResource) apply(ctx context.Context, plan tfsdk.Plan, config tfsdk.Config, state *tfsdk.State, diags *diag.Diagnostics,
+// bounds the wait for slurmdbd by the timeout that limit reads (create's or update's). prior is
+// the state an update starts from, nil on create.
+func (r *slurmAccountingResource) apply(ctx context.Context, plan tfsdk.Plan, config tfsdk.Config, prior, state *tfsdk.State, diags *diag.Diagnostics,
 	limit func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics)) {
 	var m slurmAccountingModel
 	diags.Append(plan.Get(ctx, &m)...)
+	var before *slurmAccountingModel
+	if prior != nil {
+		before = &slurmAccountingModel{}
+		diags.Append(prior.Get(ctx, before)...)
+	}
 	var password types.String
 	diags.Append(config.GetAttribute(ctx, path.Root("database_password_wo"), &password)...)
 	if diags.HasError() {
@@ -254,7 +270,7 @@ func (r *slurmAccountingResource) apply(ctx context.Context, plan tfsdk.Plan, co
 		return
 	}
 	pw := []byte(password.ValueString())
-	diags.Append(r.converge(ctx, &m, pw, wait)...)
+	diags.Append(r.converge(ctx, &m, r.databaseUserPolicy(m, before), pw, wait)...)
 	for i := range pw {
 		pw[i] = 0
 	}
@@ -267,7 +283,7 @@ func (r *slurmAccountingResource) apply(ctx context.Context, plan tfsdk.Plan, co
 
 // converge sets up MariaDB and slurmdbd on the node, registers the cluster, and only then
 // writes the fragment that the activation puts into slurm.conf.
-func (r *slurmAccountingResource) converge(ctx context.Context, m *slurmAccountingModel, password []byte, wait time.Duration) diag.Diagnostics {
+func (r *slurmAccountingResource) converge(ctx context.Context, m *slurmAccountingModel, policy slurm.DatabaseUserPolicy, password []byte, wait time.Duration) diag.Diagnostics {
 	controller, node := m.Controller.ValueString(), m.node().ValueString()
 	m.Node = types.StringValue(node)
 	st, diags := r.cluster.readSlurmStatus(ctx, controller)
@@ -299,14 +315,18 @@ func (r *slurmAccountingResource) converge(ctx context.Context, m *slurmAccounti
 	}
 	m.DbdHost = types.StringValue(host)
 	d := m.slurmdbd(st.Fragments.Controller.SlurmUser)
-	if err := slurm.EnsureSlurmdbd(ctx, h, d, password, wait); err != nil {
+	if err := slurm.EnsureSlurmdbd(ctx, h, d, password, policy, wait); err != nil {
+		if refused, ok := databaseUserRefused(node, err); ok {
+			diags.Append(refused)
+			return diags
+		}
 		diags.Append(nodeError("Cannot Start Slurmdbd", node, "Setting up MariaDB, "+slurm.SlurmdbdConfPath+" and slurmdbd failed",
-			"Check journalctl -u mariadb -u slurmdbd there, then apply again: each step runs only when it has something to change. The fragment on the controller was not written, so slurmctld runs as before.", err))
+			toolSaid(err, "Check journalctl -u mariadb -u slurmdbd there, then apply again: each step runs only when it has something to change. The fragment on the controller was not written, so slurmctld runs as before."), err))
 		return diags
 	}
 	client := slurm.AccountingClient{Cluster: st.Fragments.Controller.ClusterName, Host: host, Port: int(m.DbdPort.ValueInt64())}
 	if err := slurm.EnsureCluster(ctx, h, client); err != nil {
-		diags.Append(nodeError("Cannot Register Cluster", node, "Adding the cluster "+client.Cluster+" to slurmdbd with sacctmgr failed", "Apply again once sacctmgr show cluster works there.", err))
+		diags.Append(nodeError("Cannot Register Cluster", node, "Adding the cluster "+client.Cluster+" to slurmdbd with sacctmgr failed", toolSaid(err, "Apply again once sacctmgr show cluster works there."), err))
 		return diags
 	}
 	id, err := slurm.DatabaseClusterID(ctx, h, d.Database, client.Cluster)

@@ -54,6 +54,9 @@ func (r *slurmUserResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 		MarkdownDescription: "A user's membership in Slurm accounts on the cluster: one association per account, a default account, and the QOS its " +
 			"associations allow. This is Slurm's accounting user, not the POSIX account, which is `gpucluster_user`; with `enforce` including `associations` " +
 			"on `gpucluster_slurm_accounting`, a POSIX user without this resource cannot run jobs. " + associationsDoc +
+			" When the controller and its accounting exist at plan time, the plan refuses an account that slurmdbd does not have and no `gpucluster_slurm_account` " +
+			"of the configuration declares, and warns about a new user that has no Unix account on the controller (`getent passwd`) and that no `gpucluster_user` " +
+			"of the configuration puts there." +
 			" Import with `NAME@CONTROLLER`, for example `alice@login01`.",
 		Attributes: map[string]schema.Attribute{
 			"id":         computedKeptAttribute("The user name."),

@@ -203,6 +203,9 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	resp.Diagnostics.Append(planNodeStatus(ctx, req, resp, nodeNames)...)
 	state := priorModel[userModel](ctx, req.State, &resp.Diagnostics)
 	resp.Diagnostics.Append(planAdoptedOn(ctx, resp, plan.Nodes, state.Nodes, state.AdoptedOn)...)
+	if !plan.Name.IsUnknown() {
+		r.cluster.planUser(plan.Name.ValueString(), nodeNames)
+	}
 	if !r.cluster.settingsKnown() || plan.UID.IsUnknown() || plan.Name.IsUnknown() || plan.Group.IsUnknown() || !fullyKnown(plan.Groups) {
 		return
 	}

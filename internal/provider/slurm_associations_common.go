@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -36,11 +37,21 @@ func (c *cluster) accountingClient(ctx context.Context, controller string) (*tra
 	return h, client, diags
 }
 
-// sacctmgrError is the diagnostic of a failed sacctmgr change.
+// sacctmgrError is the diagnostic of a failed sacctmgr change, sacctmgr's own words first.
 func sacctmgrError(summary, controller, happened string, err error) diag.Diagnostic {
 	return nodeError(summary, controller, happened,
-		"Check that slurmdbd runs (systemctl status slurmdbd on the accounting node) and what sacctmgr says above, then apply again: "+
-			"each change runs only when the association differs.", err)
+		toolSaid(err, "Fix what sacctmgr names, or check that slurmdbd runs (systemctl status slurmdbd on the accounting node), then apply again: "+
+			"each change runs only when the association differs."), err)
+}
+
+// toolSaid puts what sacctmgr or sacct printed before todo, the advice of a diagnostic: its
+// refusals often come on standard output, which no transport error holds.
+func toolSaid(err error, todo string) string {
+	tool, said := slurm.ToolSaid(err)
+	if said == "" {
+		return todo
+	}
+	return tool + " said:\n  " + strings.ReplaceAll(said, "\n", "\n  ") + "\n\n" + todo
 }
 
 // sacctmgrObject is what differs between the objects kept in slurmdbd (accounts, users, QOS):

@@ -73,14 +73,68 @@ func (c AccountingClient) validate() error {
 
 // run runs sacctmgr or sacct words, each quoted, and returns its parsable output's records.
 func (c AccountingClient) run(ctx context.Context, ex Executor, words ...string) ([][]string, error) {
+	return c.exec(ctx, ex, false, words)
+}
+
+// read is run for a read that other resources of the run share (transport.ReadOnly).
+func (c AccountingClient) read(ctx context.Context, ex Executor, words ...string) ([][]string, error) {
+	return c.exec(ctx, ex, true, words)
+}
+
+func (c AccountingClient) exec(ctx context.Context, ex Executor, shared bool, words []string) ([][]string, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	res, err := ex.Sudo(ctx, c.script(transport.Command(words...)), nil)
+	script := c.script(transport.Command(words...))
+	if shared {
+		script = transport.ReadOnly(script)
+	}
+	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", strings.Join(words, " "), err)
+		return nil, &CommandError{Command: strings.Join(words, " "), Stdout: string(res.Stdout), Stderr: string(res.Stderr), Err: err}
 	}
 	return parseParsable(string(res.Stdout)), nil
+}
+
+// CommandError is a sacctmgr or sacct command that failed, with what it printed. sacctmgr
+// prints most of its refusals on standard output ("No account nosuchacct on cluster cluster")
+// and exits 1, where the transport's error holds standard error only.
+type CommandError struct {
+	Command        string
+	Stdout, Stderr string
+	Err            error
+}
+
+func (e *CommandError) Error() string {
+	msg := e.Command + ": " + e.Err.Error()
+	if out := strings.TrimSpace(e.Stdout); out != "" {
+		msg += "; standard output: " + out
+	}
+	return msg
+}
+
+func (e *CommandError) Unwrap() error { return e.Err }
+
+// Said is the command's own words, standard output then standard error, one line each.
+func (e *CommandError) Said() string {
+	var lines []string
+	for _, line := range strings.Split(e.Stdout+"\n"+e.Stderr, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ToolSaid is what the sacctmgr or sacct command that err comes from printed; empty when err
+// is not a command's failure, or it printed nothing.
+func ToolSaid(err error) (tool, said string) {
+	var ce *CommandError
+	if !errors.As(err, &ce) {
+		return "", ""
+	}
+	tool, _, _ = strings.Cut(ce.Command, " ")
+	return tool, ce.Said()
 }
 
 // change runs a sacctmgr command that changes the database and records it as a change.

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 // Associations live in slurmdbd: Slurm accounts in a tree under root, users in accounts, and
@@ -96,6 +98,35 @@ func ReadAccount(ctx context.Context, ex Executor, c AccountingClient, name stri
 		}
 	}
 	return a, found && assocFound, nil
+}
+
+// AccountNames lists the accounts slurmdbd holds. Every plan of a Slurm user in a run asks
+// the same, so the read is shared within the run until the controller changes.
+func AccountNames(ctx context.Context, ex Executor, c AccountingClient) ([]string, error) {
+	rows, err := c.read(ctx, ex, "sacctmgr", "-nP", "show", "account", "format=Account")
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(rows))
+	for _, r := range rows {
+		names = append(names, r[0])
+	}
+	return names, nil
+}
+
+// HasUnixAccount tells whether the node's passwd database (getent: local files, LDAP, SSSD)
+// knows name: Slurm keeps a user's association without one, but the user can run no job.
+func HasUnixAccount(ctx context.Context, ex Executor, name string) (bool, error) {
+	if err := checkAssocName("user", name); err != nil {
+		return false, err
+	}
+	script := transport.NewScript().Set("name", name).Text(`getent passwd -- "$name" >/dev/null; st=$?
+case $st in 0) echo yes ;; 2) echo no ;; *) exit $st ;; esac`).String()
+	res, err := ex.Sudo(ctx, transport.ReadOnly(script), nil)
+	if err != nil {
+		return false, fmt.Errorf("getent passwd %s: %w", name, err)
+	}
+	return strings.TrimSpace(string(res.Stdout)) == "yes", nil
 }
 
 // EnsureAccount adds the account on the client's cluster, or changes what differs from have.

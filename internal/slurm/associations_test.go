@@ -3,11 +3,13 @@ package slurm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
 func TestSumGPUUsage(t *testing.T) {
@@ -132,5 +134,43 @@ func TestSyncClusterIDRefusesBadInput(t *testing.T) {
 	}
 	if _, err := DatabaseClusterID(context.Background(), &recorder{}, "slurm_acct_db", "x' OR '1'='1"); err == nil {
 		t.Error("a cluster name with SQL in it was accepted")
+	}
+}
+
+// sacctmgr refuses an unknown account on standard output, with status 1 and nothing on
+// standard error (Slurm 24.11, captured on the lab): its words reach the error.
+func TestEnsureUserKeepsSacctmgrsWords(t *testing.T) {
+	out := transporttest.Testdata(t, "sacctmgr-add-user-unknown-account.out")
+	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out, Err: &transport.ExitError{Host: "login01", Status: 1}}}}
+	c := AccountingClient{Cluster: "cluster", Host: "login01", Port: DefaultDbdPort}
+	err := EnsureUser(context.Background(), fake, c, AccountingUser{Name: "bob", Accounts: []string{"nosuchacct"}, DefaultAccount: "nosuchacct"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "No account nosuchacct on cluster cluster, skipping.") {
+		t.Fatalf("error without sacctmgr's words: %v", err)
+	}
+	tool, said := ToolSaid(fmt.Errorf("wrapped: %w", err))
+	if tool != "sacctmgr" || said != strings.TrimSpace(out) {
+		t.Errorf("ToolSaid: %q, %q", tool, said)
+	}
+}
+
+// The plan-time reads of a Slurm user: the accounts slurmdbd lists, shared within the run,
+// and whether the controller's passwd database knows the user (getent's status 2: no entry).
+func TestSlurmUserPlanReads(t *testing.T) {
+	ctx := context.Background()
+	fake := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: "root\nresearch\n"}}}
+	names, err := AccountNames(ctx, fake, AccountingClient{Cluster: "cluster", Host: "login01", Port: DefaultDbdPort})
+	if err != nil || !reflect.DeepEqual(names, []string{"root", "research"}) {
+		t.Errorf("accounts: %q, %v", names, err)
+	}
+	if script := fake.Calls[0].Script; !strings.HasPrefix(script, transport.ReadOnly("")) || !strings.Contains(script, "sacctmgr -nP show account 'format=Account'") {
+		t.Errorf("the accounts read is not a shared read of sacctmgr show account:\n%s", script)
+	}
+	for name, want := range map[string]bool{"root": true, "tacc_nosuchuser": false} {
+		if got, err := HasUnixAccount(ctx, transporttest.Shell{}, name); err != nil || got != want {
+			t.Errorf("HasUnixAccount(%s): %v, %v", name, got, err)
+		}
+	}
+	if _, err := HasUnixAccount(ctx, transporttest.Shell{}, "-x"); err == nil {
+		t.Error("a name that is not a Slurm user name was looked up")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -233,30 +234,13 @@ func (s SlurmdbdState) Drift() []string {
 	return out
 }
 
-// databaseScript starts MariaDB, restarted when its settings changed, and creates the
-// database and its user, or sets the user's password, through mysql as root over the unix
-// socket. The SQL, password included, arrives on stdin; an
-// error is reduced to MariaDB's code, since its message may quote the statement.
-func databaseScript(restart bool) string {
+// startDatabaseScript starts MariaDB, restarted when its settings changed.
+func startDatabaseScript(restart bool) string {
 	start := "systemctl is-active --quiet mariadb || systemctl start mariadb || exit\n"
 	if restart {
 		start = "systemctl restart mariadb || exit\n"
 	}
-	return transport.ScriptEnv + units.EnableText("mariadb") + ` || exit
-` + start + `err=$(mysql --batch 2>&1 >/dev/null) && exit 0
-printf '%s\n' "$err" | sed -n 's/^\(ERROR [0-9]* ([A-Z0-9]*)\).*/MariaDB \1/p' | head -n 1 >&2
-exit 1
-`
-}
-
-func databaseSQL(d Slurmdbd, password []byte) []byte {
-	var b bytes.Buffer
-	user := "'" + d.DatabaseUser + "'@'localhost'"
-	fmt.Fprintf(&b, "CREATE DATABASE IF NOT EXISTS `%s`;\n", d.Database)
-	fmt.Fprintf(&b, "CREATE USER IF NOT EXISTS %s IDENTIFIED BY '%s';\n", user, password)
-	fmt.Fprintf(&b, "ALTER USER %s IDENTIFIED BY '%s';\n", user, password)
-	fmt.Fprintf(&b, "GRANT ALL ON `%s`.* TO %s;\n", d.Database, user)
-	return b.Bytes()
+	return transport.ScriptEnv + units.EnableText("mariadb") + " || exit\n" + start
 }
 
 // SlurmdbdHost is what setting up slurmdbd needs of its node.
@@ -269,24 +253,42 @@ type SlurmdbdHost interface {
 // database and its user with that password, slurmdbd.conf is d's (written only when it
 // differs), and slurmdbd runs with it, restarted when the file changed. It returns once
 // sacctmgr gets an answer from slurmdbd, at most wait later. Packages must be installed.
-func EnsureSlurmdbd(ctx context.Context, h SlurmdbdHost, d Slurmdbd, password []byte, wait time.Duration) error {
+//
+// A MariaDB account of d's user that the provider did not create is refused, a
+// *ForeignDatabaseUserError, unless policy says it was adopted; an adopted one keeps its
+// password unless policy rotates it. When MariaDB runs, that is decided before anything changes.
+func EnsureSlurmdbd(ctx context.Context, h SlurmdbdHost, d Slurmdbd, password []byte, policy DatabaseUserPolicy, wait time.Duration) error {
 	if err := d.Validate(); err != nil {
 		return err
 	}
 	if err := ValidatePassword(password); err != nil {
 		return err
 	}
+	if err := CheckDatabaseUserName(d.DatabaseUser); err != nil {
+		return err
+	}
+	steps, err := readDatabaseUserSteps(ctx, h, d, password, policy)
+	started := !errors.Is(err, errNoAnswer)
+	if err != nil && started {
+		return err
+	}
 	dbChanged, err := h.WriteFile(ctx, transport.File{Path: MariaDBConfPath, Content: []byte(mariaDBConf), Owner: "root", Group: "root", Mode: 0o644})
 	if err != nil {
 		return fmt.Errorf("write %s: %w", MariaDBConfPath, err)
 	}
-	sql := databaseSQL(d, password)
-	defer wipe(sql)
-	if _, err := h.Sudo(ctx, databaseScript(dbChanged), sql); err != nil {
-		return fmt.Errorf("create database %s and its user %s in MariaDB: %w", d.Database, d.DatabaseUser, err)
+	if _, err := h.Sudo(ctx, startDatabaseScript(dbChanged), nil); err != nil {
+		return fmt.Errorf("start mariadb: %w", err)
 	}
 	if dbChanged {
 		transport.Changed(ctx, h, "restarted mariadb with "+MariaDBConfPath)
+	}
+	if !started {
+		if steps, err = readDatabaseUserSteps(ctx, h, d, password, policy); err != nil {
+			return err
+		}
+	}
+	if err := ensureDatabase(ctx, h, d, password, steps); err != nil {
+		return err
 	}
 	conf := RenderSlurmdbdConf(d, password)
 	defer wipe(conf)
@@ -323,11 +325,8 @@ func wipe(b []byte) {
 // WaitSlurmdbd polls until sacctmgr gets an answer from slurmdbd, for at most timeout.
 func WaitSlurmdbd(ctx context.Context, ex Executor, c AccountingClient, timeout time.Duration) error {
 	return poll(ctx, timeout, "wait for slurmdbd", func(ctx context.Context) error {
-		_, err := ex.Sudo(ctx, c.script("sacctmgr -nP show cluster format=cluster >/dev/null"), nil)
-		if err != nil {
-			return fmt.Errorf("sacctmgr show cluster: %w", err)
-		}
-		return nil
+		_, err := c.run(ctx, ex, "sacctmgr", "-nP", "show", "cluster", "format=cluster")
+		return err
 	})
 }
 
