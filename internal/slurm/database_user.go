@@ -88,16 +88,20 @@ const mysqlNotInstalled = 3
 func readDatabaseUserScript(name string, login bool) string {
 	s := transport.NewScript().Set("name", name).Set("list", DatabaseUsersPath).
 		Set("query", "SELECT Host FROM mysql.user WHERE User = '"+name+"' ORDER BY Host")
-	s.Text(transport.SectionFuncs + `sec created
-if [ -e "$list" ]; then grep -cxF -- "$name" "$list"; else echo 0; fi; end 0
-sec hosts
-if command -v mysql >/dev/null; then out=$(mysql -N -B -e "$query" 2>&1); st=$?; printf '%s\n' "$out"; end $st; else end ` + fmt.Sprint(mysqlNotInstalled) + `; fi`)
+	s.Text(transport.SectionFuncs + `created() { if [ -e "$list" ]; then grep -cxF -- "$name" "$list"; else echo 0; fi; return 0; }
+sec created created
+hosts() { mysql -N -B -e "$query" 2>&1; }
+if command -v mysql >/dev/null; then sec hosts hosts; else secv hosts ` + fmt.Sprint(mysqlNotInstalled) + `; fi`)
 	if login {
-		s.Text(`sec login
-f=$(mktemp) || exit 1
-trap 'rm -f -- "$f"' EXIT
-{ echo '[client]'; printf 'password=%s\n' "$(cat)"; } > "$f"
-mysql --defaults-extra-file="$f" -u "$name" -N -e 'SELECT 1' >/dev/null 2>&1; end $?`)
+		s.Text(`login() {
+	f=$(mktemp) || return 1
+	{ echo '[client]'; printf 'password=%s\n' "$(cat)"; } > "$f"
+	mysql --defaults-extra-file="$f" -u "$name" -N -e 'SELECT 1' >/dev/null 2>&1
+	st=$?
+	rm -f -- "$f"
+	return $st
+}
+sec login login`)
 	}
 	return s.String()
 }
