@@ -131,42 +131,23 @@ func (g *ownedGuard) locate(ctx context.Context, schemaData tfsdk.State, diags *
 
 func planData(p tfsdk.Plan) tfsdk.State { return tfsdk.State(p) }
 
-// ModifyPlan refuses a second declaration of an object within this run and, for a create, an
+// ModifyPlan refuses a second declaration of an object within this run, before the resource's
+// own checks (which may need a host the second declaration would change), and, for a create, an
 // object whose record on its node names another resource instance.
 func (g *ownedGuard) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if r, ok := g.inner.(resource.ResourceWithModifyPlan); ok {
-		r.ModifyPlan(ctx, req, resp)
-	}
-	if resp.Diagnostics.HasError() || resp.Plan.Raw.IsNull() {
+	if resp.Plan.Raw.IsNull() {
+		g.innerModifyPlan(ctx, req, resp)
 		return
 	}
 	loc, ok := g.locate(ctx, planData(resp.Plan), &resp.Diagnostics)
-	if !ok {
+	if ok && !g.declareOnce(ctx, req, resp, loc) {
+		return
+	}
+	g.innerModifyPlan(ctx, req, resp)
+	if !ok || resp.Diagnostics.HasError() {
 		return
 	}
 	creating := req.State.Raw.IsNull()
-	token := ownerToken(ctx, req.Private)
-	if token == "" {
-		// A resource from before ownership records gets its token now, and its Update writes the
-		// record; a create's token is made by Create, which sees no private state.
-		token = ownership.NewToken()
-		if !creating {
-			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(token))...)
-		}
-	}
-	for _, node := range loc.declaredOn() {
-		if other, dup := g.cluster.owners.declare(node, loc.object, token, g.typeName()); dup {
-			where := ""
-			if node != "" {
-				where = " on node " + node
-			}
-			resp.Diagnostics.AddError("Object Declared Twice",
-				fmt.Sprintf("Another %s in this configuration also declares %s%s. Two resources would overwrite each other's settings on every apply, and destroying one would remove what the other manages.\n\n"+
-					"Keep one declaration of it. To move it from one resource to another, use a moved block (or terraform state mv) rather than a second resource.",
-					other, describeObject(loc.object), where))
-			return
-		}
-	}
 	if foreign := privateToken(ctx, req.Private, foreignTokenKey); foreign != "" && g.cluster.settingsKnown() {
 		g.refuseForeign(ctx, loc, foreign, &resp.Diagnostics)
 		return
@@ -188,6 +169,42 @@ func (g *ownedGuard) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 			resp.Diagnostics.Append(ownedByAnother(node, &ownership.OwnedError{Object: loc.object, Path: recordPath(loc.object), Record: rec}, "creating it"))
 		}
 	}
+}
+
+func (g *ownedGuard) innerModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if r, ok := g.inner.(resource.ResourceWithModifyPlan); ok {
+		r.ModifyPlan(ctx, req, resp)
+	}
+}
+
+// declareOnce records this instance's declaration of its object for the run, and refuses it
+// when another instance declared the same object; ok is false then.
+func (g *ownedGuard) declareOnce(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, loc located) (ok bool) {
+	token := ownerToken(ctx, req.Private)
+	if token == "" {
+		// A resource from before ownership records gets its token now, and its Update writes the
+		// record; a create's token is made by Create, which sees no private state.
+		token = ownership.NewToken()
+		if !req.State.Raw.IsNull() {
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(token))...)
+		}
+	}
+	for _, node := range loc.declaredOn() {
+		other, dup := g.cluster.owners.declare(node, loc.object, token, g.typeName())
+		if !dup {
+			continue
+		}
+		where := ""
+		if node != "" {
+			where = " on node " + node
+		}
+		resp.Diagnostics.AddError("Object Declared Twice",
+			fmt.Sprintf("Another %s in this configuration also declares %s%s. Two resources would overwrite each other's settings on every apply, and destroying one would remove what the other manages.\n\n"+
+				"Keep one declaration of it. To move it from one resource to another, use a moved block (or terraform state mv) rather than a second resource.",
+				other, describeObject(loc.object), where))
+		return false
+	}
+	return true
 }
 
 // refuseForeign refuses the plan of an import whose object was owned by another instance, while

@@ -314,8 +314,9 @@ func userAndRecordGone(l *lab.Lab, nodes []string, name string) error {
 }
 
 // The issue's cases of a second declaration in one configuration, against the lab: a second
-// gpucluster_firewall for gpu01 that would open it (default_incoming = "allow"), a second MUNGE
-// key, user and group, and a second resource for a user the configuration already manages. Each
+// gpucluster_firewall for gpu01 that would open it (default_incoming = "allow"), a second Slurm
+// partition, node, account and QOS, MUNGE key, user and group, and a second resource for a user
+// the configuration already manages. Each
 // plan is refused naming the object, and no host changes: /etc, /home, the ledgers and the
 // ownership records keep their sha256.
 func TestAccOwnership_secondDeclarationChangesNothing(t *testing.T) {
@@ -341,12 +342,20 @@ resource "gpucluster_firewall" "b" {
   default_incoming = "allow"
 }
 `
+	slurm := func(typ, body string) string {
+		return fmt.Sprintf("resource %q \"a\" {\n  controller = \"login01\"\n%s}\nresource %q \"b\" {\n  controller = \"login01\"\n%s}\n", typ, body, typ, body)
+	}
 	twice := `(?s)Object Declared Twice.*also\s+declares\s+`
 	cases := map[string]struct{ config, want string }{
-		"firewall":  {firewall, twice + `firewall\s+ufw\s+on\s+node\s+gpu01`},
-		"munge key": {munge("a") + munge("b"), twice + `munge\s+key\s+munge.key`},
-		"user":      {user("a") + user("b"), twice + `user\s+tacc_twice`},
-		"group":     {group("a") + group("b"), twice + `group\s+tacc_twice`},
+		"partition": {slurm("gpucluster_slurm_partition", "  name         = \"gpu\"\n  nodes        = [\"gpu01\"]\n  allow_groups = [\"users\"]\n"),
+			twice + `slurm\s+partition\s+gpu\s+on\s+node\s+login01`},
+		"slurm node": {slurm("gpucluster_slurm_node", "  name = \"gpu01\"\n"), twice + `slurm\s+node\s+gpu01\s+on\s+node\s+login01`},
+		"account":    {slurm("gpucluster_slurm_account", "  name = \"tacc_twice\"\n"), twice + `slurm\s+account\s+tacc_twice`},
+		"qos":        {slurm("gpucluster_slurm_qos", "  name = \"tacc_twice\"\n"), twice + `slurm\s+qos\s+tacc_twice`},
+		"firewall":   {firewall, twice + `firewall\s+ufw\s+on\s+node\s+gpu01`},
+		"munge key":  {munge("a") + munge("b"), twice + `munge\s+key\s+munge.key`},
+		"user":       {user("a") + user("b"), twice + `user\s+tacc_twice`},
+		"group":      {group("a") + group("b"), twice + `group\s+tacc_twice`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
