@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/ownership"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 )
 
@@ -137,7 +138,12 @@ func TestAccSlurmAccounting_importKeepsTheAccount(t *testing.T) {
 				Config:    without.config(l),
 			},
 			{
-				PreConfig:       func() { changed = onHost(t, l, "login01", passwordLastChanged) },
+				// The hand-over of the ownership guide: the state forgot the resource (above), and
+				// its record goes too, so that the import may take it.
+				PreConfig: func() {
+					onHost(t, l, "login01", "rm "+ownership.Dir+"/slurm_accounting/accounting")
+					changed = onHost(t, l, "login01", passwordLastChanged)
+				},
 				Config:          imported.config(l),
 				ConfigVariables: pw1,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
