@@ -373,6 +373,7 @@ if [ -e /etc/ssh/sshd_config.d/90-allow-sudo.conf ]; then rm /etc/ssh/sshd_confi
 for f in `+firewall.LedgerPath+` `+users.LedgerPath+`; do
 	[ -e "$f" ] && sed -i -E '/^(allow:|(user|group) (alice|bob|users) )/d' "$f"
 done
+rm -rf `+ownership.Dir+`
 true`)
 		if err != nil {
 			t.Errorf("undo the hand-built cluster on %s: %v: %s", n, err, stderr)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/ownership"
 )
 
 // cliRequiredProviders is what a configuration needs for the terraform binary to find the
@@ -194,11 +195,13 @@ func (h *heldCommand) poll(what, script string, apply *runningTerraform) {
 	}
 }
 
-// removeTestUsers removes what a test's cut-short creates may have left on the nodes.
+// removeTestUsers removes what a test's cut-short creates may have left on the nodes: the
+// accounts, their homes and their ownership records, which the test's working directory, gone
+// with it, was the owner of.
 func removeTestUsers(l *lab.Lab, names []string, nodes ...string) {
 	for _, n := range nodes {
 		for _, name := range names {
-			_, _, _ = l.Exec(context.Background(), n, "userdel "+name+" 2>/dev/null; rm -rf /home/"+name)
+			_, _, _ = l.Exec(context.Background(), n, "userdel "+name+" 2>/dev/null; rm -rf /home/"+name+" "+ownership.Dir+"/user/"+name)
 		}
 	}
 }

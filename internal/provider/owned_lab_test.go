@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -307,7 +308,7 @@ func userAndRecordGone(l *lab.Lab, nodes []string, name string) error {
 	if err != nil {
 		return err
 	}
-	if strings.Contains(got, name) {
+	if slices.Contains(strings.Fields(got), name) {
 		return fmt.Errorf("the record of %s outlived destroy: %s", name, got)
 	}
 	return nil
