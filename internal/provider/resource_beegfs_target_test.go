@@ -139,9 +139,10 @@ resource "gpucluster_beegfs_target" "two" {
 				ExpectError: regexp.MustCompile(`(?s)another target in the\s+configuration,\s+gpu01:/data/\S+,\s+declares\s+storage\s+node\s+[12]\s+on\s+gpu01.*this\s+target's\s+is\s+[12]`),
 			},
 			{
+				// One directory declared twice: the ownership check, which runs first, refuses it.
 				Config:      config("node = \"gpu01\"\n  node_num_id = 1"),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Storage Target Declared Twice.*gpu01:/data/beegfs-storage is declared by two`),
+				ExpectError: regexp.MustCompile(`(?s)Object Declared Twice.*beegfs\s+target\s+/data/beegfs-storage\s+on\s+node\s+gpu01`),
 			},
 			{
 				Config:      config("node = \"gpu02\"\n  node_num_id = 2\n  path = \"/data/a,b\""),
