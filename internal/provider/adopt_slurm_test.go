@@ -214,7 +214,7 @@ func TestAccAdopt_handBuiltSlurm(t *testing.T) {
 			},
 			{
 				Config: providerConfig(grown, "") + adoptRelease + adoptSlurmRelease,
-				Check:  handedOver(grown),
+				Check:  handedOver(l),
 			},
 		},
 	})
