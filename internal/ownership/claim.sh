@@ -1,12 +1,12 @@
 # Creates an ownership record only where none exists: link(2) fails on an existing name, so of
 # two applies racing for one object exactly one wins, and the other reads the winner's record.
 # A record with the caller's own token is replaced (a create finishing, or taking over an
-# unfinished create by import). The record arrives on stdin; $f, $dir, $state, $owners and
-# $token are set before this text.
+# unfinished create by import). The record arrives on stdin; $f, $dir, $owners and $token
+# are set, and transport.StateDirText has run, before this text.
 set -e
 umask 022
 mkdir -p "$dir"
-chmod 0755 "$state" "$owners" "$dir"
+chmod 0755 "$owners" "$dir"
 tmp=$(mktemp "$dir/.claim.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
 cat > "$tmp"

@@ -258,7 +258,7 @@ func Claim(ctx context.Context, ex Executor, o Object, rec Record) error {
 		return fmt.Errorf("ownership token %q is malformed", rec.Token)
 	}
 	dir := p[:strings.LastIndexByte(p, '/')]
-	script := transport.NewScript().Set("f", p).Set("dir", dir).Set("state", transport.StateDir).Set("owners", Dir).Set("token", rec.Token).Text(claimScript).String()
+	script := transport.NewScript().Set("f", p).Set("dir", dir).Set("owners", Dir).Set("token", rec.Token).Text(transport.StateDirText).Text(claimScript).String()
 	res, err := ex.Sudo(ctx, script, rec.marshal())
 	if err != nil {
 		return fmt.Errorf("write %s: %w", p, err)

@@ -53,8 +53,17 @@ func (g *ownedGuard) Configure(ctx context.Context, req resource.ConfigureReques
 	g.cluster = g.configure(ctx, req, resp)
 }
 
-// ownerTokenKey holds, in a resource's private state, the token its records carry.
-const ownerTokenKey = "owner_token"
+// ownerTokenKey holds, in a resource's private state, the token its records carry;
+// ownerRecordedKey says that the records are written, phase created.
+const (
+	ownerTokenKey    = "owner_token"
+	ownerRecordedKey = "owner_recorded"
+)
+
+func recordedIn(ctx context.Context, private privateReader) bool {
+	raw, _ := private.GetKey(ctx, ownerRecordedKey)
+	return string(raw) == "true"
+}
 
 // typeName is the resource type, which the records and diagnostics name.
 func (g *ownedGuard) typeName() string { return "gpucluster_" + g.spec.kind }
@@ -153,17 +162,20 @@ func (g *ownedGuard) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 		return
 	}
 	own := ownerToken(ctx, req.Private)
+	records, ok := g.readRecords(ctx, loc, &resp.Diagnostics)
+	if !ok {
+		return
+	}
 	for _, node := range loc.nodes {
-		rec, found, ok := g.readRecord(ctx, node, loc.object, &resp.Diagnostics)
+		r := records[node]
 		switch {
-		case !ok:
-			return
-		case found && rec.Token != own && g.cluster.owners.held(rec.Token):
+		case !r.found || r.rec.Token == own:
+		case g.cluster.owners.held(r.rec.Token):
 			// The replacement of a tainted instance: its destroy half is handed this plan's
 			// private state, and must find the token that lets it remove what the instance made.
-			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(rec.Token))...)
-		case found && rec.Token != own:
-			resp.Diagnostics.Append(ownedByAnother(node, &ownership.OwnedError{Object: loc.object, Path: recordPath(loc.object), Record: rec}, "creating it"))
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(r.rec.Token))...)
+		default:
+			resp.Diagnostics.Append(ownedByAnother(node, loc.owned(r.rec), "creating it"))
 		}
 	}
 }
@@ -187,8 +199,7 @@ func (g *ownedGuard) declareOnce(ctx context.Context, req resource.ModifyPlanReq
 		}
 	}
 	for _, node := range loc.declaredOn() {
-		other, dup := g.cluster.owners.declare(node, loc.object, token, g.typeName())
-		if !dup {
+		if !g.cluster.owners.declare(node, loc.object, token) {
 			continue
 		}
 		where := ""
@@ -198,7 +209,7 @@ func (g *ownedGuard) declareOnce(ctx context.Context, req resource.ModifyPlanReq
 		resp.Diagnostics.AddError("Object Declared Twice",
 			fmt.Sprintf("Another %s in this configuration also declares %s%s. Two resources would overwrite each other's settings on every apply, and destroying one would remove what the other manages.\n\n"+
 				"Keep one declaration of it. To move it from one resource to another, use a moved block (or terraform state mv) rather than a second resource.",
-				other, describeObject(loc.object), where))
+				g.typeName(), describeObject(loc.object), where))
 		return false
 	}
 	return true
@@ -208,13 +219,13 @@ func (g *ownedGuard) declareOnce(ctx context.Context, req resource.ModifyPlanReq
 // the record still names that instance. Once the owner handed it over (the record is gone), the
 // plan goes on and the next apply records this instance.
 func (g *ownedGuard) refuseForeign(ctx context.Context, loc located, foreign string, diags *diag.Diagnostics) {
+	records, ok := g.readRecords(ctx, loc, diags)
+	if !ok {
+		return
+	}
 	for _, node := range loc.nodes {
-		rec, found, ok := g.readRecord(ctx, node, loc.object, diags)
-		if !ok {
-			return
-		}
-		if found && rec.Token == foreign {
-			diags.Append(ownedByAnother(node, &ownership.OwnedError{Object: loc.object, Path: recordPath(loc.object), Record: rec}, "importing it"))
+		if r := records[node]; r.found && r.rec.Token == foreign {
+			diags.Append(ownedByAnother(node, loc.owned(r.rec), "importing it"))
 			return
 		}
 	}
@@ -263,51 +274,51 @@ func (g *ownedGuard) Create(ctx context.Context, req resource.CreateRequest, res
 	switch {
 	case !resp.Diagnostics.HasError():
 		record.Phase = ownership.Created
-		g.claim(ctx, loc, record, &resp.Diagnostics, "finishing its create")
+		if _, ok := g.claim(ctx, loc, record, &resp.Diagnostics, "finishing its create"); ok {
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerRecordedKey, []byte("true"))...)
+		}
 	case !resp.State.Raw.IsNull():
 		resp.State.Raw = nullUnknowns(resp.State.Raw)
 		record.Phase = ownership.Created
 		var ignored diag.Diagnostics
-		g.claim(ctx, loc, record, &ignored, "keeping its partial create")
+		if _, ok := g.claim(ctx, loc, record, &ignored, "keeping its partial create"); ok {
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerRecordedKey, []byte("true"))...)
+		}
 	case !writes.Sent() || !writes.CutShort():
 		g.release(ctx, loc.object, claimed, token, &resp.Diagnostics)
 	}
 }
 
-// claim writes record on each node in turn and returns the nodes it was written on; ok is false
-// when a node refused or failed.
+// claim writes record on every node at once and returns the nodes it was written on; ok is
+// false when a node refused or failed.
 func (g *ownedGuard) claim(ctx context.Context, loc located, record ownership.Record, diags *diag.Diagnostics, doing string) (claimed []string, ok bool) {
-	for _, node := range loc.nodes {
-		h, ok := g.cluster.connect(ctx, node, diags)
-		if !ok {
-			return claimed, false
-		}
-		err := ownership.Claim(ctx, h, loc.object, record)
+	failures := g.cluster.onEachNode(ctx, loc.nodes, func(_ string, h *transport.Host) error {
+		return ownership.Claim(ctx, h, loc.object, record)
+	})
+	failed := map[string]bool{}
+	for _, f := range failures {
+		failed[f.node] = true
 		var owned *ownership.OwnedError
-		switch {
-		case errors.As(err, &owned):
-			diags.Append(ownedByAnother(node, owned, doing))
-			return claimed, false
-		case err != nil:
-			diags.Append(nodeError("Cannot Write Ownership Record", node, "Recording the owner of "+describeObject(loc.object)+" failed", "", err))
-			return claimed, false
+		if errors.As(f.err, &owned) {
+			diags.Append(ownedByAnother(f.node, owned, doing))
+			continue
 		}
-		claimed = append(claimed, node)
+		diags.Append(failureDiags([]nodeFailure{f}, "Cannot Write Ownership Record", "Recording the owner of "+describeObject(loc.object)+" failed", "")...)
 	}
-	return claimed, true
+	for _, node := range loc.nodes {
+		if !failed[node] {
+			claimed = append(claimed, node)
+		}
+	}
+	return claimed, len(failures) == 0
 }
 
 func (g *ownedGuard) release(ctx context.Context, object ownership.Object, nodes []string, token string, diags *diag.Diagnostics) {
-	for _, node := range nodes {
-		h, ok := g.cluster.connect(ctx, node, diags)
-		if !ok {
-			continue
-		}
-		if err := ownership.Release(ctx, h, object, token); err != nil {
-			diags.Append(nodeError("Cannot Remove Ownership Record", node, "Removing the owner record of "+describeObject(object)+" failed",
-				"Check the file named below on that node.", err))
-		}
-	}
+	failures := g.cluster.onEachNode(ctx, nodes, func(_ string, h *transport.Host) error {
+		return ownership.Release(ctx, h, object, token)
+	})
+	diags.Append(failureDiags(failures, "Cannot Remove Ownership Record", "Removing the owner record of "+describeObject(object)+" failed",
+		"Check the file named below on that node.")...)
 }
 
 // nullUnknowns makes partial state storable: Terraform keeps no unknown values in state.
@@ -324,15 +335,17 @@ func nullUnknowns(v tftypes.Value) tftypes.Value {
 	return out
 }
 
-// Update writes the record of a resource from before ownership records, then updates.
+// Update writes the record of a resource that has none yet (one from before ownership records,
+// an import, an unfinished create taken over), then updates. A recorded one costs no round trip.
 func (g *ownedGuard) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	token := ownerToken(ctx, req.Private)
-	if loc, ok := g.locate(ctx, planData(req.Plan), &resp.Diagnostics); ok && token != "" {
+	if loc, ok := g.locate(ctx, planData(req.Plan), &resp.Diagnostics); ok && token != "" && !recordedIn(ctx, req.Private) {
 		if _, ok := g.claim(ctx, loc, ownership.Here(g.typeName(), token, ownership.Created, time.Now()), &resp.Diagnostics, "changing it"); !ok {
 			return
 		}
 		// An import whose owner handed the object over is this instance's now.
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, foreignTokenKey, nil)...)
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerRecordedKey, []byte("true"))...)
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -351,22 +364,15 @@ func (g *ownedGuard) Delete(ctx context.Context, req resource.DeleteRequest, res
 		return
 	}
 	token := ownerToken(ctx, req.Private)
+	records, ok := g.readRecords(ctx, loc, &resp.Diagnostics)
+	if !ok {
+		return
+	}
 	for _, node := range loc.nodes {
-		h, ok := g.cluster.connect(ctx, node, &resp.Diagnostics)
-		if !ok {
-			return
-		}
-		rec, found, err := ownership.Read(ctx, h, loc.object)
-		if err != nil {
-			resp.Diagnostics.Append(nodeError("Cannot Read Ownership Record", node, "Reading the ownership record of "+describeObject(loc.object)+" failed",
-				"Check the file named below on that node: only the provider writes it.", err))
-			return
-		}
-		if found && rec.Token != token {
-			p, _ := loc.object.Path()
+		if r := records[node]; r.found && r.rec.Token != token {
 			resp.Diagnostics.AddWarning("Object Left To Its Owner",
 				fmt.Sprintf("%s was removed from this state only: on node %s it is recorded as owned by %s (%s), so nothing on the node was changed.",
-					describeObject(loc.object), node, rec.Owner(), p))
+					describeObject(loc.object), node, r.rec.Owner(), recordPath(loc.object)))
 			return
 		}
 	}
@@ -395,19 +401,22 @@ func (g *ownedGuard) ImportState(ctx context.Context, req resource.ImportStateRe
 	if !ok {
 		return
 	}
+	records, ok := g.readRecords(ctx, loc, &resp.Diagnostics)
+	if !ok {
+		return
+	}
 	for _, node := range loc.nodes {
-		rec, found, ok := g.readRecord(ctx, node, loc.object, &resp.Diagnostics)
+		r := records[node]
 		switch {
-		case !ok:
-			return
-		case found && rec.Phase == ownership.Creating:
-			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(rec.Token))...)
-		case found:
-			resp.Diagnostics.Append(resp.Private.SetKey(ctx, foreignTokenKey, tokenJSON(rec.Token))...)
+		case !r.found:
+		case r.rec.Phase == ownership.Creating:
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(r.rec.Token))...)
+		default:
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, foreignTokenKey, tokenJSON(r.rec.Token))...)
 			resp.Diagnostics.AddWarning("Imported Object Has Another Owner",
 				fmt.Sprintf("%s is recorded on node %s as owned by %s. Every plan of this resource is refused until the owner hands it over: "+
 					"remove it from the owner's state (a removed block with destroy = false, or terraform state rm) and delete the record (sudo rm %s).",
-					describeObject(loc.object), node, rec.Owner(), recordPath(loc.object)))
+					describeObject(loc.object), node, r.rec.Owner(), recordPath(loc.object)))
 			return
 		}
 	}
@@ -422,17 +431,25 @@ func recordPath(o ownership.Object) string {
 	return p
 }
 
-// readRecord reads the object's record on node; ok is false once diags holds an error.
-func (g *ownedGuard) readRecord(ctx context.Context, node string, object ownership.Object, diags *diag.Diagnostics) (rec ownership.Record, found, ok bool) {
-	h, ok := g.cluster.connect(ctx, node, diags)
-	if !ok {
-		return rec, false, false
-	}
-	rec, found, err := ownership.Read(ctx, h, object)
-	if err != nil {
-		diags.Append(nodeError("Cannot Read Ownership Record", node, "Reading the ownership record of "+describeObject(object)+" failed",
-			"Check the file named below on that node: only the provider writes it.", err))
-		return rec, false, false
-	}
-	return rec, found, true
+// recordOn is what one node holds of an object's record.
+type recordOn struct {
+	rec   ownership.Record
+	found bool
+}
+
+// readRecords reads the object's record on every node at once; ok is false once diags holds an
+// error.
+func (g *ownedGuard) readRecords(ctx context.Context, loc located, diags *diag.Diagnostics) (map[string]recordOn, bool) {
+	records, failures := readOnEachNode(ctx, g.cluster, loc.nodes, func(h *transport.Host) (recordOn, error) {
+		rec, found, err := ownership.Read(ctx, h, loc.object)
+		return recordOn{rec: rec, found: found}, err
+	})
+	diags.Append(failureDiags(failures, "Cannot Read Ownership Record", "Reading the ownership record of "+describeObject(loc.object)+" failed",
+		"Check the file named below on that node: only the provider writes it.")...)
+	return records, len(failures) == 0
+}
+
+// owned is the refusal of loc's object, which rec names another instance as owner of.
+func (l located) owned(rec ownership.Record) *ownership.OwnedError {
+	return &ownership.OwnedError{Object: l.object, Path: recordPath(l.object), Record: rec}
 }

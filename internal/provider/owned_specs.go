@@ -18,7 +18,7 @@ import (
 // the token of each declaring resource instance.
 type ownerDeclarations struct {
 	mu sync.Mutex
-	by map[string]map[string]string
+	by map[string]map[string]bool
 	// refreshed holds the tokens of the instances in this state that this run refreshed.
 	refreshed map[string]bool
 }
@@ -39,25 +39,20 @@ func (o *ownerDeclarations) held(token string) bool {
 	return o.refreshed[token]
 }
 
-// declare records a resource instance's declaration and returns the type of another instance
-// that declares the same object, if any.
-func (o *ownerDeclarations) declare(node string, object ownership.Object, token, typeName string) (other string, dup bool) {
+// declare records a resource instance's declaration of an object and reports whether another
+// instance declares it too.
+func (o *ownerDeclarations) declare(node string, object ownership.Object, token string) (dup bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.by == nil {
-		o.by = map[string]map[string]string{}
+		o.by = map[string]map[string]bool{}
 	}
 	key := node + "\x00" + object.Kind + "\x00" + object.Name
 	if o.by[key] == nil {
-		o.by[key] = map[string]string{}
+		o.by[key] = map[string]bool{}
 	}
-	o.by[key][token] = typeName
-	for t, typ := range o.by[key] {
-		if t != token {
-			return typ, true
-		}
-	}
-	return "", false
+	o.by[key][token] = true
+	return len(o.by[key]) > 1
 }
 
 // Where the resources keep their records.

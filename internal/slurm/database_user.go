@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
@@ -14,7 +13,7 @@ import (
 // DatabaseUsersPath lists, one name a line, the MariaDB users gpucluster_slurm_accounting
 // created on this node. An account that is not listed was there before (MariaDB's own, or made
 // by hand), and the provider never changes it unless an import handed it over.
-const DatabaseUsersPath = "/var/lib/gpucluster/mariadb-users"
+const DatabaseUsersPath = transport.StateDir + "/mariadb-users"
 
 const databaseUsersHeader = "# MariaDB users that gpucluster_slurm_accounting created on this node. Managed by Terraform: an account not listed here is never changed by it.\n"
 
@@ -201,8 +200,7 @@ func databaseSQL(d Slurmdbd, password []byte, steps databaseUserSteps) []byte {
 
 // recordDatabaseUserText adds "$name" to DatabaseUsersPath unless it is there; it runs before
 // the account is created, so an apply cut in between still finds the account its own.
-var recordDatabaseUserText = `install -d -m 0755 -o root -g root -- "$dir" || exit
-if ! grep -qxF -- "$name" "$list" 2>/dev/null; then
+var recordDatabaseUserText = transport.StateDirText + `if ! grep -qxF -- "$name" "$list" 2>/dev/null; then
 	umask 022
 	[ -e "$list" ] || printf '%s' "$header" > "$list" || exit
 	printf '%s\n' "$name" >> "$list" || exit
@@ -215,7 +213,7 @@ fi
 func sqlScript(name string, record bool) string {
 	s := transport.NewScript()
 	if record {
-		s.Set("name", name).Set("list", DatabaseUsersPath).Set("dir", path.Dir(DatabaseUsersPath)).Set("header", databaseUsersHeader).Text(recordDatabaseUserText)
+		s.Set("name", name).Set("list", DatabaseUsersPath).Set("header", databaseUsersHeader).Text(recordDatabaseUserText)
 	}
 	return s.Text(`err=$(mysql --batch 2>&1 >/dev/null) && exit 0
 printf '%s\n' "$err" | sed -n 's/^\(ERROR [0-9]* ([A-Z0-9]*)\).*/MariaDB \1/p' | head -n 1 >&2

@@ -49,7 +49,7 @@ func TestUpdateLedger(t *testing.T) {
 	if err := ClaimID(ctx, h, LedgerPath, KindUser, "alice", 1001); err != nil {
 		t.Fatal(err)
 	}
-	if len(h.Scripts()) != 1 || !strings.Contains(h.Scripts()[0], "\nmkdir -p -- /var/lib/gpucluster\n") || !strings.HasSuffix(h.Scripts()[0], "\nchmod 0755 -- /var/lib/gpucluster\n") {
+	if len(h.Scripts()) != 1 || !strings.HasSuffix(h.Scripts()[0], transport.StateDirText) {
 		t.Errorf("first write did not create the directory: %q", h.Scripts())
 	}
 	if len(h.writes) != 1 {
