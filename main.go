@@ -1,13 +1,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log"
 	"os"
 	runtimedebug "runtime/debug"
 
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/provider"
 )
@@ -36,11 +37,10 @@ func main() {
 		silenceUnreadLogs(os.LookupEnv, os.Setenv)
 	}
 	collectGarbageLessOften(os.LookupEnv, runtimedebug.SetGCPercent)
-	var opts []tf6server.ServeOpt
-	if debug {
-		opts = append(opts, tf6server.WithManagedDebug())
-	}
-	err := tf6server.Serve("registry.terraform.io/gpucluster/gpucluster", provider.NewServer(version), opts...)
+	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
+		Address: "registry.terraform.io/gpucluster/gpucluster",
+		Debug:   debug,
+	})
 	if err != nil {
 		log.Fatal(err.Error())
 	}

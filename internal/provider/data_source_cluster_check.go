@@ -109,6 +109,7 @@ func (d *clusterCheckDataSource) Configure(_ context.Context, req datasource.Con
 }
 
 func (d *clusterCheckDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	ctx = readingDataSource(ctx, "cluster check")
 	m, ok := modelFrom[clusterCheckModel](ctx, req.Config, &resp.Diagnostics)
 	if !ok {
 		return

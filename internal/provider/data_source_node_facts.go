@@ -59,6 +59,7 @@ func (d *nodeFactsDataSource) Configure(_ context.Context, req datasource.Config
 }
 
 func (d *nodeFactsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	ctx = readingDataSource(ctx, "node facts")
 	m, ok := modelFrom[nodeFactsModel](ctx, req.Config, &resp.Diagnostics)
 	if !ok {
 		return

@@ -90,6 +90,7 @@ func (d *slurmGPUHoursDataSource) Configure(_ context.Context, req datasource.Co
 }
 
 func (d *slurmGPUHoursDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	ctx = readingDataSource(ctx, "slurm gpu hours")
 	m, ok := modelFrom[slurmGPUHoursModel](ctx, req.Config, &resp.Diagnostics)
 	if !ok {
 		return

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -22,7 +23,7 @@ import (
 )
 
 var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"gpucluster": func() (tfprotov6.ProviderServer, error) { return NewServer("test")(), nil },
+	"gpucluster": providerserver.NewProtocol6WithError(New("test")()),
 }
 
 // labNodeBlocks are the provider's node blocks for every lab host.

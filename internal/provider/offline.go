@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
@@ -50,19 +52,19 @@ func (g *offlineGuard) ImportState(ctx context.Context, req resource.ImportState
 		resp.Diagnostics.AddError("Import Not Supported", "This resource cannot be imported.")
 		return
 	}
-	r.ImportState(ctx, req, resp)
+	r.ImportState(transport.WithActivity(ctx, transport.Activity{Verb: "Importing", Object: req.ID}), req, resp)
 }
 
 func (g *offlineGuard) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	g.inner.Create(ctx, req, resp)
+	g.inner.Create(g.labelled(ctx, "Creating", planData(req.Plan)), req, resp)
 }
 
 func (g *offlineGuard) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	g.inner.Update(ctx, req, resp)
+	g.inner.Update(g.labelled(ctx, "Updating", planData(req.Plan)), req, resp)
 }
 
 func (g *offlineGuard) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	g.inner.Delete(ctx, req, resp)
+	g.inner.Delete(g.labelled(ctx, "Deleting", req.State), req, resp)
 }
 
 // Read keeps the state as it is while one of the resource's nodes is offline.
@@ -76,12 +78,17 @@ func (g *offlineGuard) Read(ctx context.Context, req resource.ReadRequest, resp 
 		g.warnOnce(offline, &resp.Diagnostics)
 		return
 	}
-	g.inner.Read(ctx, req, resp)
+	g.inner.Read(g.labelled(ctx, "Reading", req.State), req, resp)
 }
 
 // ModifyPlan lets an unchanged resource on an offline node plan without any host, and
 // refuses a change that would reach one.
 func (g *offlineGuard) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		ctx = g.labelled(ctx, "Planning", req.State)
+	} else {
+		ctx = g.labelled(ctx, "Planning", planData(req.Plan))
+	}
 	var offline []string
 	for _, data := range []tfsdk.State{req.State, {Schema: req.Plan.Schema, Raw: req.Plan.Raw}} {
 		nodes, diags := g.offlineIn(ctx, data)
