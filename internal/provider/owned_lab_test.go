@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -252,7 +253,7 @@ fi`)
 		Steps: []resource.TestStep{
 			{
 				Config:      config,
-				ExpectError: regexp.MustCompile(`gpu02`),
+				ExpectError: regexp.MustCompile(`(?s)Connection\s+To\s+gpu02\s+Lost\s+While\s+Creating\s+tacc_conn`),
 			},
 			{
 				PreConfig: func() {
@@ -393,5 +394,41 @@ resource "gpucluster_firewall" "b" {
 				},
 			},
 		})
+	})
+}
+
+// A recorded resource's update in place leaves its record as it is: no rewrite, no round trip.
+func TestAccOwnership_updateLeavesTheRecord(t *testing.T) {
+	l := lab.Require(t)
+	const name = "tacc_upd"
+	nodes := labNodeNames(l)
+	for _, node := range nodes {
+		onHost(t, l, node, "userdel "+name+" 2>/dev/null; rm -f "+ownership.Dir+"/user/"+name)
+	}
+	record := "stat -c '%Y %i' " + ownership.Dir + "/user/" + name + " && sha256sum < " + ownership.Dir + "/user/" + name
+	var before string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             func(*terraform.State) error { return userAndRecordGone(l, nodes, name) },
+		Steps: []resource.TestStep{
+			{
+				Config: ownedUserConfig(l, name, 1965, "  shell = \"/bin/bash\"\n"),
+				Check:  func(*terraform.State) error { before = onHost(t, l, "login01", record); return nil },
+			},
+			{
+				// A second apart, so that a rewrite would show in the modification time too.
+				PreConfig: func() { time.Sleep(time.Second) },
+				Config:    ownedUserConfig(l, name, 1965, "  shell = \"/bin/sh\"\n"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("gpucluster_user.test", plancheck.ResourceActionUpdate)},
+				},
+				Check: func(*terraform.State) error {
+					if after := onHost(t, l, "login01", record); after != before {
+						return fmt.Errorf("the update rewrote the record:\nbefore %s\nafter  %s", before, after)
+					}
+					return uidEverywhere(l, nodes, name, "1965")
+				},
+			},
+		},
 	})
 }
