@@ -66,10 +66,9 @@ func silenceUnreadLogs(lookup func(string) (string, bool), set func(string, stri
 }
 
 // gcPercent is the heap growth, in percent of the live heap, that starts the next garbage
-// collection. A run allocates mostly short-lived request values, so at Go's default of 100
-// collection took a quarter of the provider's CPU in a no-op plan of 32 GPU servers. At 400
-// the provider used 28% less CPU there (median of 3 plans each, 2.58 s -> 1.86 s), for a
-// peak RSS of 146 MB instead of 90 MB.
+// collection. A run allocates mostly short-lived request values, so Go's default of 100 spends
+// much of a large plan's CPU collecting them; a larger heap is the cheaper trade (the
+// performance guide has the figures).
 const gcPercent = 400
 
 // collectGarbageLessOften sets gcPercent unless the user chose a GOGC of their own.
