@@ -13,29 +13,23 @@ import (
 )
 
 // targetDeclarations are the storage targets planned in this run, so that two resources with
-// one target ID, one node ID on two hosts, or one node and path, are refused at plan even
-// before either exists. Every apply and plan configures the provider anew, so each run starts
+// one target ID, or one node ID on two hosts, are refused at plan even before either exists
+// (one node and path declared twice is ownedGuard's to refuse). Every apply and plan configures the provider anew, so each run starts
 // with no declarations (see declareRule).
 type targetDeclarations struct {
 	mu    sync.Mutex
-	byDir map[string]*declaredTarget
+	byDir map[string]beegfs.TargetIdentity
 }
 
-type declaredTarget struct {
-	target beegfs.TargetIdentity
-	counts planCounts
-}
-
-// declare records t unless it conflicts with another declared target: one node and path
-// declared by two resources, or IDs that another target holds.
-func (d *targetDeclarations) declare(t beegfs.TargetIdentity, kind planKind) (attr string, err error) {
+// declare records t unless its IDs conflict with another declared target's; attr names the
+// attribute that conflicts.
+func (d *targetDeclarations) declare(t beegfs.TargetIdentity) (attr string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	key := nodePathID(t.Host, t.Directory)
 	others := make([]beegfs.TargetIdentity, 0, len(d.byDir))
-	for k, e := range d.byDir {
+	for k, other := range d.byDir {
 		if k != key {
-			other := e.target
 			other.Declared = true
 			others = append(others, other)
 		}
@@ -44,33 +38,10 @@ func (d *targetDeclarations) declare(t beegfs.TargetIdentity, kind planKind) (at
 		return beegfs.ConflictAttribute(others, t), err
 	}
 	if d.byDir == nil {
-		d.byDir = map[string]*declaredTarget{}
+		d.byDir = map[string]beegfs.TargetIdentity{}
 	}
-	e := d.byDir[key]
-	if e == nil {
-		e = &declaredTarget{}
-	}
-	next := *e
-	next.target = t
-	next.counts[kind]++
-	if next.counts.resources() > 1 {
-		return "path", fmt.Errorf("%s is declared by two %s resources", key, beegfsTargetResourceName)
-	}
-	d.byDir[key] = &next
+	d.byDir[key] = t
 	return "", nil
-}
-
-// targetPlanKind tells a replacement from an update by the attributes that force one.
-func targetPlanKind(plan, state beegfsTargetModel, creating bool) planKind {
-	switch {
-	case creating:
-		return planCreate
-	case !plan.Node.Equal(state.Node) || !plan.Path.Equal(state.Path) ||
-		!plan.NodeNumID.Equal(state.NodeNumID) || !plan.TargetID.Equal(state.TargetID):
-		return planReplace
-	default:
-		return planUpdate
-	}
 }
 
 func (r *beegfsTargetResource) warnDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {

@@ -9,13 +9,3 @@ const (
 	planReplace                 // prior state, and a changed attribute forces a new object
 	planUpdate                  // prior state, kept in place
 )
-
-// planCounts counts the plans of one declared thing in a run, by planKind.
-type planCounts [3]int
-
-// resources counts the resources behind the plans: each update or replacement is one, and the
-// create half of a replacement is not another.
-func (c planCounts) resources() int {
-	creates := c[planCreate] - c[planReplace]
-	return c[planUpdate] + c[planReplace] + max(creates, 0)
-}

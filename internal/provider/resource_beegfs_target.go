@@ -213,12 +213,7 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	want := plan.identity(r.cluster)
-	if attr, err := r.cluster.declaredTargets.declare(want, targetPlanKind(plan, state, creating)); err != nil {
-		if attr == "path" {
-			resp.Diagnostics.Append(settingError(path.Root(attr), "Storage Target Declared Twice",
-				"Another "+beegfsTargetResourceName+" in this configuration names the same node and path", "Declare each target once: two resources would manage one directory, and destroying one would take the other's target offline.", err))
-			return
-		}
+	if attr, err := r.cluster.declaredTargets.declare(want); err != nil {
 		resp.Diagnostics.Append(settingError(path.Root(attr), "Storage Target ID Already Used",
 			"Another "+beegfsTargetResourceName+" in this configuration uses the same ID", "Give every target its own target_id, and every storage host its own node_num_id.", err))
 		return

@@ -48,48 +48,31 @@ func TestParseNodePathID(t *testing.T) {
 	}
 }
 
+// The IDs of the targets a run declares: a target ID twice, or one storage node ID on two hosts,
+// is refused naming the attribute; a target planned again (the create half of a replacement,
+// with the new IDs) takes its own place.
 func TestTargetDeclarations(t *testing.T) {
 	target := func(host, dir string, node, id int64) beegfs.TargetIdentity {
 		return beegfs.TargetIdentity{Host: host, Directory: dir, NodeNumID: node, TargetID: id}
 	}
 	const data, data2 = "/data/beegfs-storage", "/data2/beegfs-storage"
-	type step struct {
+	steps := []struct {
 		t    beegfs.TargetIdentity
-		kind planKind
 		attr string // "" when accepted
+	}{
+		{target("gpu01", data, 1, 101), ""},
+		{target("gpu02", data, 2, 201), ""},
+		{target("gpu02", data, 2, 202), ""},
+		{target("gpu03", data, 3, 101), "target_id"},
+		{target("gpu03", data, 1, 301), "node_num_id"},
+		{target("gpu02", data2, 2, 201), ""},
+		{target("gpu02", "/data3/beegfs-storage", 5, 203), "node_num_id"},
 	}
-	runs := map[string][]step{
-		"one run": {
-			{target("gpu01", data, 1, 101), planCreate, ""},
-			// Terraform plans a replacement twice: with the prior state, then the create half.
-			{target("gpu02", data, 2, 201), planReplace, ""},
-			{target("gpu02", data, 2, 202), planCreate, ""},
-			{target("gpu03", data, 3, 101), planCreate, "target_id"},
-			{target("gpu03", data, 1, 301), planCreate, "node_num_id"},
-			{target("gpu02", data2, 2, 201), planUpdate, ""},
-			{target("gpu02", "/data3/beegfs-storage", 5, 203), planCreate, "node_num_id"},
-			// A second resource on one node and path, whichever way each is planned.
-			{target("gpu01", data, 1, 101), planCreate, "path"},
-			{target("gpu02", data2, 2, 201), planCreate, "path"},
-			{target("gpu02", data, 2, 202), planUpdate, "path"},
-		},
-		"an update, then a new resource": {
-			{target("gpu01", data, 1, 101), planUpdate, ""},
-			{target("gpu01", data, 1, 101), planCreate, "path"},
-		},
-		"a new resource, then a replacement": {
-			{target("gpu01", data, 1, 101), planCreate, ""},
-			{target("gpu01", data, 1, 102), planReplace, ""},
-			{target("gpu01", data, 1, 102), planCreate, "path"},
-		},
-	}
-	for name, steps := range runs {
-		var d targetDeclarations
-		for i, s := range steps {
-			attr, err := d.declare(s.t, s.kind)
-			if (err == nil) != (s.attr == "") || attr != s.attr {
-				t.Errorf("%s, step %d %+v: attribute %q, %v; want %q", name, i, s.t, attr, err, s.attr)
-			}
+	var d targetDeclarations
+	for i, s := range steps {
+		attr, err := d.declare(s.t)
+		if (err == nil) != (s.attr == "") || attr != s.attr {
+			t.Errorf("step %d %+v: attribute %q, %v; want %q", i, s.t, attr, err, s.attr)
 		}
 	}
 }
