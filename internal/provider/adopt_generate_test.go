@@ -86,14 +86,7 @@ func hclName(id string) string { return notInName.ReplaceAllString(id, "_") }
 // adoptHandwritten is what generation cannot write: the provider's source and its block.
 func adoptHandwritten(l *lab.Lab, imports []adoptImport) string {
 	var b strings.Builder
-	b.WriteString(`terraform {
-  required_providers {
-    gpucluster = {
-      source = "gpucluster/gpucluster"
-    }
-  }
-}
-`)
+	b.WriteString(cliRequiredProviders)
 	b.WriteString(providerConfig(l, ""))
 	for _, imp := range imports {
 		b.WriteString(importBlock(imp.to, strconv.Quote(imp.id)))
@@ -233,11 +226,28 @@ func (tf *terraformCLI) write(name, content string) {
 	}
 }
 
+// cliRequiredProviders is what a configuration run by the terraform binary (not the test
+// framework) needs to find the provider through dev_overrides.
+const cliRequiredProviders = `terraform {
+  required_providers {
+    gpucluster = {
+      source = "gpucluster/gpucluster"
+    }
+  }
+}
+`
+
+// command is terraform with args, in the working directory, without colour.
+func (tf *terraformCLI) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(tf.bin, append(args[:1:1], append([]string{"-no-color"}, args[1:]...)...)...)
+	cmd.Dir, cmd.Env = tf.dir, tf.env
+	return cmd
+}
+
 // run runs terraform with args and fails the test unless it exits with want; it returns stdout.
 func (tf *terraformCLI) run(want int, args ...string) string {
 	tf.t.Helper()
-	cmd := exec.Command(tf.bin, append(args[:1:1], append([]string{"-no-color"}, args[1:]...)...)...)
-	cmd.Dir, cmd.Env = tf.dir, tf.env
+	cmd := tf.command(args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -16,17 +16,6 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/ownership"
 )
 
-// cliRequiredProviders is what a configuration needs for the terraform binary to find the
-// provider through dev_overrides.
-const cliRequiredProviders = `terraform {
-  required_providers {
-    gpucluster = {
-      source = "gpucluster/gpucluster"
-    }
-  }
-}
-`
-
 // The advice of a failed step, which assumes the step ran to its end: never the words of work
 // cut short.
 var stepAdviceOnHosts = []string{"/etc/passwd", "Fix the setting the message names", "repair a line edited by hand", "Cannot Create User"}
@@ -217,8 +206,7 @@ type runningTerraform struct {
 
 func (tf *terraformCLI) start(args ...string) *runningTerraform {
 	tf.t.Helper()
-	cmd := exec.Command(tf.bin, append(args[:1:1], append([]string{"-no-color"}, args[1:]...)...)...)
-	cmd.Dir, cmd.Env = tf.dir, tf.env
+	cmd := tf.command(args...)
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

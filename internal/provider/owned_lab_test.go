@@ -23,18 +23,6 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/ownership"
 )
 
-// hostsDigest is what a refused change must leave as it was on every lab host: the account
-// databases, the UID ledger and the ownership records.
-func hostsDigest(t *testing.T, l *lab.Lab) string {
-	t.Helper()
-	var b strings.Builder
-	for _, host := range labNodeNames(l) {
-		b.WriteString(host + "\n" + onHost(t, l, host,
-			`cd / && find /etc/passwd /etc/group /etc/shadow /etc/gshadow /var/lib/gpucluster -type f 2>/dev/null | sort | xargs sha256sum`) + "\n")
-	}
-	return b.String()
-}
-
 // sibling is a second working directory with the same provider build: another state, as a
 // colleague's checkout of the same configuration would be.
 func (tf *terraformCLI) sibling() *terraformCLI {
@@ -44,8 +32,7 @@ func (tf *terraformCLI) sibling() *terraformCLI {
 // status runs terraform and returns its exit status and output without judging them, for runs
 // that race each other.
 func (tf *terraformCLI) status(args ...string) (int, string) {
-	cmd := exec.Command(tf.bin, append(args[:1:1], append([]string{"-no-color"}, args[1:]...)...)...)
-	cmd.Dir, cmd.Env = tf.dir, tf.env
+	cmd := tf.command(args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -58,17 +45,6 @@ func (tf *terraformCLI) status(args ...string) (int, string) {
 	}
 	return 0, out.String()
 }
-
-// cliSource is what a configuration run by the terraform binary (not the test framework) needs to
-// find the provider through dev_overrides.
-const cliSource = `terraform {
-  required_providers {
-    gpucluster = {
-      source = "gpucluster/gpucluster"
-    }
-  }
-}
-`
 
 func ownedUserConfig(l *lab.Lab, name string, uid int, extra string) string {
 	return providerConfig(l, "") + fmt.Sprintf(`
@@ -92,7 +68,7 @@ func TestAccOwnership_twoWorkingDirectories(t *testing.T) {
 	a := newTerraformCLI(t)
 	b := a.sibling()
 	for _, tf := range []*terraformCLI{a, b} {
-		tf.write("main.tf", cliSource+ownedUserConfig(l, name, 1961, ""))
+		tf.write("main.tf", cliRequiredProviders+ownedUserConfig(l, name, 1961, ""))
 		tf.run(0, "plan", "-out", "tfplan")
 	}
 	t.Cleanup(func() {
@@ -134,7 +110,7 @@ func TestAccOwnership_twoWorkingDirectories(t *testing.T) {
 		}
 	}
 
-	before := hostsDigest(t, l)
+	before := snapshotHosts(t, l)
 	if code, out := loser.status("plan"); code != 1 || !ownedBy.MatchString(oneSpaced(out)) {
 		t.Fatalf("the other directory's plan exited %d, want 1 naming the owner:\n%s", code, out)
 	}
@@ -150,9 +126,7 @@ func TestAccOwnership_twoWorkingDirectories(t *testing.T) {
 	if code, out := loser.status("apply", "-destroy", "-auto-approve", "-refresh=false"); code != 0 || !strings.Contains(oneSpaced(out), "Object Left To Its Owner") {
 		t.Fatalf("the other directory's destroy exited %d, want 0 leaving the account to its owner:\n%s", code, out)
 	}
-	if after := hostsDigest(t, l); after != before {
-		t.Fatalf("the refused plan, import and the other directory's destroy changed the hosts:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
+	compareSnapshots(t, before, snapshotHosts(t, l))
 
 	winner.run(0, "destroy", "-auto-approve")
 	for _, node := range nodes {
