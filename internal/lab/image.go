@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // CacheRoot holds built images, outside the repository so `git clean` keeps them.
@@ -68,15 +69,25 @@ const (
 	adminUID    = 1000
 )
 
-// Image is a built, cached lab image.
+// Image is a built, cached lab image: a base (Debian with the lab's tools and
+// local repository, built by debootstrap in minutes) and over it a thin layer
+// holding the BeeGFS stand-in, so that a changed stand-in is rebuilt in
+// seconds and the base is shared by every version of it.
 type Image struct {
 	Name string
-	Dir  string
+	// Dir is the base's directory: its root filesystem and the admin's credentials.
+	Dir string
 	// Release is the Debian release the image is built from (see EnvRelease).
 	Release string
+	// Layer is the stand-in layer's directory; hosts mount it over the base.
+	Layer string
 }
 
 func (i Image) RootFS() string       { return filepath.Join(i.Dir, "rootfs") }
+func (i Image) layerRoot() string    { return filepath.Join(i.Layer, "root") }
+
+// LowerDirs is the overlay lowerdir option of a host: the layer over the base.
+func (i Image) LowerDirs() string { return i.layerRoot() + ":" + i.RootFS() }
 func (i Image) AdminKeyPath() string { return filepath.Join(i.Dir, "admin_ed25519") }
 func (i Image) passwordPath() string { return filepath.Join(i.Dir, "admin_password") }
 func (i Image) adminPassword() (string, error) {
@@ -88,11 +99,26 @@ func (i Image) adminPassword() (string, error) {
 }
 
 // CurrentImage names the image the current recipe produces from release; the
-// name carries a hash of the recipe so a changed recipe never reuses a stale image.
+// names carry hashes of the recipe so a changed recipe never reuses a stale
+// base or layer.
 func CurrentImage(release string) Image {
+	base := baseImage(release)
+	h := sha256.New()
+	h.Write([]byte(base.Name))
+	h.Write([]byte{0})
+	h.Write([]byte(StandInVersion))
+	h.Write([]byte{0})
+	hashStandIn(h)
+	base.Name += "-beegfs-" + hex.EncodeToString(h.Sum(nil))[:8]
+	base.Layer = filepath.Join(CacheRoot, base.Name)
+	return base
+}
+
+// baseImage names the base of release's image, without the stand-in layer.
+func baseImage(release string) Image {
 	h := sha256.New()
 	for _, part := range []string{recipeVersion, release, imageMirror, strings.Join(imagePackages, ","),
-		strings.Join(repoPackages, ","), RepoDir, fetchRepoScript, customizeScript, StandInVersion} {
+		strings.Join(repoPackages, ","), RepoDir, fetchRepoScript, customizeScript} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
@@ -101,39 +127,104 @@ func CurrentImage(release string) Image {
 		h.Write([]byte(conf))
 		h.Write([]byte{0})
 	}
-	hashStandIn(h)
 	name := release + "-" + hex.EncodeToString(h.Sum(nil))[:12]
 	return Image{Name: name, Dir: filepath.Join(CacheRoot, name), Release: release}
 }
 
 // Built reports whether the image exists; builds are renamed into place only when complete.
 func (i Image) Built() bool {
-	_, err := os.Stat(i.RootFS())
-	return err == nil
+	for _, dir := range []string{i.RootFS(), i.layerRoot()} {
+		if _, err := os.Stat(dir); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
-// BuildImage builds the current image of release unless it is cached. Progress goes to log.
+// BuildImage builds the current image of release, base and layer, unless
+// cached. Progress goes to log.
 func BuildImage(ctx context.Context, release string, log io.Writer) (Image, error) {
 	img := CurrentImage(release)
 	if img.Built() {
-		logf(log, "image %s is cached in %s\n", img.Name, img.Dir)
+		logf(log, "image %s is cached in %s\n", img.Name, img.Layer)
 		return img, nil
 	}
 	if err := os.MkdirAll(CacheRoot, 0o700); err != nil {
 		return img, fmt.Errorf("create image cache: %w", err)
 	}
-	tmp, err := os.MkdirTemp(CacheRoot, ".build-"+img.Name+"-")
-	if err != nil {
-		return img, fmt.Errorf("create image build directory: %w", err)
+	if _, err := os.Stat(img.RootFS()); err != nil {
+		if err := buildCached(img.Dir, func(tmp string) error {
+			return buildInto(ctx, Image{Name: img.Name, Dir: tmp, Release: release}, log)
+		}); err != nil {
+			return img, err
+		}
+		logf(log, "base image built in %s\n", img.Dir)
 	}
-	if err := buildInto(ctx, Image{Name: img.Name, Dir: tmp, Release: release}, log); err != nil {
-		return img, errors.Join(err, removeUnmounted(tmp))
+	if err := buildCached(img.Layer, func(tmp string) error { return buildLayer(ctx, img, tmp, log) }); err != nil {
+		return img, err
 	}
-	if err := os.Rename(tmp, img.Dir); err != nil {
-		return img, errors.Join(fmt.Errorf("move built image into place: %w", err), removeUnmounted(tmp))
-	}
-	logf(log, "image %s built in %s\n", img.Name, img.Dir)
+	logf(log, "image %s built in %s\n", img.Name, img.Layer)
 	return img, nil
+}
+
+// buildCached builds into a scratch directory next to dir and renames it
+// into place only when build succeeded, so a cached directory is complete.
+func buildCached(dir string, build func(tmp string) error) error {
+	tmp, err := os.MkdirTemp(CacheRoot, ".build-"+filepath.Base(dir)+"-")
+	if err != nil {
+		return fmt.Errorf("create image build directory: %w", err)
+	}
+	if err := build(tmp); err != nil {
+		return errors.Join(err, removeUnmounted(tmp))
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return errors.Join(fmt.Errorf("move built image into place: %w", err), removeUnmounted(tmp))
+	}
+	return nil
+}
+
+// buildLayer installs the BeeGFS stand-in over img's base into tmp/root
+// through an overlay, and adds its packages to the local repository there,
+// so that apt inside the hosts knows them as it knows Slurm's.
+func buildLayer(ctx context.Context, img Image, tmp string, log io.Writer) error {
+	upper, work, merged := filepath.Join(tmp, "root"), filepath.Join(tmp, "work"), filepath.Join(tmp, "merged")
+	for _, dir := range []string{upper, work, merged} {
+		// upper becomes part of every host's "/", which its users must be able to enter.
+		if err := os.Mkdir(dir, 0o755); err != nil { //nolint:gosec // G301: see above.
+			return fmt.Errorf("create stand-in layer: %w", err)
+		}
+	}
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", img.RootFS(), upper, work)
+	if err := syscall.Mount("overlay", merged, "overlay", 0, opts); err != nil {
+		return fmt.Errorf("mount stand-in layer: %w", err)
+	}
+	err := installStandIn(ctx, merged, log)
+	if uerr := syscall.Unmount(merged, 0); uerr != nil {
+		return errors.Join(err, fmt.Errorf("unmount stand-in layer: %w", uerr))
+	}
+	if err != nil {
+		return err
+	}
+	// The overlay's work directory is its scratch space, useless once unmounted.
+	return errors.Join(os.RemoveAll(work), os.Remove(merged))
+}
+
+// installStandIn builds the stand-in packages into the repository of the
+// image mounted at root, indexes it, and installs them as customize.sh
+// installs the lab's own tools: their units stay disabled.
+func installStandIn(ctx context.Context, root string, log io.Writer) error {
+	repo := filepath.Join(root, RepoDir)
+	if err := buildStandIn(ctx, repo, log); err != nil {
+		return err
+	}
+	if err := indexRepo(ctx, root, log); err != nil {
+		return err
+	}
+	script := "set -e; apt-get update -qq; dpkg -i " + RepoDir + "/beegfs-*.deb"
+	if err := run(ctx, log, nil, "chroot", root, "/bin/sh", "-c", script); err != nil {
+		return fmt.Errorf("install BeeGFS stand-in packages: %w", err)
+	}
+	return nil
 }
 
 func buildInto(ctx context.Context, img Image, log io.Writer) error {
@@ -171,26 +262,29 @@ func buildInto(ctx context.Context, img Image, log io.Writer) error {
 }
 
 // buildRepo downloads the repository's packages inside the image, which
-// still has the mirror, and indexes them with the machine's
-// dpkg-scanpackages, so that no indexing tool stays installed in the image.
+// still has the mirror, and indexes them.
 func buildRepo(ctx context.Context, img Image, log io.Writer) error {
 	logf(log, "downloading %s and their dependencies into %s\n", strings.Join(repoPackages, ", "), RepoDir)
 	args := append([]string{img.RootFS(), "/bin/sh", "-s", RepoDir}, repoPackages...)
 	if err := run(ctx, log, strings.NewReader(fetchRepoScript), "chroot", args...); err != nil {
 		return fmt.Errorf("fill local repository: %w", err)
 	}
-	if err := buildStandIn(ctx, filepath.Join(img.RootFS(), RepoDir), log); err != nil {
-		return err
-	}
+	return indexRepo(ctx, img.RootFS(), log)
+}
+
+// indexRepo writes the Packages index of the local repository of the image
+// at root with the machine's dpkg-scanpackages, so that no indexing tool
+// stays installed in the image.
+func indexRepo(ctx context.Context, rootfs string, log io.Writer) error {
 	var index bytes.Buffer
 	cmd := exec.CommandContext(ctx, "dpkg-scanpackages", "--multiversion", ".")
-	cmd.Dir = filepath.Join(img.RootFS(), RepoDir)
+	cmd.Dir = filepath.Join(rootfs, RepoDir)
 	cmd.Stdout = &index
 	cmd.Stderr = log
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("index local repository: dpkg-scanpackages: %w", err)
 	}
-	root, err := os.OpenRoot(img.RootFS())
+	root, err := os.OpenRoot(rootfs)
 	if err != nil {
 		return fmt.Errorf("open image root: %w", err)
 	}

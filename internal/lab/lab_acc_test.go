@@ -52,7 +52,7 @@ var repoPackages = []string{"munge", "slurmd", "slurmctld", "slurm-client"}
 // earlier tests installed.
 func TestLabImageHasNoSlurmOrMunge(t *testing.T) {
 	l := lab.Require(t)
-	admindir := filepath.Join(lab.CacheRoot, l.Image, "rootfs", "var", "lib", "dpkg")
+	admindir := filepath.Join(lab.CurrentImage(l.ReleaseName()).RootFS(), "var", "lib", "dpkg")
 	for _, pkg := range repoPackages {
 		out, err := runCommand(exec.Command("dpkg-query", "--admindir="+admindir, "-W", "-f=${db:Status-Status}", pkg), "")
 		if err == nil && out == "installed" {

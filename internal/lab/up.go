@@ -221,7 +221,7 @@ func prepareHost(ctx context.Context, inst Instance, img Image, p PlannedHost, a
 			return h, fmt.Errorf("create state of %s: %w", h.Name, err)
 		}
 	}
-	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", img.RootFS(), filepath.Join(h.Dir, "upper"), filepath.Join(h.Dir, "work"))
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", img.LowerDirs(), filepath.Join(h.Dir, "upper"), filepath.Join(h.Dir, "work"))
 	if err := syscall.Mount("overlay", h.root(), "overlay", 0, opts); err != nil {
 		return h, fmt.Errorf("mount overlay for %s: %w", h.Name, err)
 	}

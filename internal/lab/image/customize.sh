@@ -52,7 +52,3 @@ SOURCES
 apt-get clean
 rm -rf /var/lib/apt/lists/*
 apt-get update
-
-# The stand-in for ThinkParQ's BeeGFS (not in Debian), installed like the real
-# packages; their units stay disabled until the provider enables them.
-dpkg -i "$repo"/beegfs-*.deb
