@@ -83,11 +83,11 @@ type Image struct {
 	Layer string
 }
 
-func (i Image) RootFS() string       { return filepath.Join(i.Dir, "rootfs") }
-func (i Image) layerRoot() string    { return filepath.Join(i.Layer, "root") }
+func (i Image) RootFS() string    { return filepath.Join(i.Dir, "rootfs") }
+func (i Image) layerRoot() string { return filepath.Join(i.Layer, "root") }
 
 // LowerDirs is the overlay lowerdir option of a host: the layer over the base.
-func (i Image) LowerDirs() string { return i.layerRoot() + ":" + i.RootFS() }
+func (i Image) LowerDirs() string    { return i.layerRoot() + ":" + i.RootFS() }
 func (i Image) AdminKeyPath() string { return filepath.Join(i.Dir, "admin_ed25519") }
 func (i Image) passwordPath() string { return filepath.Join(i.Dir, "admin_password") }
 func (i Image) adminPassword() (string, error) {
