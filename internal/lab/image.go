@@ -329,10 +329,37 @@ func buildStandIn(ctx context.Context, repo string, log io.Writer) error {
 	if err := os.CopyFS(src, tree); err != nil {
 		return fmt.Errorf("copy stand-in source: %w", err)
 	}
-	if err := run(ctx, log, nil, "sh", filepath.Join(src, "build-debs.sh"), src, repo, StandInVersion); err != nil {
+	binary, err := buildStandInBinary(ctx, src, log)
+	if err != nil {
+		return err
+	}
+	if err := run(ctx, log, nil, "sh", filepath.Join(src, "build-debs.sh"), src, repo, StandInVersion, binary); err != nil {
 		return fmt.Errorf("build BeeGFS stand-in packages: %w", err)
 	}
 	return nil
+}
+
+// standInModule is the module the stand-in's Go program is built as: on its
+// own, from the embedded copy, since it imports only the standard library.
+const standInModule = "module gpucluster.invalid/beegfs-standin\n\ngo 1.26\n"
+
+// buildStandInBinary compiles the stand-in's Go program (src/standin) with the
+// machine's Go toolchain, static so that it runs in every release's image,
+// and returns the binary's path.
+func buildStandInBinary(ctx context.Context, src string, log io.Writer) (string, error) {
+	dir := filepath.Join(src, "standin")
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(standInModule), 0o600); err != nil {
+		return "", fmt.Errorf("write stand-in go.mod: %w", err)
+	}
+	binary := filepath.Join(src, "beegfs-standin")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", binary, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("build BeeGFS stand-in program: go build: %w", err)
+	}
+	return binary, nil
 }
 
 // writeAptConf gives the image the apt configuration its release needs (see releaseAptConf).

@@ -1,13 +1,17 @@
 #!/bin/sh
 # Builds the lab's STAND-IN packages for ThinkParQ's BeeGFS (used only by the
 # gpucluster test lab) from this directory, once per image build.
-# Usage: build-debs.sh SRC OUT VERSION
+# Usage: build-debs.sh SRC OUT VERSION BINARY
 # SRC holds common.sh and one tree per package laid out as installed; tools
-# get common.sh copied in where they say "#@common".
+# get common.sh copied in where they say "#@common". BINARY is the stand-in's
+# Go program (standin/): a package that lists paths in SRC/PACKAGE.tools gets
+# its own copy of it, with each listed path a link to that copy, since the
+# program acts as the tool it is called as.
 set -eu
-src=$1 out=$2 version=$3
+src=$1 out=$2 version=$3 binary=$4
 
-for pkg in beegfs-mgmtd beegfs-meta beegfs-storage beegfs-client; do
+for tree in "$src"/beegfs-*/; do
+	pkg=$(basename "$tree")
 	stage=$(mktemp -d)
 	cp -R "$src/$pkg/." "$stage/"
 	find "$stage" -type d -exec chmod 0755 {} +
@@ -17,6 +21,13 @@ for pkg in beegfs-mgmtd beegfs-meta beegfs-storage beegfs-client; do
 		sed -i -e "/^#@common\$/{r $src/common.sh" -e 'd}' "$tool"
 		chmod 0755 "$tool"
 	done
+	if [ -f "$src/$pkg.tools" ]; then
+		install -D -m 0755 "$binary" "$stage/usr/lib/beegfs-standin/$pkg"
+		grep -v -e '^#' -e '^$' "$src/$pkg.tools" | while read -r tool; do
+			mkdir -p "$stage$(dirname "$tool")"
+			ln -sf "/usr/lib/beegfs-standin/$pkg" "$stage$tool"
+		done
+	fi
 	if [ "$pkg" = beegfs-client ]; then
 		# Where the lab binds its shared directory; see mount.beegfs.
 		install -d -m 0755 "$stage/var/lib/beegfs-standin/namespace"
