@@ -170,3 +170,76 @@ func unresolvedImports(t *testing.T, goos, goarch string) []string {
 	}
 	return problems
 }
+
+// releaseWorkflow is the part of .github/workflows/release.yml a release depends on.
+type releaseWorkflow struct {
+	On struct {
+		Push struct {
+			Tags []string `yaml:"tags"`
+		} `yaml:"push"`
+	} `yaml:"on"`
+	Permissions map[string]string `yaml:"permissions"`
+	Jobs        map[string]struct {
+		Steps []workflowStep `yaml:"steps"`
+	} `yaml:"jobs"`
+}
+
+type workflowStep struct {
+	ID   string            `yaml:"id"`
+	Uses string            `yaml:"uses"`
+	With map[string]any    `yaml:"with"`
+	Env  map[string]string `yaml:"env"`
+}
+
+// A pushed version tag must produce what the goreleaser configuration promises: the whole
+// history for the version, Go from go.mod, a signing key whose fingerprint reaches the
+// signs step, and actions that a moved tag cannot change.
+func TestReleaseWorkflowRunsGoreleaserSigned(t *testing.T) {
+	raw, err := os.ReadFile(".github/workflows/release.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf releaseWorkflow
+	if err := yaml.Unmarshal(raw, &wf); err != nil {
+		t.Fatalf("release.yml: %v", err)
+	}
+	if !slices.Equal(wf.On.Push.Tags, []string{"v*"}) || wf.Permissions["contents"] != "write" {
+		t.Errorf("release.yml must run on pushed v* tags with contents: write, has tags %v and permissions %v", wf.On.Push.Tags, wf.Permissions)
+	}
+	if len(wf.Jobs) != 1 {
+		t.Fatalf("release.yml has %d jobs, want one", len(wf.Jobs))
+	}
+	var steps []workflowStep
+	for _, job := range wf.Jobs {
+		steps = job.Steps
+	}
+	byAction := map[string]workflowStep{}
+	for _, s := range steps {
+		action, ref, _ := strings.Cut(s.Uses, "@")
+		if len(ref) != 40 || strings.Trim(ref, "0123456789abcdef") != "" {
+			t.Errorf("release.yml: %s is not pinned to a full commit", s.Uses)
+		}
+		byAction[action] = s
+	}
+	checkout, setupGo := byAction["actions/checkout"], byAction["actions/setup-go"]
+	gpg, goreleaser := byAction["crazy-max/ghaction-import-gpg"], byAction["goreleaser/goreleaser-action"]
+	checks := []struct {
+		ok   bool
+		what string
+	}{
+		{checkout.With["fetch-depth"] == 0, "a checkout with fetch-depth: 0"},
+		{setupGo.With["go-version-file"] == "go.mod", "Go set up from go.mod"},
+		{gpg.ID != "" && gpg.With["gpg_private_key"] == "${{ secrets.GPG_PRIVATE_KEY }}", "a GPG key imported from secrets.GPG_PRIVATE_KEY"},
+		{goreleaser.With["args"] == "release --clean", "goreleaser release --clean"},
+		{goreleaser.Env["GPG_FINGERPRINT"] == "${{ steps."+gpg.ID+".outputs.fingerprint }}", "GPG_FINGERPRINT from the import step, which .goreleaser.yml signs with"},
+		{goreleaser.Env["GITHUB_TOKEN"] == "${{ secrets.GITHUB_TOKEN }}", "GITHUB_TOKEN for the upload"},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("release.yml lacks %s", c.what)
+		}
+	}
+	if cfg := loadGoreleaserConfig(t); !slices.Contains(cfg.Signs[0].Args, "{{ .Env.GPG_FINGERPRINT }}") {
+		t.Error(".goreleaser.yml does not sign with the GPG_FINGERPRINT the workflow passes")
+	}
+}
