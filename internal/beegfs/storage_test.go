@@ -21,6 +21,7 @@ func TestRemoveStorageTarget(t *testing.T) {
 		"last of two":  {"storage-two-targets.conf", "/data2/beegfs-storage", true, ",/data/beegfs-storage", "," + uuidData},
 		"the only one": {"storage-after-setup.conf", "/data/beegfs-storage", true, "", ""},
 		"not listed":   {"storage-after-setup.conf", "/data9/beegfs-storage", false, ",/data/beegfs-storage", "," + uuidData},
+		"-u form":      {"storage-two-targets-unchecked.conf", "/data/beegfs-storage", true, ",/data2/beegfs-storage", ""},
 	}
 	for name, tc := range tests {
 		before := readFixture(t, tc.fixture)
@@ -266,11 +267,38 @@ func storageHostInSync(t *testing.T) StorageHost {
 	}
 }
 
-func TestStorageDrift(t *testing.T) {
+// The forms the real setup script writes are in sync: the bare path of -r, and with a
+// target that keeps no check, the empty storeFsUUID of -u.
+func TestStorageDriftSetupScriptForms(t *testing.T) {
 	want := StorageWant{
 		Target:     TargetIdentity{Host: "gpu02", Directory: "/data/beegfs-storage", NodeNumID: 2, TargetID: 201},
 		Mountpoint: "/data",
 		FsUUID:     uuidData,
+	}
+	edit := func(h *StorageHost, from, to string) {
+		h.Conf.Content = []byte(strings.Replace(string(h.Conf.Content), from, to, 1))
+	}
+	h := storageHostInSync(t)
+	edit(&h, "= ,/data/beegfs-storage", "= /data/beegfs-storage")
+	if got := StorageDrift(h, StorageWant{Target: want.Target, Mountpoint: want.Mountpoint, FsUUID: want.FsUUID, CheckFsUUID: true}); len(got) != 0 {
+		t.Errorf("-r form: drift %q", got)
+	}
+	edit(&h, ","+uuidData, "")
+	if got := StorageDrift(h, want); len(got) != 0 {
+		t.Errorf("-u form, unchecked target: drift %q", got)
+	}
+	want.CheckFsUUID = true
+	if got := strings.Join(StorageDrift(h, want), "; "); !strings.Contains(got, "storeFsUUID for /data/beegfs-storage is \"\"") {
+		t.Errorf("-u form, checked target: drift %q", got)
+	}
+}
+
+func TestStorageDrift(t *testing.T) {
+	want := StorageWant{
+		Target:      TargetIdentity{Host: "gpu02", Directory: "/data/beegfs-storage", NodeNumID: 2, TargetID: 201},
+		Mountpoint:  "/data",
+		FsUUID:      uuidData,
+		CheckFsUUID: true,
 	}
 	if got := StorageDrift(storageHostInSync(t), want); len(got) != 0 {
 		t.Fatalf("in sync host reports %q", got)
@@ -284,15 +312,15 @@ func TestStorageDrift(t *testing.T) {
 		change func(*StorageHost)
 		want   string
 	}{
-		"first run init on":  {conf("storeAllowFirstRunInit       = false", "storeAllowFirstRunInit       = true"), "interlock: " + KeyAllowFirstRunInit},
-		"leading comma lost": {conf("= ,/data/beegfs-storage", "= /data/beegfs-storage"), "leading empty element"},
-		"uuid changed":       {conf(","+uuidData, ","+uuidData2), "storeFsUUID for /data/beegfs-storage is"},
-		"drop-in removed":    {func(h *StorageHost) { h.DropIn = FileState{} }, "drop-in /etc/systemd/system/beegfs-storage.service.d/target-201.conf"},
-		"service stopped":    {func(h *StorageHost) { h.Service.Active = "inactive" }, "beegfs-storage is inactive"},
-		"service disabled":   {func(h *StorageHost) { h.Service.Enabled = "disabled" }, "disabled, not enabled"},
-		"target ID edited":   {func(h *StorageHost) { h.Dir.TargetNumID = []byte("202\n") }, "targetNumID holds 202"},
-		"not mounted":        {func(h *StorageHost) { h.Mount = Mount{Path: "/data", Target: "/"}; h.Dir = DirState{} }, "filesystem missing"},
-		"package removed":    {func(h *StorageHost) { h.Version = "" }, "beegfs-storage is not installed"},
+		"first run init on": {conf("storeAllowFirstRunInit       = false", "storeAllowFirstRunInit       = true"), "interlock: " + KeyAllowFirstRunInit},
+		"uuid removed":      {conf(","+uuidData, ""), "storeFsUUID for /data/beegfs-storage is \"\""},
+		"uuid changed":      {conf(","+uuidData, ","+uuidData2), "storeFsUUID for /data/beegfs-storage is"},
+		"drop-in removed":   {func(h *StorageHost) { h.DropIn = FileState{} }, "drop-in /etc/systemd/system/beegfs-storage.service.d/target-201.conf"},
+		"service stopped":   {func(h *StorageHost) { h.Service.Active = "inactive" }, "beegfs-storage is inactive"},
+		"service disabled":  {func(h *StorageHost) { h.Service.Enabled = "disabled" }, "disabled, not enabled"},
+		"target ID edited":  {func(h *StorageHost) { h.Dir.TargetNumID = []byte("202\n") }, "targetNumID holds 202"},
+		"not mounted":       {func(h *StorageHost) { h.Mount = Mount{Path: "/data", Target: "/"}; h.Dir = DirState{} }, "filesystem missing"},
+		"package removed":   {func(h *StorageHost) { h.Version = "" }, "beegfs-storage is not installed"},
 	}
 	for name, tc := range tests {
 		h := storageHostInSync(t)
