@@ -280,8 +280,8 @@ func CheckMetaInterlock(c *Conf) (StorageTarget, error) {
 
 // CheckMountedUUID compares the configured storeFsUUID of a directory with
 // the UUID of the filesystem mounted there, as findmnt reports it. The
-// comparison is exact: how the daemon compares is not confirmed, and an
-// exact match is the reading that cannot pass a config the daemon refuses.
+// comparison is exact, as the daemons compare (confirmed: checkTargetUUID
+// and checkTargetsUUIDs in meta's and storage's App.cpp, 8.3.1).
 func CheckMountedUUID(t StorageTarget, mountpoint, mountedUUID string) error {
 	if mountedUUID == "" {
 		return fmt.Errorf("%s is on %s, which reports no filesystem UUID; %s", t.Directory, mountpoint, guideRefusesStart)

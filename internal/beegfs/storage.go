@@ -266,10 +266,9 @@ func confDrift(h StorageHost, w StorageWant) []string {
 	return nil
 }
 
-// ListsUnchecked reports whether a target in dir is kept without a UUID
-// check unless the user asks for one: the config lists dir with no UUID
-// (beegfs-setup-storage -u), or lists other targets and no UUID at all, and
-// the daemon checks every target or none. A config that cannot be read
+// ListsUnchecked reports whether the config lists dir without a UUID
+// (beegfs-setup-storage -u): a target the daemon does not check, and which
+// the provider adopts as it is unless asked to. A config that cannot be read
 // gives false: the guide's check.
 func (h StorageHost) ListsUnchecked(dir string) bool {
 	c, err := h.ParseConf()
@@ -277,7 +276,7 @@ func (h StorageHost) ListsUnchecked(dir string) bool {
 		return false
 	}
 	listed, err := StorageTargets(c)
-	if err != nil || len(listed) == 0 {
+	if err != nil {
 		return false
 	}
 	for _, t := range listed {
@@ -285,7 +284,7 @@ func (h StorageHost) ListsUnchecked(dir string) bool {
 			return t.FsUUID == ""
 		}
 	}
-	return listed[0].FsUUID == ""
+	return false
 }
 
 // InterlockConf is beegfs-storage.conf with the target in dir as the

@@ -463,3 +463,45 @@ func TestHoldsChunks(t *testing.T) {
 		t.Error("a relative directory was accepted")
 	}
 }
+
+// A target listed without a UUID is kept without one unless the check is asked for; one listed
+// with a UUID keeps it either way, and the daemon's all-or-none rule holds for a host's targets.
+func TestStorageHostInterlockConf(t *testing.T) {
+	host := func(fixture string) StorageHost {
+		h := storageHostInSync(t)
+		h.Conf.Content = readFixture(t, fixture)
+		return h
+	}
+	lists := func(c *Conf) string {
+		dirs, _ := c.Get(KeyStorageDirectory)
+		uuids, _ := c.Get(KeyFsUUID)
+		return dirs + " | " + uuids
+	}
+	unchecked, checked := host("storage-two-targets-unchecked.conf"), host("storage-after-setup.conf")
+	if !unchecked.ListsUnchecked("/data/beegfs-storage") || checked.ListsUnchecked("/data/beegfs-storage") || unchecked.ListsUnchecked("/data3/new") {
+		t.Error("ListsUnchecked: want true only for a directory listed without a UUID")
+	}
+	tests := []struct {
+		name    string
+		h       StorageHost
+		check   bool
+		want    string
+		wantErr string
+	}{
+		{"unchecked stays unchecked, form kept", unchecked, false, "/data/beegfs-storage ,/data2/beegfs-storage | ", ""},
+		{"checked stays checked without the check", checked, false, ",/data/beegfs-storage | ," + uuidData, ""},
+		{"the check for one of two unchecked targets", unchecked, true, "", "none for /data2/beegfs-storage"},
+	}
+	for _, tt := range tests {
+		c, err := tt.h.InterlockConf("/data/beegfs-storage", tt.check)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: err %v, want %q", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || lists(c) != tt.want {
+			t.Errorf("%s: %v; lists %q, want %q", tt.name, err, lists(c), tt.want)
+		}
+	}
+}
