@@ -114,6 +114,29 @@ func TestAccBeegfsTarget_setupScriptForms(t *testing.T) {
 	})
 }
 
+// BeeGFS checks every target of a host or none: beside a target listed without a UUID (-u), a
+// new target, which beegfs-setup-storage would list with one, is refused at plan, and nothing on
+// the host changes.
+func TestAccBeegfsTarget_newTargetBesideUnchecked(t *testing.T) {
+	const node = "gpu02"
+	l, _ := storageLab(t, node)
+	onHost(t, l, node, fmt.Sprintf(setupStorageRU, l.Host("login01").Address))
+	before := onHost(t, l, node, unitAndFile(beegfs.ServiceStorage, beegfs.StorageConfPath)+"; ls -A /data")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: targetConfig(l, node, 2, `  path        = "/data/other-target"
+  target_id   = 202`),
+			ExpectError: diagPattern("Storage Interlock Cannot Be Written", `resource "gpucluster_beegfs_target" "test"`,
+				beegfs.StorageConfPath+" cannot list /data/other-target with the UUID of its filesystem on node "+node,
+				"BeeGFS checks every target of a host or none", "none for /data/beegfs-storage"),
+		}},
+	})
+	if after := onHost(t, l, node, unitAndFile(beegfs.ServiceStorage, beegfs.StorageConfPath)+"; ls -A /data"); after != before {
+		t.Errorf("the refused plan changed %s:\n%s\nwas:\n%s", node, after, before)
+	}
+}
+
 // The same for metadata set up with beegfs-setup-meta -u: imported with an empty plan and no
 // change on login01, kept without a UUID through an apply, given one only when asked.
 func TestAccBeegfsMetadata_setupScriptForms(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -143,14 +142,20 @@ func resolveFsUUIDCheck(check types.Bool, hs beegfs.StorageHost, dir string) typ
 	return types.BoolValue(!hs.ListsUnchecked(dir))
 }
 
-// checkInterlockEdit refuses at plan an interlock the apply could not write.
+// checkInterlockEdit refuses at plan an interlock the apply could not write. A directory still to
+// be set up gets a UUID whatever check says: beegfs-setup-storage lists one.
 func checkInterlockEdit(node string, hs beegfs.StorageHost, dir string, check bool) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if _, err := hs.InterlockConf(dir, check); err != nil {
+	withUUID := check || !hs.Dir.Initialised()
+	if _, err := hs.InterlockConf(dir, withUUID); err != nil {
+		listing := "without a UUID"
+		if withUUID {
+			listing = "with the UUID of its filesystem"
+		}
 		diags.Append(nodeAttributeError(path.Root("fs_uuid_check"), "Storage Interlock Cannot Be Written", node,
-			beegfs.StorageConfPath+" cannot take "+dir+" with fs_uuid_check = "+strconv.FormatBool(check),
-			"Add the UUIDs of the host's other targets to "+beegfs.KeyFsUUID+" by hand (or set their fs_uuid_check), or set fs_uuid_check = "+
-				strconv.FormatBool(!check)+". Nothing was changed.", err))
+			beegfs.StorageConfPath+" cannot list "+dir+" "+listing,
+			"Nothing was changed. BeeGFS checks every target of a host or none: list a UUID for every target, by hand, in the order of "+
+				beegfs.KeyStorageDirectory+" ("+beegfs.KeyFsUUID+" = ,UUID1,UUID2; findmnt -n -o UUID --target DIR prints each), or none, then plan again.", err))
 	}
 	return diags
 }

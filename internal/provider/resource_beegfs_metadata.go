@@ -240,7 +240,11 @@ func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadata
 	m.resolveFsUUIDCheck(n.mh)
 	if !m.FsUUIDCheck.ValueBool() {
 		// No UUID is invented: the config keeps the one it names, or none.
-		_, target.FsUUID, _ = n.mh.ConfiguredMetaStore()
+		var err error
+		if _, target.FsUUID, err = n.mh.ConfiguredMetaStore(); err != nil {
+			diags.Append(nodeError("Cannot Configure BeeGFS Metadata", node, "Reading "+beegfs.MetaConfPath+" failed", adviceRead, err))
+			return diags
+		}
 	}
 	restart, err := r.configure(ctx, n.h, n.mh, n.rel, target, mgmtd)
 	if err != nil {

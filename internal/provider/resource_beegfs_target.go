@@ -160,10 +160,10 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 				MarkdownDescription: "Whether `" + beegfs.KeyFsUUID + "` names `fs_uuid` for this target, so that `" + beegfs.ServiceStorage + "` refuses to start " +
 					"on any other filesystem (the guide's interlock). `true` for a directory the provider sets up. A target set up with `beegfs-setup-storage -u` is " +
 					"listed with no UUID, which BeeGFS does not check; such a target is adopted as it is (imported, or created over the initialised directory): " +
-					"`false`, and the provider invents no UUID for it. So is a new target on a host whose config lists targets and no UUID at all, since " +
-					"BeeGFS checks every target of a host or none. Set it to `true` to have the apply add the UUID (and restart the service); the plan refuses " +
-					"that while another target of the host is listed without one. `false` never removes a UUID that is listed. `" + beegfs.KeyAllowFirstRunInit +
-					" = false` is kept either way.",
+					"`false`, and the provider invents no UUID for it. Set it to `true` to have the apply add the UUID (and restart the service). " +
+					"BeeGFS checks every target of a host or none, so the plan refuses that while another target of the host is listed without a UUID, " +
+					"and it refuses a new target there too, since `beegfs-setup-storage` lists one for it. `false` never removes a UUID that is listed. `" +
+					beegfs.KeyAllowFirstRunInit + " = false` is kept either way.",
 				Optional:      true,
 				Computed:      true,
 				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
@@ -303,6 +303,10 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 	if diags.Append(checkHostIDs(ctx, h, node, want, hs)...); diags.HasError() {
 		return diags
 	}
+	m.FsUUIDCheck = resolveFsUUIDCheck(m.FsUUIDCheck, hs, want.Directory)
+	if diags.Append(checkInterlockEdit(node, hs, want.Directory, m.FsUUIDCheck.ValueBool())...); diags.HasError() {
+		return diags
+	}
 	if !hs.Dir.Initialised() {
 		if !creating {
 			diags.Append(nodeAttributeError(path.Root("path"), "Storage Target Not Initialised", node,
@@ -314,7 +318,6 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 		}
 	}
 	mount := hs.Mount
-	m.FsUUIDCheck = resolveFsUUIDCheck(m.FsUUIDCheck, hs, want.Directory)
 	confChanged, diags := writeStorageInterlock(ctx, h, node, hs, want.Directory, m.FsUUIDCheck.ValueBool(), m.MgmtdHost.ValueString())
 	if diags.HasError() {
 		return diags
