@@ -88,7 +88,8 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 			beegfs.KeyFsUUID + "` aligned with `" + beegfs.KeyStorageDirectory + "` (see `fs_uuid_check`). Both are read as `" + beegfs.ServiceStorage +
 			"` reads them: comma-separated, empty elements ignored, so the leading empty element `beegfs-setup-storage` writes and the bare path of its `-r` " +
 			"are the same list; lists the provider changes are written in the guide's form, with the leading comma, and a list it does not change keeps its form. " +
-			"Lists of unequal length (a `" + beegfs.KeyFsUUID + "` that is not empty and does not name one UUID per directory) are refused, as the daemon refuses them. A systemd drop-in `" + beegfs.SystemdUnitDir + "/" + beegfs.ServiceStorage + ".service.d/target-TARGET.conf` " +
+			"Lists of unequal length (a `" + beegfs.KeyFsUUID + "` that is not empty and does not name one UUID per directory) are refused, " +
+			"as the daemon refuses them. A systemd drop-in `" + beegfs.SystemdUnitDir + "/" + beegfs.ServiceStorage + ".service.d/target-TARGET.conf` " +
 			"with `RequiresMountsFor=` the path's mountpoint stops `" + beegfs.ServiceStorage + "` from starting while the filesystem is missing; " +
 			"the guide's own `storage.conf`, or any drop-in of the unit requiring that mountpoint, does the same: it is no drift, none of the provider's is added beside it, and destroy leaves it. " +
 			"The service is enabled and started, and restarted only when its config changed.\n\n" +
