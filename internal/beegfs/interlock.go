@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -20,10 +21,8 @@ const (
 // The guide's own words, quoted in refusals so the admin meets the reason
 // where the provider stops.
 const (
-	guideLeadingComma = `the guide: "The leading comma in the storage config is not a typo. ` +
-		`storeStorageDirectory and storeFsUUID are comma-separated lists (one entry per target), ` +
-		`and beegfs-setup-storage writes storeStorageDirectory with an empty first element. ` +
-		`Keep the two lists aligned."`
+	guideAlignedLists = `the guide: "storeStorageDirectory and storeFsUUID are comma-separated lists ` +
+		`(one entry per target) [...] Keep the two lists aligned."`
 	guideMetaSingle     = `the guide: "The metadata config takes a single value with no comma."`
 	guideNoFirstRunInit = `the guide: "Do not set storeAllowFirstRunInit = true to make the error go away: ` +
 		`that creates a new, empty target."`
@@ -40,14 +39,17 @@ const (
 // would break the lists, so neither is accepted.
 var fsUUIDPattern = regexp.MustCompile(`^[0-9A-Fa-f]{4,}(-[0-9A-Fa-f]{4,})*$`)
 
-// StorageTarget is one storage directory and the filesystem it must be on.
+// StorageTarget is one storage directory and the filesystem it must be on;
+// an empty FsUUID is no check, as the daemon skips it.
 type StorageTarget struct {
 	Directory string
 	FsUUID    string
 }
 
-// StorageTargets reads the aligned lists of a beegfs-storage.conf. A missing
-// or misaligned pair is an error naming the mismatch, never a guess.
+// StorageTargets reads the lists of a beegfs-storage.conf as the daemon
+// does: an empty storeFsUUID checks no target, any other must name one UUID
+// per directory. Lists of different lengths are an error naming both, never
+// a guess.
 func StorageTargets(c *Conf) ([]StorageTarget, error) {
 	dirValue, _ := c.Get(KeyStorageDirectory)
 	uuidValue, _ := c.Get(KeyFsUUID)
@@ -55,58 +57,48 @@ func StorageTargets(c *Conf) ([]StorageTarget, error) {
 }
 
 func alignedTargets(dirValue, uuidValue string) ([]StorageTarget, error) {
-	dirs, err := splitTargetList(KeyStorageDirectory, dirValue)
-	if err != nil {
-		return nil, err
-	}
-	uuids, err := splitTargetList(KeyFsUUID, uuidValue)
-	if err != nil {
-		return nil, err
-	}
-	if len(dirs) != len(uuids) {
+	dirs, uuids := splitTargetList(dirValue), splitTargetList(uuidValue)
+	if len(uuids) > 0 && len(dirs) != len(uuids) {
+		// beegfs-storage refuses this: "Storage path list and storage UUID
+		// list have different sizes" (storage/source/app/App.cpp, 8.3.1).
 		return nil, fmt.Errorf("%s lists %d directories %v but %s lists %d UUIDs %v; %s",
-			KeyStorageDirectory, len(dirs), dirs, KeyFsUUID, len(uuids), uuids, guideLeadingComma)
-	}
-	if len(dirs) == 0 {
-		return nil, nil
+			KeyStorageDirectory, len(dirs), dirs, KeyFsUUID, len(uuids), uuids, guideAlignedLists)
 	}
 	seen := map[string]bool{}
-	for _, d := range dirs {
+	targets := make([]StorageTarget, 0, len(dirs))
+	for i, d := range dirs {
 		if seen[d] {
-			return nil, fmt.Errorf("%s lists %s twice; %s", KeyStorageDirectory, d, guideLeadingComma)
+			return nil, fmt.Errorf("%s lists %s twice", KeyStorageDirectory, d)
 		}
 		seen[d] = true
+		t := StorageTarget{Directory: d}
+		if len(uuids) > 0 {
+			t.FsUUID = uuids[i]
+		}
+		targets = append(targets, t)
 	}
-	targets := make([]StorageTarget, len(dirs))
-	for i := range dirs {
-		targets[i] = StorageTarget{Directory: dirs[i], FsUUID: uuids[i]}
+	if len(targets) == 0 {
+		return nil, nil
 	}
 	return targets, nil
 }
 
-// splitTargetList splits a storage list. An empty value is an empty list;
-// anything else must start with the empty element beegfs-setup-storage
-// writes (pitfall P12), and have no other empty element, which would shift
-// every later entry against its partner list.
-func splitTargetList(key, value string) ([]string, error) {
-	if value == "" {
-		return nil, nil
-	}
-	parts := strings.Split(value, ",")
-	if strings.TrimSpace(parts[0]) != "" {
-		return nil, fmt.Errorf("%s = %s lacks the leading empty element; %s", key, value, guideLeadingComma)
-	}
-	entries := make([]string, 0, len(parts)-1)
-	for i, p := range parts[1:] {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			return nil, fmt.Errorf("%s = %s has an empty entry at position %d; %s", key, value, i+1, guideLeadingComma)
+// splitTargetList splits a storage list as the daemon does (confirmed:
+// storage/source/app/config/Config.cpp, 8.3.1): entries trimmed and empty ones
+// dropped. So the list with the leading empty element beegfs-setup-storage
+// writes (",/data/a") and the bare path its -r option writes ("/data/a")
+// read alike.
+func splitTargetList(value string) []string {
+	var entries []string
+	for _, p := range strings.Split(value, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			entries = append(entries, p)
 		}
-		entries = append(entries, p)
 	}
-	return entries, nil
+	return entries
 }
 
+// joinTargetList writes a list in the guide's form, with its leading empty element.
 func joinTargetList(entries []string) string {
 	if len(entries) == 0 {
 		return ""
@@ -114,10 +106,30 @@ func joinTargetList(entries []string) string {
 	return "," + strings.Join(entries, ",")
 }
 
-// SetStorageTarget puts one target into a beegfs-storage.conf with the
-// interlock: its UUID replaced when the directory is listed, both lists
-// extended when it is not, and storeAllowFirstRunInit = false. The lists
-// must be aligned before; a misaligned file is for the admin to repair.
+// setTargetList sets a list only when its entries change, so that a file in
+// the -r form, or with the setup script's " ," separators, stays as written.
+func setTargetList(c *Conf, key string, entries []string) error {
+	current, _ := c.Get(key)
+	if slices.Equal(splitTargetList(current), entries) {
+		return nil
+	}
+	return c.Set(key, joinTargetList(entries))
+}
+
+// setIfDifferent sets key only when its value changes, keeping the line's blanks.
+func setIfDifferent(c *Conf, key, value string) error {
+	if current, ok := c.Get(key); ok && current == value {
+		return nil
+	}
+	return c.Set(key, value)
+}
+
+// SetStorageTarget puts one target into a beegfs-storage.conf with
+// storeAllowFirstRunInit = false: its UUID replaced when the directory is
+// listed, both lists extended when it is not. An empty t.FsUUID lists the
+// target without a check. The daemon checks every target or none, so a UUID
+// for some targets but not for others is refused, as is a misaligned file:
+// that is for the admin to repair.
 func SetStorageTarget(c *Conf, t StorageTarget) error {
 	if err := validateStorageTarget(t); err != nil {
 		return err
@@ -137,25 +149,34 @@ func SetStorageTarget(c *Conf, t StorageTarget) error {
 		targets = append(targets, t)
 	}
 	dirs := make([]string, len(targets))
-	uuids := make([]string, len(targets))
+	var uuids, unchecked []string
 	for i, target := range targets {
-		dirs[i], uuids[i] = target.Directory, target.FsUUID
-	}
-	for _, kv := range [][2]string{
-		{KeyAllowFirstRunInit, "false"},
-		{KeyStorageDirectory, joinTargetList(dirs)},
-		{KeyFsUUID, joinTargetList(uuids)},
-	} {
-		if err := c.Set(kv[0], kv[1]); err != nil {
-			return err
+		dirs[i] = target.Directory
+		if target.FsUUID == "" {
+			unchecked = append(unchecked, target.Directory)
+		} else {
+			uuids = append(uuids, target.FsUUID)
 		}
 	}
-	return nil
+	if len(uuids) > 0 && len(unchecked) > 0 {
+		return fmt.Errorf("refusing to edit %s: %s would name a UUID for some targets but none for %s, and beegfs-storage checks every target or none; %s",
+			StorageConfPath, KeyFsUUID, strings.Join(unchecked, ", "), guideAlignedLists)
+	}
+	if err := setIfDifferent(c, KeyAllowFirstRunInit, "false"); err != nil {
+		return err
+	}
+	if err := setTargetList(c, KeyStorageDirectory, dirs); err != nil {
+		return err
+	}
+	return setTargetList(c, KeyFsUUID, uuids)
 }
 
 func validateStorageTarget(t StorageTarget) error {
 	if err := ValidatePath(t.Directory); err != nil {
 		return err
+	}
+	if t.FsUUID == "" {
+		return nil
 	}
 	return ValidateFsUUID(t.FsUUID)
 }
@@ -211,9 +232,10 @@ func checkFirstRunInitOff(c *Conf) error {
 }
 
 // SetMetaInterlock sets a beegfs-meta.conf's directory, storeFsUUID as a
-// single value and storeAllowFirstRunInit = false. A config already naming
-// another directory is refused: switching it would point the daemon at a
-// different, possibly empty, metadata store.
+// single value (empty: no check) and storeAllowFirstRunInit = false, each
+// only where it changes. A config already naming another directory is
+// refused: switching it would point the daemon at a different, possibly
+// empty, metadata store.
 func SetMetaInterlock(c *Conf, t StorageTarget) error {
 	if err := validateStorageTarget(t); err != nil {
 		return err
@@ -226,7 +248,7 @@ func SetMetaInterlock(c *Conf, t StorageTarget) error {
 		{KeyMetaDirectory, t.Directory},
 		{KeyFsUUID, t.FsUUID},
 	} {
-		if err := c.Set(kv[0], kv[1]); err != nil {
+		if err := setIfDifferent(c, kv[0], kv[1]); err != nil {
 			return err
 		}
 	}
@@ -234,8 +256,9 @@ func SetMetaInterlock(c *Conf, t StorageTarget) error {
 }
 
 // CheckMetaInterlock verifies a beegfs-meta.conf and returns its directory
-// and UUID. A comma, leading or not, is refused: it is the storage form, and
-// the metadata daemon would compare the whole string.
+// and UUID, "" when storeFsUUID is empty (beegfs-setup-meta -u), which the
+// daemon does not check. A comma, leading or not, is refused: it is the
+// storage form, and the metadata daemon would compare the whole string.
 func CheckMetaInterlock(c *Conf) (StorageTarget, error) {
 	if err := checkFirstRunInitOff(c); err != nil {
 		return StorageTarget{}, err
@@ -257,8 +280,8 @@ func CheckMetaInterlock(c *Conf) (StorageTarget, error) {
 
 // CheckMountedUUID compares the configured storeFsUUID of a directory with
 // the UUID of the filesystem mounted there, as findmnt reports it. The
-// comparison is exact: how the daemon compares is not confirmed, and an
-// exact match is the reading that cannot pass a config the daemon refuses.
+// comparison is exact, as the daemons compare (confirmed: checkTargetUUID
+// and checkTargetsUUIDs in meta's and storage's App.cpp, 8.3.1).
 func CheckMountedUUID(t StorageTarget, mountpoint, mountedUUID string) error {
 	if mountedUUID == "" {
 		return fmt.Errorf("%s is on %s, which reports no filesystem UUID; %s", t.Directory, mountpoint, guideRefusesStart)

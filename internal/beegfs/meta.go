@@ -149,6 +149,10 @@ type MetaWant struct {
 	Mgmtd      string
 	Mountpoint string
 	FsUUID     string
+	// CheckFsUUID: storeFsUUID must name the filesystem. Without it an empty
+	// storeFsUUID (beegfs-setup-meta -u), which the daemon does not check, is
+	// in sync too.
+	CheckFsUUID bool
 }
 
 // MetaProblems lists what differs from a converged metadata service, in
@@ -189,6 +193,10 @@ func metaConfProblems(c *Conf, m MetaHost, r Release, w MetaWant) []string {
 		problems = append(problems, "interlock: "+err.Error())
 	case t.Directory != w.Dir:
 		problems = append(problems, fmt.Sprintf("%s is %s, want %s", KeyMetaDirectory, t.Directory, w.Dir))
+	case t.FsUUID == "":
+		if w.CheckFsUUID {
+			problems = append(problems, fmt.Sprintf("interlock: %s is empty, want %s", KeyFsUUID, firstSet(w.FsUUID, m.Mount.UUID)))
+		}
 	default:
 		if err := CheckMountedUUID(t, m.Mount.Target, m.Mount.UUID); err != nil {
 			problems = append(problems, "interlock: "+err.Error())
@@ -221,6 +229,14 @@ func KeptMetaTarget(m MetaHost, dir, recordedUUID string) (StorageTarget, error)
 			CheckMountedUUID(StorageTarget{Directory: dir, FsUUID: got}, m.Mount.Target, m.Mount.UUID))
 	}
 	return t, nil
+}
+
+// ListsUnchecked reports whether beegfs-meta.conf names dir, initialised,
+// with an empty storeFsUUID (beegfs-setup-meta -u): a store the daemon does
+// not check, and which the provider adopts as it is unless asked to.
+func (m MetaHost) ListsUnchecked(dir string) bool {
+	current, uuid, err := m.ConfiguredMetaStore()
+	return err == nil && current == dir && uuid == "" && m.Dir.Initialised()
 }
 
 // MetaStore is the metadata store beegfs-meta.conf names, as found on the host.

@@ -201,6 +201,87 @@ func MgmtdStore(r Release, content []byte) (store string, ok bool, err error) {
 	return GetTOMLString(content, l.MgmtdStoreKey)
 }
 
+// DefaultMgmtdDBFile is where 8.x keeps its database when the config sets no
+// db-file, and where beegfs-mgmtd --init then creates it (confirmed:
+// mgmtd/src/config.rs of ThinkParQ/beegfs-rust).
+const DefaultMgmtdDBFile = "/var/lib/beegfs/mgmtd.sqlite"
+
+// ConfiguredMgmtdStore is the store the config points the service at now:
+// 8.x its db-file, or the default when none is set; 7.x its
+// storeMgmtdDirectory, "" when none is set.
+func ConfiguredMgmtdStore(r Release, content []byte) (string, error) {
+	store, ok, err := MgmtdStore(r, content)
+	if err != nil {
+		return "", err
+	}
+	if !ok && r.Layout().MgmtdConfigKind == TOML {
+		return DefaultMgmtdDBFile, nil
+	}
+	return store, nil
+}
+
+// LiveMgmtdStore is the store the management config points the service at, when that is not
+// the resource's, as found on the host.
+type LiveMgmtdStore struct {
+	Path   string // "" when the config points at the resource's own store, or at none
+	Exists bool
+	// OnRootFS: the store is on the root filesystem, where the provider keeps no database, so
+	// it cannot be adopted where it is.
+	OnRootFS bool
+}
+
+// ReadLiveMgmtdStore reads the store the config points the service at when that is not
+// dbFile's: a second round trip, which only a create makes.
+func ReadLiveMgmtdStore(ctx context.Context, ex Executor, m MgmtdHost, r Release, dbFile string) (LiveMgmtdStore, error) {
+	cfg := m.Config(r)
+	if !cfg.Exists {
+		return LiveMgmtdStore{}, nil
+	}
+	current, err := ConfiguredMgmtdStore(r, cfg.Content)
+	if err != nil {
+		return LiveMgmtdStore{}, fmt.Errorf("%s: %w", r.Layout().MgmtdConfigPath, err)
+	}
+	own := dbFile
+	if r.Major == 7 {
+		own = MgmtdStoreDir(dbFile)
+	}
+	if current == "" || current == own {
+		return LiveMgmtdStore{}, nil
+	}
+	if err := ValidatePath(current); err != nil {
+		return LiveMgmtdStore{}, fmt.Errorf("%s = %q in %s cannot be checked: %w", r.Layout().MgmtdStoreKey, current, r.Layout().MgmtdConfigPath, err)
+	}
+	q := HostQuery{Fingerprints: []string{current}, Mounts: []string{current}}
+	if r.Major == 7 {
+		q = HostQuery{Dirs: []string{current}, Mounts: []string{current}}
+	}
+	st, err := ReadHost(ctx, ex, q)
+	if err != nil {
+		return LiveMgmtdStore{}, err
+	}
+	d := st.Dirs[current]
+	return LiveMgmtdStore{
+		Path:     current,
+		Exists:   st.Fingerprints[current] != "" || (d.Exists && !d.Empty),
+		OnRootFS: st.Mounts[current].Target == "/",
+	}, nil
+}
+
+// CheckLiveMgmtdStore refuses to point the service at dbFile while the config points it at
+// another store that exists: the create would initialise a new, empty database and restart
+// the service on it, abandoning the one the cluster runs on.
+func CheckLiveMgmtdStore(r Release, dbFile string, s LiveMgmtdStore) error {
+	if !s.Exists {
+		return nil
+	}
+	l, own := r.Layout(), dbFile
+	if r.Major == 7 {
+		own = MgmtdStoreDir(dbFile)
+	}
+	return fmt.Errorf("%s points %s at %s (%s), which exists; setting %s to %s would initialise a new, empty store there and restart the service on it, leaving %s behind",
+		l.MgmtdConfigPath, ServiceMgmtd, s.Path, l.MgmtdStoreKey, l.MgmtdStoreKey, own, s.Path)
+}
+
 // MgmtdDropIn is the drop-in that keeps beegfs-mgmtd from starting before
 // the store's filesystem is mounted.
 func MgmtdDropIn(mountpoint string) (transport.File, error) {

@@ -257,3 +257,53 @@ func TestReadSharedCopy(t *testing.T) {
 		t.Errorf("the copies are not read in the host's shared read:\n%s", strings.Join(s, "\n---\n"))
 	}
 }
+
+// The store the service runs on is the config's db-file, or where --init puts it without one.
+func TestConfiguredMgmtdStore(t *testing.T) {
+	v8, v7 := release(t, "8.4.0-0labstandin1"), release(t, "7.4.6")
+	tests := []struct {
+		name    string
+		r       Release
+		content string
+		want    string
+	}{
+		{"8.x as shipped: the service's default", v8, string(readFixture(t, "beegfs-mgmtd.toml")), DefaultMgmtdDBFile},
+		{"8.x db-file set", v8, "db-file = \"/beegfs/old/mgmtd.sqlite\"\n", "/beegfs/old/mgmtd.sqlite"},
+		{"7.x store directory set", v7, "storeMgmtdDirectory = /beegfs/mgmtd\n", "/beegfs/mgmtd"},
+		{"7.x none set", v7, "storeMgmtdDirectory =\n", ""},
+	}
+	for _, tt := range tests {
+		got, err := ConfiguredMgmtdStore(tt.r, []byte(tt.content))
+		if err != nil || got != tt.want {
+			t.Errorf("%s: %q, %v; want %q", tt.name, got, err, tt.want)
+		}
+	}
+}
+
+// A create may adopt the database at db_file, never leave behind another one the service runs on.
+func TestLiveMgmtdStore(t *testing.T) {
+	v8 := release(t, "8.4.0-0labstandin1")
+	const dbFile = "/beegfs/mgmtd/mgmtd.sqlite"
+	toml := func(content string) MgmtdHost {
+		return MgmtdHost{TOML: FileState{Exists: true, Content: []byte(content)}}
+	}
+	// The config naming db_file itself needs no second read: a nil executor would panic.
+	for name, m := range map[string]MgmtdHost{
+		"config names db_file": toml("db-file = \"" + dbFile + "\"\n"),
+		"no config":            {},
+	} {
+		if live, err := ReadLiveMgmtdStore(context.Background(), nil, m, v8, dbFile); err != nil || live.Path != "" {
+			t.Errorf("%s: %+v, %v; want nothing to check", name, live, err)
+		}
+	}
+	if err := CheckLiveMgmtdStore(v8, dbFile, LiveMgmtdStore{Path: DefaultMgmtdDBFile}); err != nil {
+		t.Errorf("a configured database that does not exist: %v", err)
+	}
+	err := CheckLiveMgmtdStore(v8, dbFile, LiveMgmtdStore{Path: DefaultMgmtdDBFile, Exists: true})
+	if err == nil || !strings.Contains(err.Error(), "points beegfs-mgmtd at "+DefaultMgmtdDBFile+" (db-file), which exists") || !strings.Contains(err.Error(), "new, empty store") {
+		t.Errorf("a live database elsewhere: %v", err)
+	}
+	if _, err := ReadLiveMgmtdStore(context.Background(), nil, toml("db-file = \"/a b/x.sqlite\"\n"), v8, dbFile); err == nil || !strings.Contains(err.Error(), "cannot be checked") {
+		t.Errorf("a db-file that cannot be quoted: %v", err)
+	}
+}

@@ -214,6 +214,10 @@ type StorageWant struct {
 	Mgmtd      string
 	Mountpoint string
 	FsUUID     string
+	// CheckFsUUID: storeFsUUID must name FsUUID for the target. Without it
+	// the target may also be listed with no UUID, which the daemon does not
+	// check (beegfs-setup-storage -u).
+	CheckFsUUID bool
 }
 
 // StorageDrift lists, in the admin's terms, how a set-up target's host
@@ -256,10 +260,59 @@ func confDrift(h StorageHost, w StorageWant) []string {
 	if err != nil {
 		return []string{"interlock: " + err.Error()}
 	}
-	if t.FsUUID != w.FsUUID {
+	if t.FsUUID != w.FsUUID && (w.CheckFsUUID || t.FsUUID != "") {
 		return []string{fmt.Sprintf("interlock: %s for %s is %q, want %s", KeyFsUUID, t.Directory, t.FsUUID, w.FsUUID)}
 	}
 	return nil
+}
+
+// ListsUnchecked reports whether the config lists dir without a UUID
+// (beegfs-setup-storage -u): a target the daemon does not check, and which
+// the provider adopts as it is unless asked to. A config that cannot be read
+// gives false: the guide's check.
+func (h StorageHost) ListsUnchecked(dir string) bool {
+	c, err := h.ParseConf()
+	if err != nil {
+		return false
+	}
+	listed, err := StorageTargets(c)
+	if err != nil {
+		return false
+	}
+	for _, t := range listed {
+		if t.Directory == dir {
+			return t.FsUUID == ""
+		}
+	}
+	return false
+}
+
+// InterlockConf is beegfs-storage.conf with the target in dir as the
+// provider keeps it: with the UUID of the filesystem mounted there when
+// check is set, else with whatever UUID the file lists for dir (none for a
+// directory set up with -u). Keys that already say so keep their form.
+func (h StorageHost) InterlockConf(dir string, check bool) (*Conf, error) {
+	c, err := h.ParseConf()
+	if err != nil {
+		return nil, err
+	}
+	t := StorageTarget{Directory: dir, FsUUID: h.Mount.UUID}
+	if !check {
+		listed, err := StorageTargets(c)
+		if err != nil {
+			return nil, fmt.Errorf("refusing to edit %s: %w", StorageConfPath, err)
+		}
+		t.FsUUID = ""
+		for _, l := range listed {
+			if l.Directory == dir {
+				t.FsUUID = l.FsUUID
+			}
+		}
+	}
+	if err := SetStorageTarget(c, t); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // MgmtdHost is the management host beegfs-storage.conf names.
@@ -284,8 +337,9 @@ func SetupStorage(ctx context.Context, ex Executor, s StorageSetup) (Outcome, er
 	return setupOutcome(ctx, ex, cmd, SetupStorageTool, res, runErr)
 }
 
-// RemoveStorageTarget takes dir out of both aligned lists, keeping the
-// leading empty element while any target remains.
+// RemoveStorageTarget takes dir out of both aligned lists. A list that
+// changes is written in the guide's form, with its leading empty element;
+// one that does not (no UUIDs listed) stays as it was.
 func RemoveStorageTarget(c *Conf, dir string) (removed bool, err error) {
 	targets, err := StorageTargets(c)
 	if err != nil {
@@ -298,15 +352,17 @@ func RemoveStorageTarget(c *Conf, dir string) (removed bool, err error) {
 			continue
 		}
 		dirs = append(dirs, t.Directory)
-		uuids = append(uuids, t.FsUUID)
+		if t.FsUUID != "" {
+			uuids = append(uuids, t.FsUUID)
+		}
 	}
 	if !removed {
 		return false, nil
 	}
-	if err := c.Set(KeyStorageDirectory, joinTargetList(dirs)); err != nil {
+	if err := setTargetList(c, KeyStorageDirectory, dirs); err != nil {
 		return false, err
 	}
-	return true, c.Set(KeyFsUUID, joinTargetList(uuids))
+	return true, setTargetList(c, KeyFsUUID, uuids)
 }
 
 // TargetRemoval is a host's beegfs-storage.conf with one target taken out,
@@ -320,9 +376,9 @@ type TargetRemoval struct {
 	Remaining int
 }
 
-// RemoveTarget takes dir out of the host's aligned lists, keeping the
-// leading empty element while any target remains. A host without the
-// config (the package removed by hand) lists nothing.
+// RemoveTarget takes dir out of the host's aligned lists (as
+// RemoveStorageTarget). A host without the config (the package removed by
+// hand) lists nothing.
 func (h StorageHost) RemoveTarget(dir string) (TargetRemoval, error) {
 	if !h.Conf.Exists {
 		return TargetRemoval{}, nil

@@ -21,6 +21,7 @@ func TestRemoveStorageTarget(t *testing.T) {
 		"last of two":  {"storage-two-targets.conf", "/data2/beegfs-storage", true, ",/data/beegfs-storage", "," + uuidData},
 		"the only one": {"storage-after-setup.conf", "/data/beegfs-storage", true, "", ""},
 		"not listed":   {"storage-after-setup.conf", "/data9/beegfs-storage", false, ",/data/beegfs-storage", "," + uuidData},
+		"-u form":      {"storage-two-targets-unchecked.conf", "/data/beegfs-storage", true, ",/data2/beegfs-storage", ""},
 	}
 	for name, tc := range tests {
 		before := readFixture(t, tc.fixture)
@@ -266,11 +267,38 @@ func storageHostInSync(t *testing.T) StorageHost {
 	}
 }
 
-func TestStorageDrift(t *testing.T) {
+// The forms the real setup script writes are in sync: the bare path of -r, and with a
+// target that keeps no check, the empty storeFsUUID of -u.
+func TestStorageDriftSetupScriptForms(t *testing.T) {
 	want := StorageWant{
 		Target:     TargetIdentity{Host: "gpu02", Directory: "/data/beegfs-storage", NodeNumID: 2, TargetID: 201},
 		Mountpoint: "/data",
 		FsUUID:     uuidData,
+	}
+	edit := func(h *StorageHost, from, to string) {
+		h.Conf.Content = []byte(strings.Replace(string(h.Conf.Content), from, to, 1))
+	}
+	h := storageHostInSync(t)
+	edit(&h, "= ,/data/beegfs-storage", "= /data/beegfs-storage")
+	if got := StorageDrift(h, StorageWant{Target: want.Target, Mountpoint: want.Mountpoint, FsUUID: want.FsUUID, CheckFsUUID: true}); len(got) != 0 {
+		t.Errorf("-r form: drift %q", got)
+	}
+	edit(&h, ","+uuidData, "")
+	if got := StorageDrift(h, want); len(got) != 0 {
+		t.Errorf("-u form, unchecked target: drift %q", got)
+	}
+	want.CheckFsUUID = true
+	if got := strings.Join(StorageDrift(h, want), "; "); !strings.Contains(got, "storeFsUUID for /data/beegfs-storage is \"\"") {
+		t.Errorf("-u form, checked target: drift %q", got)
+	}
+}
+
+func TestStorageDrift(t *testing.T) {
+	want := StorageWant{
+		Target:      TargetIdentity{Host: "gpu02", Directory: "/data/beegfs-storage", NodeNumID: 2, TargetID: 201},
+		Mountpoint:  "/data",
+		FsUUID:      uuidData,
+		CheckFsUUID: true,
 	}
 	if got := StorageDrift(storageHostInSync(t), want); len(got) != 0 {
 		t.Fatalf("in sync host reports %q", got)
@@ -284,15 +312,15 @@ func TestStorageDrift(t *testing.T) {
 		change func(*StorageHost)
 		want   string
 	}{
-		"first run init on":  {conf("storeAllowFirstRunInit       = false", "storeAllowFirstRunInit       = true"), "interlock: " + KeyAllowFirstRunInit},
-		"leading comma lost": {conf("= ,/data/beegfs-storage", "= /data/beegfs-storage"), "leading empty element"},
-		"uuid changed":       {conf(","+uuidData, ","+uuidData2), "storeFsUUID for /data/beegfs-storage is"},
-		"drop-in removed":    {func(h *StorageHost) { h.DropIn = FileState{} }, "drop-in /etc/systemd/system/beegfs-storage.service.d/target-201.conf"},
-		"service stopped":    {func(h *StorageHost) { h.Service.Active = "inactive" }, "beegfs-storage is inactive"},
-		"service disabled":   {func(h *StorageHost) { h.Service.Enabled = "disabled" }, "disabled, not enabled"},
-		"target ID edited":   {func(h *StorageHost) { h.Dir.TargetNumID = []byte("202\n") }, "targetNumID holds 202"},
-		"not mounted":        {func(h *StorageHost) { h.Mount = Mount{Path: "/data", Target: "/"}; h.Dir = DirState{} }, "filesystem missing"},
-		"package removed":    {func(h *StorageHost) { h.Version = "" }, "beegfs-storage is not installed"},
+		"first run init on": {conf("storeAllowFirstRunInit       = false", "storeAllowFirstRunInit       = true"), "interlock: " + KeyAllowFirstRunInit},
+		"uuid removed":      {conf(","+uuidData, ""), "storeFsUUID for /data/beegfs-storage is \"\""},
+		"uuid changed":      {conf(","+uuidData, ","+uuidData2), "storeFsUUID for /data/beegfs-storage is"},
+		"drop-in removed":   {func(h *StorageHost) { h.DropIn = FileState{} }, "drop-in /etc/systemd/system/beegfs-storage.service.d/target-201.conf"},
+		"service stopped":   {func(h *StorageHost) { h.Service.Active = "inactive" }, "beegfs-storage is inactive"},
+		"service disabled":  {func(h *StorageHost) { h.Service.Enabled = "disabled" }, "disabled, not enabled"},
+		"target ID edited":  {func(h *StorageHost) { h.Dir.TargetNumID = []byte("202\n") }, "targetNumID holds 202"},
+		"not mounted":       {func(h *StorageHost) { h.Mount = Mount{Path: "/data", Target: "/"}; h.Dir = DirState{} }, "filesystem missing"},
+		"package removed":   {func(h *StorageHost) { h.Version = "" }, "beegfs-storage is not installed"},
 	}
 	for name, tc := range tests {
 		h := storageHostInSync(t)
@@ -433,5 +461,47 @@ func TestHoldsChunks(t *testing.T) {
 	}
 	if _, err := HoldsChunks(context.Background(), sh, "relative/dir"); err == nil {
 		t.Error("a relative directory was accepted")
+	}
+}
+
+// A target listed without a UUID is kept without one unless the check is asked for; one listed
+// with a UUID keeps it either way, and the daemon's all-or-none rule holds for a host's targets.
+func TestStorageHostInterlockConf(t *testing.T) {
+	host := func(fixture string) StorageHost {
+		h := storageHostInSync(t)
+		h.Conf.Content = readFixture(t, fixture)
+		return h
+	}
+	lists := func(c *Conf) string {
+		dirs, _ := c.Get(KeyStorageDirectory)
+		uuids, _ := c.Get(KeyFsUUID)
+		return dirs + " | " + uuids
+	}
+	unchecked, checked := host("storage-two-targets-unchecked.conf"), host("storage-after-setup.conf")
+	if !unchecked.ListsUnchecked("/data/beegfs-storage") || checked.ListsUnchecked("/data/beegfs-storage") || unchecked.ListsUnchecked("/data3/new") {
+		t.Error("ListsUnchecked: want true only for a directory listed without a UUID")
+	}
+	tests := []struct {
+		name    string
+		h       StorageHost
+		check   bool
+		want    string
+		wantErr string
+	}{
+		{"unchecked stays unchecked, form kept", unchecked, false, "/data/beegfs-storage ,/data2/beegfs-storage | ", ""},
+		{"checked stays checked without the check", checked, false, ",/data/beegfs-storage | ," + uuidData, ""},
+		{"the check for one of two unchecked targets", unchecked, true, "", "none for /data2/beegfs-storage"},
+	}
+	for _, tt := range tests {
+		c, err := tt.h.InterlockConf("/data/beegfs-storage", tt.check)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: err %v, want %q", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || lists(c) != tt.want {
+			t.Errorf("%s: %v; lists %q, want %q", tt.name, err, lists(c), tt.want)
+		}
 	}
 }

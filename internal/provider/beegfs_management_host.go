@@ -38,6 +38,41 @@ func (r *beegfsManagementResource) readController(ctx context.Context, node, dbF
 	return c, diags
 }
 
+// checkLiveDatabase refuses a create that would leave behind the database the controller's
+// configuration points beegfs-mgmtd at now: only the database at db_file is adopted.
+func checkLiveDatabase(ctx context.Context, node, dbFile string, c controller) diag.Diagnostics {
+	var diags diag.Diagnostics
+	live, err := beegfs.ReadLiveMgmtdStore(ctx, c.h, c.mh, c.rel, dbFile)
+	if err != nil {
+		diags.Append(nodeAttributeError(path.Root("db_file"), "Cannot Read BeeGFS Management State", node,
+			"Reading the database beegfs-mgmtd's configuration names failed, so nothing was changed", adviceRead, err))
+		return diags
+	}
+	if err := beegfs.CheckLiveMgmtdStore(c.rel, dbFile, live); err != nil {
+		diags.Append(nodeAttributeError(path.Root("db_file"), "Management Database Would Be Abandoned", node,
+			"The management database "+live.Path+", which beegfs-mgmtd's configuration names, would be abandoned",
+			"Nothing was changed. "+keepLiveDatabase(c.rel, node, dbFile, live)+
+				" If it is really to be discarded, move it away by hand (mv "+live.Path+" "+live.Path+".old) and plan again.", err))
+	}
+	return diags
+}
+
+// keepLiveDatabase says how to hand a live database to the resource: adopted where it is, or,
+// from the root filesystem, where the resource keeps none, moved to db_file first.
+func keepLiveDatabase(rel beegfs.Release, node, dbFile string, live beegfs.LiveMgmtdStore) string {
+	if live.OnRootFS {
+		l, dest := rel.Layout(), dbFile
+		if rel.Major == 7 {
+			dest = beegfs.MgmtdStoreDir(dbFile)
+		}
+		return "To keep that database, which is on the root filesystem, move it to db_file by hand: stop " + beegfs.ServiceMgmtd +
+			", mv " + live.Path + " " + dest + ", set " + l.MgmtdStoreKey + " to " + dest + " in " + l.MgmtdConfigPath + " and start it again; " +
+			"the create then adopts it."
+	}
+	return "To keep that database, import it (terraform import " + mgmtdResourceName + ".NAME " + node +
+		" reads db_file from the configuration), or set db_file = \"" + live.Path + "\", which adopts it."
+}
+
 // distribute copies conn.auth and cert.pem from the controller to every other auth node. The
 // files pass through memory only and go to each node on stdin.
 func (r *beegfsManagementResource) distribute(ctx context.Context, ctl *transport.Host, node string, rel beegfs.Release, authNodes []string) diag.Diagnostics {

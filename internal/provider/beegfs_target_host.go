@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -74,9 +75,11 @@ func checkTargetHost(ctx context.Context, h beegfs.Executor, node string, want b
 	return hs, diags
 }
 
+// checkListedUUID refuses a UUID listed for dir that is not the mounted filesystem's, which the
+// daemon refuses; a target listed with none is not checked, by the daemon either.
 func checkListedUUID(listed []beegfs.StorageTarget, dir string, m beegfs.Mount) error {
 	for _, t := range listed {
-		if t.Directory == dir {
+		if t.Directory == dir && t.FsUUID != "" {
 			return beegfs.CheckMountedUUID(t, m.Target, m.UUID)
 		}
 	}
@@ -130,14 +133,39 @@ func setUpTarget(ctx context.Context, h beegfs.Executor, node string, want beegf
 	return hs, diags
 }
 
-// writeStorageInterlock puts the target into beegfs-storage.conf with the interlock and the
-// management host, writing only when that changes the file.
-func writeStorageInterlock(ctx context.Context, w beegfs.FileWriter, node string, hs beegfs.StorageHost, t beegfs.StorageTarget, mgmtd string) (bool, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	conf, err := hs.ParseConf()
-	if err == nil {
-		err = beegfs.SetStorageTarget(conf, t)
+// resolveFsUUIDCheck is fs_uuid_check as configured, or when it is not (unknown), what the host's
+// config shows for the directory: no check for one set up without (-u), the guide's otherwise.
+func resolveFsUUIDCheck(check types.Bool, hs beegfs.StorageHost, dir string) types.Bool {
+	if !check.IsUnknown() && !check.IsNull() {
+		return check
 	}
+	return types.BoolValue(!hs.ListsUnchecked(dir))
+}
+
+// checkInterlockEdit refuses at plan an interlock the apply could not write. A directory still to
+// be set up gets a UUID whatever check says: beegfs-setup-storage lists one.
+func checkInterlockEdit(node string, hs beegfs.StorageHost, dir string, check bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	withUUID := check || !hs.Dir.Initialised()
+	if _, err := hs.InterlockConf(dir, withUUID); err != nil {
+		listing := "without a UUID"
+		if withUUID {
+			listing = "with the UUID of its filesystem"
+		}
+		diags.Append(nodeAttributeError(path.Root("fs_uuid_check"), "Storage Interlock Cannot Be Written", node,
+			beegfs.StorageConfPath+" cannot list "+dir+" "+listing,
+			"Nothing was changed. BeeGFS checks every target of a host or none: list a UUID for every target, by hand, in the order of "+
+				beegfs.KeyStorageDirectory+" ("+beegfs.KeyFsUUID+" = ,UUID1,UUID2; findmnt -n -o UUID --target DIR prints each), or none, then plan again.", err))
+	}
+	return diags
+}
+
+// writeStorageInterlock puts the target in dir into beegfs-storage.conf with the interlock
+// (check: with the filesystem's UUID) and the management host, writing only when that changes
+// the file.
+func writeStorageInterlock(ctx context.Context, w beegfs.FileWriter, node string, hs beegfs.StorageHost, dir string, check bool, mgmtd string) (bool, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	conf, err := hs.InterlockConf(dir, check)
 	if err == nil {
 		err = conf.Set(beegfs.KeyMgmtdHost, mgmtd)
 	}

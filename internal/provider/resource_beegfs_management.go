@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,8 +28,11 @@ var (
 	_ resource.ResourceWithValidateConfig = (*beegfsManagementResource)(nil)
 )
 
-// defaultMgmtdDBFile is the guide's db-file.
-const defaultMgmtdDBFile = "/beegfs/mgmtd/mgmtd.sqlite"
+const (
+	// defaultMgmtdDBFile is the guide's db-file.
+	defaultMgmtdDBFile = "/beegfs/mgmtd/mgmtd.sqlite"
+	mgmtdResourceName  = "gpucluster_beegfs_management"
+)
 
 // NewBeegfsManagementResource returns the gpucluster_beegfs_management resource.
 func NewBeegfsManagementResource() resource.Resource { return &beegfsManagementResource{} }
@@ -64,7 +66,11 @@ func (r *beegfsManagementResource) Schema(_ context.Context, _ resource.SchemaRe
 			"holding the database, and the service enabled and started. The package `" + beegfs.MgmtdPackage + "` must be installed (BeeGFS 7.x or 8.x; " +
 			"7.x keeps its store in the directory of `db_file` and has no TLS files).\n\n" +
 			"The initialisation never runs again: before it, the apply looks for the database on the host, so re-creating the resource after the state " +
-			"was lost, or importing it, adopts the existing database.\n\n" +
+			"was lost, or importing it, adopts the existing database. A create is refused, at plan and again at apply before anything changes, while `" +
+			beegfs.MgmtdTOMLPath + "` points the service at another database that exists (its `db-file`, or `" + beegfs.DefaultMgmtdDBFile + "`, where " +
+			"`beegfs-mgmtd --init` puts it when none is set): the create would initialise a new, empty database at `db_file` and restart the service on it. " +
+			"Import that database, or set `db_file` to it (one on the root filesystem is first moved to `db_file` by hand, as the refusal says); " +
+			"move it away by hand only if it is really to be discarded.\n\n" +
 			"The shared secret `" + beegfs.ConnAuthPath + "` (128 random bytes from `/dev/urandom`, mode `0400`) is generated **on the controller** when it " +
 			"is missing, and the TLS key `" + beegfs.TLSKeyPath + "` (ECDSA P-256, `0400`) with its self-signed certificate `" + beegfs.TLSCertPath +
 			"` (valid for the node's name and address, `0644`) when they are missing. `conn.auth` and `cert.pem` are then copied, host to host through the " +
@@ -72,7 +78,8 @@ func (r *beegfsManagementResource) Schema(_ context.Context, _ resource.SchemaRe
 			"A drop-in written by hand under another name (a cluster built by the guide's commands) guards the service as well when it requires the same mountpoint: " +
 			"it is no drift, and the provider writes no drop-in of its own beside it.\n\n" +
 			"Destroy stops and disables `" + beegfs.ServiceMgmtd + "` and removes its own drop-in; the database, the shared files and drop-ins written by hand stay.\n\n" +
-			"Import with the node's name: `terraform import gpucluster_beegfs_management.cluster login01`, or `login01@gpu01,gpu02` to import `auth_nodes` too.",
+			"Import with the node's name: `terraform import gpucluster_beegfs_management.cluster login01`, or `login01@gpu01,gpu02` to import `auth_nodes` too. " +
+			"`db_file` is the database the configuration names: its `db-file`, or `" + beegfs.DefaultMgmtdDBFile + "` when none is set.",
 		Attributes: map[string]schema.Attribute{
 			"id":   computedKeptAttribute("The node. Refer to it from the metadata, target and client resources (`depends_on`), so they start after the secret is on their node."),
 			"node": nodeAttribute("Node, by name or address, that runs the management service (the guide's login01). Changing it replaces the resource."),
@@ -193,6 +200,9 @@ func (r *beegfsManagementResource) ModifyPlan(ctx context.Context, req resource.
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if resp.Diagnostics.Append(checkLiveDatabase(ctx, node, dbFile, c)...); resp.Diagnostics.HasError() {
+		return
+	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("mountpoint"), types.StringValue(c.mh.Mount.Target))...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("fs_uuid"), types.StringValue(c.mh.Mount.UUID))...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), types.StringValue(c.mh.PackageVersion))...)
@@ -221,6 +231,13 @@ func (r *beegfsManagementResource) converge(ctx context.Context, m *beegfsManage
 		return diags
 	}
 	h, mh, rel := c.h, c.mh, c.rel
+	if creating {
+		// Again at apply: the plan reads no node while the provider's settings are unknown, and
+		// a database may have appeared since the plan.
+		if diags.Append(checkLiveDatabase(ctx, node, dbFile, c)...); diags.HasError() {
+			return diags
+		}
+	}
 	if !creating && !mh.Initialised(rel) {
 		diags.Append(nodeAttributeError(path.Root("db_file"), "Management Database Missing", node,
 			"The management database "+dbFile+" is not there any more, and an update never initialises one",
@@ -356,10 +373,7 @@ func (r *beegfsManagementResource) ImportState(ctx context.Context, req resource
 			"Install BeeGFS 8.x, or create the resource with db_file set.", err))
 		return
 	}
-	dbFile, found, err := beegfs.MgmtdStore(rel, st.Files[beegfs.MgmtdTOMLPath].Content)
-	if err == nil && !found {
-		err = errors.New("db-file is not set")
-	}
+	dbFile, err := beegfs.ConfiguredMgmtdStore(rel, st.Files[beegfs.MgmtdTOMLPath].Content)
 	if err == nil {
 		err = beegfs.ValidateDBFile(dbFile)
 	}

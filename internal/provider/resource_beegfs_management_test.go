@@ -1,11 +1,13 @@
 package provider
 
 import (
+	"encoding/base64"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -334,5 +336,115 @@ func checkMgmtdDestroyed(l *lab.Lab) resource.TestCheckFunc {
 			return fmt.Errorf("login01 after destroy: %q, want %q (stopped, disabled, no drop-in, database and secret kept)", got, want)
 		}
 		return nil
+	}
+}
+
+// liveMgmtd gives login01 a management service that runs on a database of its own, made as an
+// admin makes it without this provider: the shipped beegfs-mgmtd.toml, with dbLine for db-file
+// ("" keeps the shipped default), the database made by beegfs-mgmtd --init, the secrets of the
+// guide, the service started. A database another test left at the guide's db_file is put aside.
+// Cleanup stops the service and puts back what the test changed.
+func liveMgmtd(t *testing.T, l *lab.Lab, dbLine, db string) {
+	t.Helper()
+	key, err := beegfs.GenerateTLSKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := beegfs.SelfSignedCert(key, beegfs.TLSNames{Node: "login01", Address: l.Host("login01").Address}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		onHost(t, l, "login01", `systemctl disable --now beegfs-mgmtd 2>/dev/null
+rm -f `+db+` `+labDBFile+` `+beegfs.MgmtdDropInPath+`
+systemctl daemon-reload
+if [ -e /root/mgmtd.sqlite.tacc ]; then mv /root/mgmtd.sqlite.tacc `+labDBFile+`; fi
+cp /root/beegfs-mgmtd.toml.tacc `+beegfs.MgmtdTOMLPath+`
+while read -r f; do rm -f "$f"; done < /root/beegfs-secrets.tacc
+rm -f /root/beegfs-secrets.tacc`)
+	})
+	onHost(t, l, "login01", fmt.Sprintf(`set -e
+cfg=%[1]s
+cp -a "$cfg" /root/beegfs-mgmtd.toml.tacc
+if [ -e %[12]s ]; then mv %[12]s /root/mgmtd.sqlite.tacc; fi
+dpkg-deb --fsys-tarfile %[2]s/beegfs-mgmtd_%[3]s_all.deb | tar -x -C / ."$cfg"
+[ -z '%[4]s' ] || sed -i 's|^# *db-file = .*|%[4]s|' "$cfg"
+: > /root/beegfs-secrets.tacc
+for f in %[6]s %[7]s %[8]s; do [ -e "$f" ] || echo "$f" >> /root/beegfs-secrets.tacc; done
+[ -e %[6]s ] || { dd if=/dev/urandom of=%[6]s bs=128 count=1 status=none; chmod 400 %[6]s; }
+[ -e %[7]s ] || { echo %[9]s | base64 -d > %[7]s; chmod 400 %[7]s; }
+[ -e %[8]s ] || echo %[10]s | base64 -d > %[8]s
+mkdir -p "$(dirname %[5]s)"
+%[11]s --init >/dev/null
+systemctl restart beegfs-mgmtd`, beegfs.MgmtdTOMLPath, lab.RepoDir, lab.StandInVersion, dbLine, db,
+		beegfs.ConnAuthPath, beegfs.TLSKeyPath, beegfs.TLSCertPath,
+		base64.StdEncoding.EncodeToString(key), base64.StdEncoding.EncodeToString(cert), beegfs.MgmtdDaemon, labDBFile))
+	if got := onHost(t, l, "login01", "systemctl is-active beegfs-mgmtd; test -f "+db+" && echo db"); got != "active\ndb" {
+		t.Fatalf("login01's hand-made management service: %q, want it active on %s", got, db)
+	}
+}
+
+// A controller whose beegfs-mgmtd runs on a database of its own: where a bare beegfs-mgmtd --init
+// puts it (no db-file set), or at a db-file of the admin's. Creating the resource with the
+// guide's db_file would point the service at a new, empty database and restart it; the plan
+// refuses, naming the node, the database and what to do, and the database, the config, the
+// guide's db_file and the running service stay as they were, with no --init run. Done as the
+// refusal says, the database is adopted as it is.
+func TestAccBeegfsManagement_liveDatabaseRefused(t *testing.T) {
+	l := lab.Require(t)
+	installBeegfs(t, l, "login01", "beegfs-mgmtd")
+	const liveDB = "/beegfs/mgmtd-live/mgmtd.sqlite"
+	cases := map[string]struct {
+		dbLine, db, advice string
+		keep               resource.TestStep // done as the refusal says
+	}{
+		"default db-file, on the root filesystem": {"", beegfs.DefaultMgmtdDBFile,
+			"move it to db_file by hand: stop beegfs-mgmtd, mv " + beegfs.DefaultMgmtdDBFile + " " + labDBFile,
+			resource.TestStep{Config: mgmtdConfig(l, nil)}},
+		"db-file set": {`db-file = "` + liveDB + `"`, liveDB,
+			"import it (terraform import gpucluster_beegfs_management.NAME login01",
+			resource.TestStep{Config: providerConfig(l, "") + `
+resource "gpucluster_beegfs_management" "test" {
+  node    = "login01"
+  db_file = "` + liveDB + `"
+}
+` + importBlock(mgmtdAddr, `"login01"`)}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			liveMgmtd(t, l, tc.dbLine, tc.db)
+			recordMgmtdInit(t, l)
+			snapshot := "sha256sum " + tc.db + " " + beegfs.MgmtdTOMLPath + "; sha256sum " + labDBFile + " 2>&1 || true; " +
+				"systemctl show -p ActiveState -p ActiveEnterTimestamp -p ActiveEnterTimestampMonotonic -p MainPID beegfs-mgmtd"
+			before := onHost(t, l, "login01", snapshot)
+			db := onHost(t, l, "login01", "sha256sum <"+tc.db)
+			keep := tc.keep
+			keep.PreConfig = func() {
+				if after := onHost(t, l, "login01", snapshot); after != before {
+					t.Errorf("the refused create changed login01:\n%s\nwas:\n%s", after, before)
+				}
+				if tc.db == beegfs.DefaultMgmtdDBFile {
+					onHost(t, l, "login01", "systemctl stop beegfs-mgmtd && mv "+tc.db+" "+labDBFile+
+						` && sed -i 's|^# *db-file = .*|db-file = "`+labDBFile+`"|' `+beegfs.MgmtdTOMLPath+" && systemctl start beegfs-mgmtd")
+				}
+			}
+			keep.ConfigPlanChecks.PostApplyPostRefresh = []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}
+			keep.Check = resource.ComposeAggregateTestCheckFunc(
+				checkInitNotRun(l),
+				checkOnHost(l, "login01", "sha256sum <$(sed -n 's/^db-file = \"\\(.*\\)\"/\\1/p' "+beegfs.MgmtdTOMLPath+"); systemctl is-active beegfs-mgmtd", db+"\nactive"))
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{
+					{
+						Config: mgmtdConfig(l, nil),
+						ExpectError: diagPattern("Management Database Would Be Abandoned", `resource "gpucluster_beegfs_management" "test"`,
+							"The management database "+tc.db+", which beegfs-mgmtd's configuration names, would be abandoned on node login01",
+							tc.advice, "mv "+tc.db+" "+tc.db+".old",
+							"setting db-file to "+labDBFile+" would initialise a new, empty store"),
+					},
+					keep,
+				},
+			})
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -35,15 +36,16 @@ func NewBeegfsMetadataResource() resource.Resource { return &beegfsMetadataResou
 type beegfsMetadataResource struct{ cluster *cluster }
 
 type beegfsMetadataModel struct {
-	ID         types.String `tfsdk:"id"`
-	Node       types.String `tfsdk:"node"`
-	Path       types.String `tfsdk:"path"`
-	NodeNumID  types.Int64  `tfsdk:"node_num_id"`
-	MgmtdHost  types.String `tfsdk:"mgmtd_host"`
-	FsUUID     types.String `tfsdk:"fs_uuid"`
-	Mountpoint types.String `tfsdk:"mountpoint"`
-	Version    types.String `tfsdk:"version"`
-	Status     types.String `tfsdk:"status"`
+	ID          types.String `tfsdk:"id"`
+	Node        types.String `tfsdk:"node"`
+	Path        types.String `tfsdk:"path"`
+	NodeNumID   types.Int64  `tfsdk:"node_num_id"`
+	MgmtdHost   types.String `tfsdk:"mgmtd_host"`
+	FsUUID      types.String `tfsdk:"fs_uuid"`
+	FsUUIDCheck types.Bool   `tfsdk:"fs_uuid_check"`
+	Mountpoint  types.String `tfsdk:"mountpoint"`
+	Version     types.String `tfsdk:"version"`
+	Status      types.String `tfsdk:"status"`
 }
 
 func (r *beegfsMetadataResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -55,7 +57,7 @@ func (r *beegfsMetadataResource) Schema(_ context.Context, _ resource.SchemaRequ
 		MarkdownDescription: "The BeeGFS metadata service (`" + beegfs.ServiceMeta + "`) with the guide's safety interlock. `beegfs-setup-meta -p PATH -s ID -m MGMT` " +
 			"runs **once**, only on a missing or empty directory; a directory already initialised with the same `nodeNumID` is adopted without running it, " +
 			"and one with another ID is refused, naming both. `" + beegfs.MetaConfPath + "` then gets `storeAllowFirstRunInit = false` and `storeFsUUID` set " +
-			"to the UUID of the filesystem holding `path`, as a single value with no comma, and a drop-in makes systemd start `" + beegfs.ServiceMeta +
+			"to the UUID of the filesystem holding `path`, as a single value with no comma (see `fs_uuid_check`), and a drop-in makes systemd start `" + beegfs.ServiceMeta +
 			"` only once that filesystem is mounted (`RequiresMountsFor=`). The service is enabled and started. The package `" + beegfs.MetaPackage + "` must be installed.\n\n" +
 			"Make it depend on `gpucluster_beegfs_management`: the daemon refuses to start without `" + beegfs.ConnAuthPath + "`.\n\n" +
 			"A drop-in written by hand under another name (the guide's own steps) that requires the same mountpoint guards the service as well: it is no drift, and no drop-in of the provider's is added beside it.\n\n" +
@@ -84,7 +86,17 @@ func (r *beegfsMetadataResource) Schema(_ context.Context, _ resource.SchemaRequ
 				MarkdownDescription: "Address or name of the management service, `-m` of beegfs-setup-meta and `sysMgmtdHost` (the guide's 10.0.0.10). Changing it edits the config and restarts the service.",
 				Required:            true,
 			},
-			"fs_uuid":    computedKeptAttribute("UUID of the filesystem holding `path` (`findmnt`), the value of `storeFsUUID`."),
+			"fs_uuid": computedKeptAttribute("UUID of the filesystem holding `path` (`findmnt`), the value of `storeFsUUID` when `fs_uuid_check` is set."),
+			"fs_uuid_check": schema.BoolAttribute{
+				MarkdownDescription: "Whether `storeFsUUID` names `fs_uuid`, so that `" + beegfs.ServiceMeta + "` refuses to start on any other filesystem (the guide's " +
+					"interlock). `true` for a directory the provider sets up. A directory set up with `beegfs-setup-meta -u` has an empty `storeFsUUID`, which BeeGFS " +
+					"does not check; it is adopted as it is (imported, or created over the initialised directory): `false`, and the provider invents no UUID for it. " +
+					"Set it to `true` to have the apply write the UUID (and restart the service). `false` never removes a UUID that is set. " +
+					"`storeAllowFirstRunInit = false` is kept either way.",
+				Optional:      true,
+				Computed:      true,
+				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+			},
 			"mountpoint": computedKeptAttribute("Mountpoint of the filesystem holding `path`, the drop-in's `RequiresMountsFor`."),
 			"version":    computedKeptAttribute("Installed version of `" + beegfs.MetaPackage + "` (`dpkg-query`)."),
 			"status": schema.StringAttribute{
@@ -123,7 +135,15 @@ func (m beegfsMetadataModel) recorded() (mountpoint, uuid string) {
 
 func (m beegfsMetadataModel) want() beegfs.MetaWant {
 	mountpoint, uuid := m.recorded()
-	return beegfs.MetaWant{Dir: m.Path.ValueString(), Mgmtd: m.MgmtdHost.ValueString(), Mountpoint: mountpoint, FsUUID: uuid}
+	return beegfs.MetaWant{Dir: m.Path.ValueString(), Mgmtd: m.MgmtdHost.ValueString(), Mountpoint: mountpoint, FsUUID: uuid, CheckFsUUID: m.FsUUIDCheck.ValueBool()}
+}
+
+// resolveFsUUIDCheck fills fs_uuid_check when it is not configured: no check for a directory
+// the config names with an empty storeFsUUID (beegfs-setup-meta -u), the guide's otherwise.
+func (m *beegfsMetadataModel) resolveFsUUIDCheck(mh beegfs.MetaHost) {
+	if m.FsUUIDCheck.IsUnknown() || m.FsUUIDCheck.IsNull() {
+		m.FsUUIDCheck = types.BoolValue(!mh.ListsUnchecked(m.Path.ValueString()))
+	}
 }
 
 // ModifyPlan marks the service in sync, so drift shows as a change. On create it reads the
@@ -175,6 +195,8 @@ func (r *beegfsMetadataResource) ModifyPlan(ctx context.Context, req resource.Mo
 		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("path"), "Existing BeeGFS Metadata Directory Adopted", node,
 			dir+" is already initialised with the configured node_num_id", "It is kept: beegfs-setup-meta does not run.", nil))
 	}
+	plan.resolveFsUUIDCheck(n.mh)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("fs_uuid_check"), plan.FsUUIDCheck)...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("fs_uuid"), types.StringValue(n.target.FsUUID))...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("mountpoint"), types.StringValue(n.mh.Mount.Target))...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), types.StringValue(n.mh.PackageVersion))...)
@@ -215,6 +237,15 @@ func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadata
 			return append(diags, kept...)
 		}
 	}
+	m.resolveFsUUIDCheck(n.mh)
+	if !m.FsUUIDCheck.ValueBool() {
+		// No UUID is invented: the config keeps the one it names, or none.
+		var err error
+		if _, target.FsUUID, err = n.mh.ConfiguredMetaStore(); err != nil {
+			diags.Append(nodeError("Cannot Configure BeeGFS Metadata", node, "Reading "+beegfs.MetaConfPath+" failed", adviceRead, err))
+			return diags
+		}
+	}
 	restart, err := r.configure(ctx, n.h, n.mh, n.rel, target, mgmtd)
 	if err != nil {
 		diags.Append(nodeError("Cannot Configure BeeGFS Metadata", node, "Writing the interlock to "+beegfs.MetaConfPath+" or the drop-in failed", adviceWrite, err))
@@ -248,6 +279,10 @@ func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadata
 // directory is set up or imported, and kept afterwards: it is what the interlock names.
 func recordMeta(m *beegfsMetadataModel, mh beegfs.MetaHost) {
 	m.ID = types.StringValue(nodePathID(m.Node.ValueString(), m.Path.ValueString()))
+	if m.FsUUIDCheck.IsNull() {
+		// A state from before the attribute: the provider always wrote the check then.
+		m.FsUUIDCheck = types.BoolValue(true)
+	}
 	if knownString(m.FsUUID) == "" {
 		m.FsUUID = types.StringValue(mh.Mount.UUID)
 	}
@@ -326,10 +361,11 @@ func (r *beegfsMetadataResource) ImportState(ctx context.Context, req resource.I
 	}
 	mgmtd, _ := conf.Get(beegfs.KeyMgmtdHost)
 	m := beegfsMetadataModel{
-		Node:      types.StringValue(node),
-		Path:      types.StringValue(dir),
-		NodeNumID: types.Int64Value(int64(id)),
-		MgmtdHost: types.StringValue(mgmtd),
+		Node:        types.StringValue(node),
+		Path:        types.StringValue(dir),
+		NodeNumID:   types.Int64Value(int64(id)),
+		MgmtdHost:   types.StringValue(mgmtd),
+		FsUUIDCheck: types.BoolValue(!mh.ListsUnchecked(dir)),
 	}
 	recordMeta(&m, mh)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)

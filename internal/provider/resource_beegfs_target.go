@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
@@ -33,8 +34,8 @@ const (
 	defaultStoragePath       = "/data/beegfs-storage"
 	beegfsTargetIDFormat     = "NODE:PATH"
 	installBeeGFSAdvice      = "Install it from ThinkParQ's repository (the BeeGFS quick start), then plan again."
-	adviceStorageLists       = "Nothing was written. Repair " + beegfs.KeyStorageDirectory + " and " + beegfs.KeyFsUUID + " by hand: aligned comma-separated lists " +
-		"that start with an empty element (\",/data/beegfs-storage\"), then run again."
+	adviceStorageLists       = "Nothing was written. Repair " + beegfs.KeyStorageDirectory + " and " + beegfs.KeyFsUUID + " by hand: comma-separated lists, " +
+		"one UUID per directory in the same order, or no UUID at all, then run again."
 )
 
 // NewBeegfsTargetResource returns the gpucluster_beegfs_target resource.
@@ -52,6 +53,7 @@ type beegfsTargetModel struct {
 	ForceDestroyData types.Bool   `tfsdk:"force_destroy_data"`
 	AllowWithData    types.Bool   `tfsdk:"allow_deregister_with_data"`
 	FsUUID           types.String `tfsdk:"fs_uuid"`
+	FsUUIDCheck      types.Bool   `tfsdk:"fs_uuid_check"`
 	Mountpoint       types.String `tfsdk:"mountpoint"`
 	Status           types.String `tfsdk:"status"`
 }
@@ -83,8 +85,11 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"**once**, on a missing or empty directory, and never again. A directory that is already initialised with the same " +
 			"`" + beegfs.NodeNumIDFile + "` and `" + beegfs.TargetNumIDFile + "` is adopted; one with other IDs is refused, naming both.\n\n" +
 			"The safety interlock is kept in `" + beegfs.StorageConfPath + "`: `" + beegfs.KeyAllowFirstRunInit + " = false`, and `" +
-			beegfs.KeyFsUUID + "` aligned with `" + beegfs.KeyStorageDirectory + "` as comma-separated lists that keep the leading empty " +
-			"element (pitfall P12). A systemd drop-in `" + beegfs.SystemdUnitDir + "/" + beegfs.ServiceStorage + ".service.d/target-TARGET.conf` " +
+			beegfs.KeyFsUUID + "` aligned with `" + beegfs.KeyStorageDirectory + "` (see `fs_uuid_check`). Both are read as `" + beegfs.ServiceStorage +
+			"` reads them: comma-separated, empty elements ignored, so the leading empty element `beegfs-setup-storage` writes and the bare path of its `-r` " +
+			"are the same list; lists the provider changes are written in the guide's form, with the leading comma, and a list it does not change keeps its form. " +
+			"Lists of unequal length (a `" + beegfs.KeyFsUUID + "` that is not empty and does not name one UUID per directory) are refused, " +
+			"as the daemon refuses them. A systemd drop-in `" + beegfs.SystemdUnitDir + "/" + beegfs.ServiceStorage + ".service.d/target-TARGET.conf` " +
 			"with `RequiresMountsFor=` the path's mountpoint stops `" + beegfs.ServiceStorage + "` from starting while the filesystem is missing; " +
 			"the guide's own `storage.conf`, or any drop-in of the unit requiring that mountpoint, does the same: it is no drift, none of the provider's is added beside it, and destroy leaves it. " +
 			"The service is enabled and started, and restarted only when its config changed.\n\n" +
@@ -95,8 +100,8 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"A configuration may declare a node and path only once; the plan refuses a second resource for it when both name the node " +
 			"the same way (a node the provider's `nodes` list knows by name and address counts as one). Across provider aliases " +
 			"this is not checked: Terraform does not tell the provider which resource it plans.\n\n" +
-			"Destroy takes the target out of `" + beegfs.KeyStorageDirectory + "` and `" + beegfs.KeyFsUUID + "` (the lists stay aligned " +
-			"and keep their leading empty element) and removes its drop-in. When the host's config lists other targets, `" +
+			"Destroy takes the target out of `" + beegfs.KeyStorageDirectory + "` and `" + beegfs.KeyFsUUID + "` (the lists stay aligned) " +
+			"and removes its drop-in. When the host's config lists other targets, `" +
 			beegfs.ServiceStorage + "` is restarted and keeps serving them; with the last target it is stopped and disabled. " +
 			"The last target leaves the lists too, as the package shipped them: a service started again by hand never brings a " +
 			"destroyed target back online behind Terraform's back. The data directory stays untouched with its ID files, so a " +
@@ -150,7 +155,20 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 				Computed: true,
 				Default:  booldefault.StaticBool(false),
 			},
-			"fs_uuid":    computedKeptAttribute("UUID of the filesystem the target was set up on, as findmnt reports it; `" + beegfs.KeyFsUUID + "` names it."),
+			"fs_uuid": computedKeptAttribute("UUID of the filesystem the target was set up on, as findmnt reports it; `" + beegfs.KeyFsUUID + "` names it " +
+				"when `fs_uuid_check` is set."),
+			"fs_uuid_check": schema.BoolAttribute{
+				MarkdownDescription: "Whether `" + beegfs.KeyFsUUID + "` names `fs_uuid` for this target, so that `" + beegfs.ServiceStorage + "` refuses to start " +
+					"on any other filesystem (the guide's interlock). `true` for a directory the provider sets up. A target set up with `beegfs-setup-storage -u` is " +
+					"listed with no UUID, which BeeGFS does not check; such a target is adopted as it is (imported, or created over the initialised directory): " +
+					"`false`, and the provider invents no UUID for it. Set it to `true` to have the apply add the UUID (and restart the service). " +
+					"BeeGFS checks every target of a host or none, so the plan refuses that while another target of the host is listed without a UUID, " +
+					"and it refuses a new target there too, since `beegfs-setup-storage` lists one for it. `false` never removes a UUID that is listed. `" +
+					beegfs.KeyAllowFirstRunInit + " = false` is kept either way.",
+				Optional:      true,
+				Computed:      true,
+				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+			},
 			"mountpoint": computedKeptAttribute("Mountpoint of that filesystem, which the drop-in's `RequiresMountsFor` names."),
 			"status": schema.StringAttribute{
 				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the node (\"filesystem missing: ...\", \"interlock: ...\", " +
@@ -233,11 +251,16 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	resp.Diagnostics.Append(checkHostIDs(ctx, h, node, want, hs)...)
-	if creating && !resp.Diagnostics.HasError() {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.FsUUIDCheck = resolveFsUUIDCheck(plan.FsUUIDCheck, hs, want.Directory)
+	resp.Diagnostics.Append(checkInterlockEdit(node, hs, want.Directory, plan.FsUUIDCheck.ValueBool())...)
+	if creating {
 		plan.FsUUID = types.StringValue(hs.Mount.UUID)
 		plan.Mountpoint = types.StringValue(hs.Mount.Target)
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
 func (r *beegfsTargetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -281,6 +304,10 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 	if diags.Append(checkHostIDs(ctx, h, node, want, hs)...); diags.HasError() {
 		return diags
 	}
+	m.FsUUIDCheck = resolveFsUUIDCheck(m.FsUUIDCheck, hs, want.Directory)
+	if diags.Append(checkInterlockEdit(node, hs, want.Directory, m.FsUUIDCheck.ValueBool())...); diags.HasError() {
+		return diags
+	}
 	if !hs.Dir.Initialised() {
 		if !creating {
 			diags.Append(nodeAttributeError(path.Root("path"), "Storage Target Not Initialised", node,
@@ -292,7 +319,7 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 		}
 	}
 	mount := hs.Mount
-	confChanged, diags := writeStorageInterlock(ctx, h, node, hs, beegfs.StorageTarget{Directory: want.Directory, FsUUID: mount.UUID}, m.MgmtdHost.ValueString())
+	confChanged, diags := writeStorageInterlock(ctx, h, node, hs, want.Directory, m.FsUUIDCheck.ValueBool(), m.MgmtdHost.ValueString())
 	if diags.HasError() {
 		return diags
 	}
@@ -341,7 +368,11 @@ func (r *beegfsTargetResource) Read(ctx context.Context, req resource.ReadReques
 	if mgmtd := hs.MgmtdHost(); mgmtd != "" {
 		state.MgmtdHost = types.StringValue(mgmtd)
 	}
-	problems := beegfs.StorageDrift(hs, beegfs.StorageWant{Target: want, Mountpoint: mountpoint, FsUUID: uuid})
+	if state.FsUUIDCheck.IsNull() {
+		// A state from before the attribute: the provider always wrote the check then.
+		state.FsUUIDCheck = types.BoolValue(true)
+	}
+	problems := beegfs.StorageDrift(hs, beegfs.StorageWant{Target: want, Mountpoint: mountpoint, FsUUID: uuid, CheckFsUUID: state.FsUUIDCheck.ValueBool()})
 	state.Status = types.StringValue(describeDrift(problems))
 	if len(problems) > 0 && onFilesystem {
 		resp.Diagnostics.Append(nodeWarning("Drift Detected On "+node, node,
@@ -439,6 +470,7 @@ func (r *beegfsTargetResource) ImportState(ctx context.Context, req resource.Imp
 		ForceDestroyData: types.BoolValue(false),
 		AllowWithData:    types.BoolValue(false),
 		FsUUID:           types.StringValue(hs.Mount.UUID),
+		FsUUIDCheck:      types.BoolValue(!hs.ListsUnchecked(dir)),
 		Mountpoint:       types.StringValue(hs.Mount.Target),
 		Status:           types.StringValue(inSync),
 	}
