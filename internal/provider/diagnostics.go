@@ -113,16 +113,18 @@ func isDialError(err error) bool {
 // connectError explains a failed connection; a changed host key gets its own advice because
 // it may be an attack and must never be waved through. The pool keeps a failed dial for the
 // run, so a node that cannot be reached is explained once; every later resource on it gets
-// a short error that points back to that one.
+// a short error that points back to that one and repeats its cause, since Terraform orders
+// errors by where their resources are written, not by when they happened: whichever comes
+// first must say why.
 func connectError(node string, err error) diag.Diagnostic {
 	if d, ok := cutShortError(node, err); ok {
 		return d
 	}
 	var de *transport.DialError
 	if errors.As(err, &de) && !de.FirstReport() {
-		return diag.NewErrorDiagnostic("Node Unreachable", fmt.Sprintf("Nothing was done on node %s: %s could not be reached earlier in this run, "+
-			"and the provider does not dial it again until the next run. The first error about %s in this run says why and what to do.",
-			node, de.Node, de.Node))
+		return diag.NewErrorDiagnostic("Node Unreachable", fmt.Sprintf("Nothing was done on node %s: %s could not be reached earlier in this run "+
+			"(%v), and the provider does not dial it again until the next run. The one error about %s that is not \"Node Unreachable\" says what to do.",
+			node, de.Node, de.Err, de.Node))
 	}
 	if errors.Is(err, errNodeOffline) {
 		return diag.NewErrorDiagnostic("Node Offline", nodeDetail(node, "Nothing was done: the provider's node block marks the node offline",

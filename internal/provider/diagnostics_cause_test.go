@@ -48,6 +48,11 @@ func TestStepOnUnreachableNodeReportsTheConnection(t *testing.T) {
 	if first.Summary() != "Cannot Connect To Node" || second.Summary() != "Node Unreachable" {
 		t.Errorf("summaries %q then %q, want Cannot Connect To Node then Node Unreachable", first.Summary(), second.Summary())
 	}
+	// Terraform prints errors in the order of the configuration, so the short one may come
+	// first: it must carry the cause too.
+	if !strings.Contains(second.Detail(), err.Error()) {
+		t.Errorf("the later error does not say why the node is unreachable: %q", second.Detail())
+	}
 }
 
 // A node that does not answer may be down: the advice names offline = true. One that answered

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -81,6 +82,30 @@ func timeoutsBlockWith(ctx context.Context, summary, doc, deleteDoc string) sche
 	}
 	b.Attributes = attrs
 	return b
+}
+
+// timeoutReader reads one operation's timeout from a timeouts block, or the default.
+type timeoutReader func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics)
+
+// The operations' timeouts, read as the timeouts library reads them, except that an unset
+// timeout, the common case, is answered here: the library logs every default at INFO, which
+// buried a run's own progress lines under one such line per resource.
+var (
+	createTimeout = quietTimeout("create", timeouts.Value.Create)
+	updateTimeout = quietTimeout("update", timeouts.Value.Update)
+	deleteTimeout = quietTimeout("delete", timeouts.Value.Delete)
+)
+
+func quietTimeout(name string, read timeoutReader) timeoutReader {
+	return func(v timeouts.Value, ctx context.Context, def time.Duration) (time.Duration, diag.Diagnostics) {
+		if v.IsNull() || v.IsUnknown() {
+			return def, nil
+		}
+		if set, ok := v.Attributes()[name]; !ok || set.IsNull() || set.IsUnknown() {
+			return def, nil
+		}
+		return read(v, ctx, def)
+	}
 }
 
 // nullTimeouts is an unset timeouts block with create and update, for an import.

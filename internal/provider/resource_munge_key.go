@@ -213,10 +213,10 @@ func (r *mungeKeyResource) Update(ctx context.Context, req resource.UpdateReques
 // apply is Create (prior nil) and Update: converge within the create or update timeout.
 func (r *mungeKeyResource) apply(ctx context.Context, plan tfsdk.Plan, prior *tfsdk.State, state *tfsdk.State, diags *diag.Diagnostics) {
 	m, _ := modelFrom[mungeKeyModel](ctx, plan, diags)
-	timeout, in := m.Timeouts.Create, keyInputs{}
+	timeout, in := createTimeout, keyInputs{}
 	if prior != nil {
 		before, _ := modelFrom[mungeKeyModel](ctx, prior, diags)
-		timeout, in = m.Timeouts.Update, keyInputs{
+		timeout, in = updateTimeout, keyInputs{
 			rotationChanged: !m.Rotation.Equal(before.Rotation),
 			inState:         before.Fingerprint.ValueString(),
 			planned:         m.Fingerprint.ValueString(),
@@ -225,7 +225,7 @@ func (r *mungeKeyResource) apply(ctx context.Context, plan tfsdk.Plan, prior *tf
 	if diags.HasError() {
 		return
 	}
-	limit, timeoutDiags := timeout(ctx, mungeKeyTimeout)
+	limit, timeoutDiags := timeout(m.Timeouts, ctx, mungeKeyTimeout)
 	diags.Append(timeoutDiags...)
 	if diags.HasError() {
 		return

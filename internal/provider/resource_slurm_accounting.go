@@ -240,18 +240,18 @@ func (r *slurmAccountingResource) ModifyPlan(ctx context.Context, req resource.M
 }
 
 func (r *slurmAccountingResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, req.Plan, req.Config, nil, &resp.State, &resp.Diagnostics, timeouts.Value.Create)
+	r.apply(ctx, req.Plan, req.Config, nil, &resp.State, &resp.Diagnostics, createTimeout)
 }
 
 func (r *slurmAccountingResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, req.Plan, req.Config, &req.State, &resp.State, &resp.Diagnostics, timeouts.Value.Update)
+	r.apply(ctx, req.Plan, req.Config, &req.State, &resp.State, &resp.Diagnostics, updateTimeout)
 }
 
 // apply takes the password from the configuration, the only place a write-only value is, and
 // bounds the wait for slurmdbd by the timeout that limit reads (create's or update's). prior is
 // the state an update starts from, nil on create.
 func (r *slurmAccountingResource) apply(ctx context.Context, plan tfsdk.Plan, config tfsdk.Config, prior, state *tfsdk.State, diags *diag.Diagnostics,
-	limit func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics)) {
+	limit timeoutReader) {
 	var m slurmAccountingModel
 	diags.Append(plan.Get(ctx, &m)...)
 	var before *slurmAccountingModel

@@ -222,11 +222,11 @@ func plugstackNote(out slurm.Outcome) string {
 }
 
 func (r *slurmActivationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, req.Plan, &resp.State, &resp.Diagnostics, timeouts.Value.Create)
+	r.apply(ctx, req.Plan, &resp.State, &resp.Diagnostics, createTimeout)
 }
 
 func (r *slurmActivationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !r.apply(ctx, req.Plan, &resp.State, &resp.Diagnostics, timeouts.Value.Update) {
+	if !r.apply(ctx, req.Plan, &resp.State, &resp.Diagnostics, updateTimeout) {
 		// The prior state stands; the next refresh reads what is still pending.
 		resp.State.Raw = req.State.Raw
 	}
@@ -235,7 +235,7 @@ func (r *slurmActivationResource) Update(ctx context.Context, req resource.Updat
 // apply activates what plan describes, each wait bounded by the timeout that limit reads
 // (create's or update's), and stores what was done in state. It reports whether it succeeded.
 func (r *slurmActivationResource) apply(ctx context.Context, plan tfsdk.Plan, state *tfsdk.State, diags *diag.Diagnostics,
-	limit func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics)) bool {
+	limit timeoutReader) bool {
 	var m slurmActivationModel
 	diags.Append(plan.Get(ctx, &m)...)
 	if diags.HasError() {

@@ -116,16 +116,16 @@ func (r *slurmComputeResource) ModifyPlan(ctx context.Context, req resource.Modi
 }
 
 func (r *slurmComputeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.convergeWithin(timeouts.Value.Create))
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.convergeWithin(createTimeout))
 }
 
 func (r *slurmComputeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.convergeWithin(timeouts.Value.Update))
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, r.convergeWithin(updateTimeout))
 }
 
-// convergeWithin is converge with the wait of the operation's timeout: timeouts.Value.Create
-// or timeouts.Value.Update, each with the node-wait default.
-func (r *slurmComputeResource) convergeWithin(timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics)) func(context.Context, *slurmComputeModel) diag.Diagnostics {
+// convergeWithin is converge with the wait of the operation's timeout (createTimeout or
+// updateTimeout), each with the node-wait default.
+func (r *slurmComputeResource) convergeWithin(timeout timeoutReader) func(context.Context, *slurmComputeModel) diag.Diagnostics {
 	return func(ctx context.Context, m *slurmComputeModel) diag.Diagnostics {
 		wait, diags := timeout(m.Timeouts, ctx, slurm.NodeWaitTimeout)
 		if diags.HasError() {
@@ -267,7 +267,7 @@ func (r *slurmComputeResource) Delete(ctx context.Context, req resource.DeleteRe
 		return
 	}
 	node := state.Node.ValueString()
-	wait, diags := state.Timeouts.Delete(ctx, removalGrace)
+	wait, diags := deleteTimeout(state.Timeouts, ctx, removalGrace)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return

@@ -102,6 +102,14 @@ func (p *Pool) debug(ctx context.Context, msg string, fields map[string]any) {
 	}
 }
 
+// info logs a run's progress on a node: its connection and its root shell, each once per
+// run, so that TF_LOG=info shows where a plan spends its time without every command.
+func (p *Pool) info(ctx context.Context, msg string, fields map[string]any) {
+	if p.Logger != nil {
+		p.Logger.Info(ctx, msg, fields)
+	}
+}
+
 // rootShell returns the host's root shell, starting it on first use. Callers asking at the
 // same time wait for one start. A sudo refusal is kept for the rest of the run, so sudo is
 // asked once per host and password, and every caller gets the same *SudoError, so its cause
@@ -148,10 +156,10 @@ func (s *shellSlot) open(logCtx context.Context, p *Pool, cfg Config) {
 	fields := map[string]any{"node": cfg.Name, "user": cfg.User, "sudo_exe": cfg.SudoExe, "duration_ms": time.Since(start).Milliseconds()}
 	if s.err != nil {
 		fields["error"] = s.err.Error()
-		p.debug(logCtx, "sudo refused or failed: no root shell", fields)
+		p.info(logCtx, "sudo refused or failed: no root shell", fields)
 		return
 	}
-	p.debug(logCtx, "sudo authenticated: root shell started", fields)
+	p.info(logCtx, "sudo authenticated: root shell started", fields)
 }
 
 func (p *Pool) startShell(ctx context.Context, cfg Config) (*rootShell, error) {
@@ -362,10 +370,10 @@ func (c *conn) dial(logCtx context.Context, p *Pool) {
 	fields := map[string]any{"node": c.cfg.Name, "address": c.cfg.hostPort(), "user": c.cfg.User, "duration_ms": time.Since(start).Milliseconds()}
 	if c.err != nil {
 		fields["error"] = c.err.Error()
-		p.debug(logCtx, "ssh connect failed", fields)
+		p.info(logCtx, "ssh connect failed", fields)
 		return
 	}
-	p.debug(logCtx, "ssh connected", fields)
+	p.info(logCtx, "ssh connected", fields)
 	go c.watch()
 	go c.keepalive(logCtx, p)
 }

@@ -261,8 +261,8 @@ func (r *recordingLogger) Info(ctx context.Context, msg string, fields map[strin
 	r.record(ctx, "INFO", msg, fields)
 }
 
-// Each command is logged at DEBUG with the context of the request that ran it, and a change at
-// INFO, once, with the node it was made on.
+// Each command is logged at DEBUG with the context of the request that ran it; the connection,
+// the root shell and a change at INFO, once each, with the node they were made on.
 func TestLogsCarryTheRequestAndTheNode(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("WriteFile chowns to root: run as root")
@@ -296,16 +296,17 @@ func TestLogsCarryTheRequestAndTheNode(t *testing.T) {
 		}
 		if strings.HasPrefix(line, "INFO ") {
 			infos++
-			if want := "INFO gpu07: wrote " + path + " "; !strings.HasPrefix(line, want) {
-				t.Errorf("INFO line %q, want it to start with %q", line, want)
+			progress := strings.HasPrefix(line, "INFO ssh connected ") || strings.HasPrefix(line, "INFO sudo authenticated: root shell started ")
+			if want := "INFO gpu07: wrote " + path + " "; !progress && !strings.HasPrefix(line, want) {
+				t.Errorf("INFO line %q, want the connection, the root shell, or a line starting with %q", line, want)
 			}
 		}
 		if strings.HasPrefix(line, "DEBUG sudo command ") {
 			commands++
 		}
 	}
-	if infos != 1 || commands != 2 {
-		t.Errorf("%d INFO lines and %d commands logged, want 1 change and 2 commands:\n%s", infos, commands, strings.Join(logs.lines, "\n"))
+	if infos != 3 || commands != 2 {
+		t.Errorf("%d INFO lines and %d commands logged, want the connection, the root shell, 1 change and 2 commands:\n%s", infos, commands, strings.Join(logs.lines, "\n"))
 	}
 }
 
