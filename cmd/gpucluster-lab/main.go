@@ -289,17 +289,7 @@ func tfvars() error {
 	if err != nil {
 		return err
 	}
-	var gpus []string
-	for _, h := range l.HostsWithRole(lab.RoleGPU) {
-		gpus = append(gpus, h.Name)
-	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{
-		"ssh_private_key_file": l.AdminKeyPath,
-		"known_hosts_file":     l.KnownHostsPath,
-		"sudo_password":        l.AdminPassword,
-		"login_address":        l.Host(lab.LoginHost).Address,
-		"gpu_servers":          gpus,
-	})
+	return enc.Encode(l.TFVars())
 }
