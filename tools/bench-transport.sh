@@ -17,7 +17,7 @@
 # It uses the lab that GPUCLUSTER_LAB_INSTANCE selects, as the make targets do, and replaces
 # it with fresh labs as it goes (a first apply is only a first apply on bare hosts). It refuses
 # to touch a lab that is already up unless --replace-lab is given. The example is applied
-# from a copy in a temporary directory, so examples/lab-cluster and `make demo` state are never
+# from a copy in a temporary directory, so examples/cluster and `make demo` state are never
 # touched. Exit status: 0 when every measured figure meets its bar, 1 when one misses it or
 # could not be measured, 2 on bad usage.
 set -euo pipefail
@@ -35,7 +35,8 @@ replace_lab=0
 keep_lab=0
 
 lab=$root/bin/gpucluster-lab
-example=$root/examples/lab-cluster
+example=$root/examples/cluster
+lab_vars=$root/examples/lab-cluster/lab.tfvars
 # The same instance rules as the GNUmakefile: GPUCLUSTER_LAB_INSTANCE=name selects netns
 # gpucluster-lab-name and descriptor /run/gpucluster-lab-name/lab.json.
 suffix=${GPUCLUSTER_LAB_INSTANCE:+-$GPUCLUSTER_LAB_INSTANCE}
@@ -130,6 +131,8 @@ work_dir() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	cp "$example"/*.tf "$dir"/
+	# The lab's own settings for the example, as `make demo` gives them; Terraform reads *.auto.tfvars.
+	cp "$lab_vars" "$dir/lab.auto.tfvars"
 	# The provider from bin/, as `make demo` does it: dev_overrides, no terraform init.
 	printf '%s\n' 'provider_installation {' '  dev_overrides {' \
 		"    \"registry.terraform.io/gpucluster/gpucluster\" = \"$root/bin\"" \
@@ -338,7 +341,7 @@ noop_run() {
 # server idle. Returns non-zero when either fails.
 first_apply() {
 	local fig=$1 dir=$2 out=$2/first-apply.log gpus idle
-	log "first apply of examples/lab-cluster to ${#hosts[@]} bare hosts"
+	log "first apply of examples/cluster to ${#hosts[@]} bare hosts"
 	run "$out" "$apply_timeout" "$dir" apply -auto-approve -var-file=lab.tfvars.json
 	# Terraform starts the provider twice in an apply that changes something (plan and apply).
 	record_hosts sudo_changing run_sudo
@@ -465,14 +468,14 @@ part_wrong_password() {
 }
 
 # --users users on every node (the example's alice and bob plus bench03...), applied and then
-# planned and applied --user-runs times in all at default parallelism. The users map is
-# replaced through a Terraform override file in the copy, never in the example.
+# planned and applied --user-runs times in all at default parallelism. The cluster_users default
+# is replaced through a Terraform override file in the copy, never in the example.
 part_users() {
 	local dir=$base_dir i kind failures=0 host present names=(alice bob)
 	for ((i = 3; i <= user_count; i++)); do names+=("$(printf 'bench%02d' "$i")"); done
 	{
-		echo 'locals {'
-		echo '  cluster_users = {'
+		echo 'variable "cluster_users" {'
+		echo '  default = {'
 		for i in "${!names[@]}"; do echo "    ${names[$i]} = $((1001 + i))"; done
 		echo '  }'
 		echo '}'
@@ -664,7 +667,7 @@ main() {
 	figure users_present "the $user_count users, per node (getent on the host)" count "= $user_count"
 	figure nosess "sshd 'error: no more sessions' per host per run" count "= 0"
 	figure journal "journal anomalies per host per run (see host_counts)" count "= 0"
-	figure plan_3 "no-op plan of examples/lab-cluster, 3 hosts" time "<= 1.2 s"
+	figure plan_3 "no-op plan of examples/cluster, 3 hosts" time "<= 1.2 s"
 	cpu_figures plan_3 "3-host plan"
 	figure reference "reference: no-op plan of @N@ terraform_data" time "-"
 	figure plan_users "no-op plan, 3 hosts, the $user_count users" time "-"

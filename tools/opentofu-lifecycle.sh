@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs examples/lab-cluster's whole lifecycle with OpenTofu instead of Terraform, on a fresh
-# lab of its own (instance "tofu" unless GPUCLUSTER_LAB_INSTANCE says otherwise), and checks
-# each step on the hosts themselves: apply, a no-op plan, an import block taking over an object
-# handed over as docs/guides/ownership.md says, and destroy. The lab is removed at the end.
+# Runs examples/cluster's whole lifecycle with OpenTofu instead of Terraform, with the lab's
+# variables (examples/lab-cluster), on a fresh lab of its own (instance "tofu" unless
+# GPUCLUSTER_LAB_INSTANCE says otherwise), and checks each step on the hosts themselves: apply,
+# a no-op plan, an import block taking over an object handed over as docs/guides/ownership.md
+# says, and destroy. The lab is removed at the end.
 # Usage: tools/opentofu-lifecycle.sh TOFU   (make test-opentofu builds TOFU and the provider)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -41,7 +42,9 @@ accounts() { "$lab" exec "$1" -- getent passwd alice bob 2>/dev/null | cut -d: -
 
 "$lab" down
 "$lab" up
-cp examples/lab-cluster/*.tf "$work/"
+cp examples/cluster/*.tf "$work/"
+# The lab's settings for the example, as `make demo` gives them; OpenTofu reads *.auto.tfvars.
+cp examples/lab-cluster/lab.tfvars "$work/lab.auto.tfvars"
 # OpenTofu reads the short source gpucluster/gpucluster as registry.opentofu.org's.
 cat > "$work/tofurc" <<RC
 provider_installation {

@@ -52,7 +52,61 @@ check_readme_install() {
 	fi
 }
 check_readme_install
-for dir in examples/provider examples/resources/* examples/data-sources/* examples/cluster examples/lab-cluster examples/composition; do
+
+# examples/cluster plans with nothing set but the connection settings, which have defaults too
+# (terraform test with a mock of the provider: no host is asked), accounting asks for the database
+# password only when it is on, and examples/lab-cluster/lab.tfvars sets only variables
+# examples/cluster declares, to values its validations accept.
+check_cluster_variables() {
+	local copy="$work/cluster-variables" out
+	mkdir -p "$copy"
+	cp examples/cluster/*.tf "$copy"/
+	cat > "$copy/variables.tftest.hcl" <<'TEST'
+mock_provider "gpucluster" {}
+
+run "defaults" {
+  command = plan
+}
+
+run "accounting_without_password" {
+  command = plan
+  variables {
+    accounting = true
+  }
+  expect_failures = [var.slurmdbd_password]
+}
+
+run "accounting" {
+  command = plan
+  variables {
+    accounting        = true
+    slurmdbd_password = "a-password-of-12+"
+  }
+  assert {
+    condition     = length(gpucluster_slurm_user.cluster) == length(var.cluster_users)
+    error_message = "accounting = true does not put every cluster user in the account"
+  }
+}
+TEST
+	if out=$(terraform -chdir="$copy" test -no-color 2>&1); then
+		echo "ok    test examples/cluster (plan with defaults, accounting on and off)"
+	else
+		echo "FAIL  test examples/cluster (plan with defaults, accounting on and off)"
+		sed 's/^/      /' <<<"$out"
+		failed=1
+	fi
+	if out=$(terraform -chdir="$copy" console -input=false -no-color -var-file="$PWD/examples/lab-cluster/lab.tfvars" <<<'var.slurm_plugins' 2>&1) &&
+		! grep -q 'undeclared variable' <<<"$out"; then
+		echo "ok    console examples/cluster with examples/lab-cluster/lab.tfvars"
+	else
+		echo "FAIL  console examples/cluster with examples/lab-cluster/lab.tfvars"
+		sed 's/^/      /' <<<"$out"
+		failed=1
+	fi
+}
+check_cluster_variables
+
+for dir in examples/provider examples/resources/* examples/data-sources/* examples/cluster examples/composition; do
 	[ -d "$dir" ] || continue
 	copy="$work/$(echo "$dir" | tr / _)"
 	mkdir -p "$copy"

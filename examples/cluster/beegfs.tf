@@ -50,6 +50,7 @@ resource "gpucluster_beegfs_client" "login01" {
   node               = "login01"
   mgmtd_host         = var.login_address
   migrate_local_home = true
+  expected_fstype    = var.home_fstype
 
   depends_on = [gpucluster_beegfs_metadata.cluster, gpucluster_beegfs_target.gpu]
 }
@@ -59,8 +60,9 @@ resource "gpucluster_beegfs_client" "login01" {
 resource "gpucluster_beegfs_client" "gpu" {
   for_each = toset(var.gpu_servers)
 
-  node       = each.key
-  mgmtd_host = var.login_address
+  node            = each.key
+  mgmtd_host      = var.login_address
+  expected_fstype = var.home_fstype
 
   depends_on = [gpucluster_beegfs_client.login01]
 }

@@ -1,18 +1,15 @@
 # The guide's firewall: deny incoming by default, then allow only the table's ports. The table
-# is data, one row per rule, tagged with the group it applies to; the for_each below turns it
-# into one gpucluster_firewall_rule per row and node of the row's group.
-
-variable "cluster_subnet" {
-  description = "The cluster's subnet, the source of every cluster rule (the guide's firewall_subnet)."
-  type        = string
-  default     = "10.0.0.0/24"
-}
-
-variable "compute_only_servers" {
-  description = "GPU servers (also in gpu_servers) that hold no BeeGFS storage target: they get no BeeGFS storage ports."
-  type        = list(string)
-  default     = []
-}
+# is data, one row per rule, tagged with the group it applies to; the for_each blocks below turn
+# it into one gpucluster_firewall_rule per row and node of the row's group.
+#
+# login01's rules and firewall are resources of their own, apart from the GPU servers', so the
+# guide's rollout, login01 alone first, is one target that plans login01 and nothing else:
+#   terraform apply -target=gpucluster_firewall.login01
+# A -target also plans everything its resource references. Were login01's firewall one instance
+# of a for_each over all nodes, listing its rules from a rule resource shared by all nodes would
+# pull in every node's rules; slurm_controller is the controller's name, not a reference to
+# gpucluster_slurm_controller, for the same reason (a reference would pull in the controller, the
+# MUNGE key and every node).
 
 locals {
   # The guide's inventory groups. A GPU server in compute_only_servers runs slurmd but holds
@@ -40,17 +37,34 @@ locals {
     { group = "beegfs_storage", port = "8003", proto = "any", src = var.cluster_subnet, comment = "BeeGFS storage" },
   ]
 
-  # Rows x nodes of the row's group, keyed "gpu01 6818/tcp".
-  firewall_rules = merge([
-    for row in local.firewall_table : {
-      for node in local.firewall_groups[row.group] :
-      "${node} ${row.port}/${row.proto}" => merge(row, { node = node })
+  # Each node's rows, keyed "6818/tcp".
+  firewall_rows = {
+    for node in local.all_nodes : node => {
+      for row in local.firewall_table : "${row.port}/${row.proto}" => row
+      if contains(local.firewall_groups[row.group], node)
+    }
+  }
+
+  # The GPU servers' rows x nodes, keyed "gpu01 6818/tcp".
+  gpu_firewall_rules = merge([
+    for node in var.gpu_servers : {
+      for key, row in local.firewall_rows[node] : "${node} ${key}" => merge(row, { node = node })
     }
   ]...)
 }
 
-resource "gpucluster_firewall_rule" "table" {
-  for_each = local.firewall_rules
+resource "gpucluster_firewall_rule" "login01" {
+  for_each = local.firewall_rows["login01"]
+
+  node    = "login01"
+  port    = each.value.port
+  proto   = each.value.proto
+  from    = each.value.src
+  comment = each.value.comment
+}
+
+resource "gpucluster_firewall_rule" "gpu" {
+  for_each = local.gpu_firewall_rules
 
   node    = each.value.node
   port    = each.value.port
@@ -59,19 +73,25 @@ resource "gpucluster_firewall_rule" "table" {
   comment = each.value.comment
 }
 
-# UFW with the guide's defaults on every node, enabled only after all of that node's rules are
-# in place: rules lists their ids, which orders them first, lets the plan check the node's
-# whole rule set (lockout, pitfalls P5 and P6) before the rules exist, and makes the apply
-# refuse to enable UFW while one of them is missing. Roll it out to login01 alone first
-# (terraform apply -target='gpucluster_firewall.node["login01"]') and confirm SSH still works.
-resource "gpucluster_firewall" "node" {
-  for_each = toset(local.all_nodes)
+# UFW with the guide's defaults, enabled only after all of the node's rules are in place: rules
+# lists their ids, which orders them first, lets the plan check the node's whole rule set
+# (lockout, pitfalls P5 and P6) before the rules exist, and makes the apply refuse to enable UFW
+# while one of them is missing. slurm_controller: the plan reads SrunPortRange and SlurmdPort
+# from login01's slurm.conf once it exists.
+resource "gpucluster_firewall" "login01" {
+  node             = "login01"
+  default_incoming = "deny"
+  default_outgoing = "allow"
+  rules            = [for r in gpucluster_firewall_rule.login01 : r.id]
+  slurm_controller = "login01"
+}
+
+resource "gpucluster_firewall" "gpu" {
+  for_each = toset(var.gpu_servers)
 
   node             = each.key
   default_incoming = "deny"
   default_outgoing = "allow"
-  rules            = [for r in gpucluster_firewall_rule.table : r.id if r.node == each.key]
-
-  # The plan reads SrunPortRange and SlurmdPort from the controller's slurm.conf.
-  slurm_controller = gpucluster_slurm_controller.cluster.id
+  rules            = [for r in gpucluster_firewall_rule.gpu : r.id if r.node == each.key]
+  slurm_controller = "login01"
 }

@@ -1,7 +1,8 @@
 # The guide's cluster: login01 (controller, login node, jump host) and the GPU servers, with
 # the cluster users, MUNGE, Slurm's controller, nodes and partition, configless compute nodes,
-# BeeGFS (beegfs.tf) and the firewall (firewall.tf). The guide's values are the provider's
-# defaults, so few settings appear here.
+# BeeGFS (beegfs.tf), the firewall (firewall.tf) and, when asked for, accounting
+# (accounting.tf). The guide's values are the provider's defaults or the variables' defaults
+# (variables.tf), so a plan needs only the connection settings.
 terraform {
   required_version = ">= 1.11"
   required_providers {
@@ -12,16 +13,14 @@ terraform {
   }
 }
 
-# GPU servers accept SSH only from login01: every other node is reached through it. The sudo
-# password comes from GPUCLUSTER_SUDO_PASSWORD.
+# GPU servers accept SSH only from login01: every other node is reached through it.
 provider "gpucluster" {
   user             = "admin"
   private_key_file = var.ssh_private_key_file
   known_hosts_file = var.known_hosts_file
+  sudo_password    = var.sudo_password
   login_node       = "login01"
-
-  # Ubuntu 26.04 ships sudo-rs as sudo; the guide uses the classic one.
-  sudo_exe = "/usr/bin/sudo.ws"
+  sudo_exe         = var.sudo_exe
 
   node {
     name    = "login01"
@@ -32,11 +31,8 @@ provider "gpucluster" {
 locals {
   all_nodes = concat(["login01"], var.gpu_servers)
 
-  # Fixed UIDs, never reused: shared storage records ownership as numbers.
-  cluster_users = {
-    alice = 1001
-    bob   = 1002
-  }
+  # gpu:4 or gpu:TYPE:4: the count is what a GPU server's memory is shared among.
+  gpus_per_server = tonumber(regex("[0-9]+$", var.gpu_hardware.gres))
 }
 
 ## Nodes and users --------------------------------------------------------------
@@ -63,8 +59,9 @@ resource "gpucluster_group" "users" {
   nodes            = local.all_nodes
 }
 
+# Fixed UIDs, never reused: shared storage records ownership as numbers.
 resource "gpucluster_user" "cluster" {
-  for_each = local.cluster_users
+  for_each = var.cluster_users
 
   name  = each.key
   uid   = each.value
@@ -88,9 +85,15 @@ resource "gpucluster_munge_key" "cluster" {
   depends_on = [gpucluster_node.login01, gpucluster_node.gpu]
 }
 
-# slurm.conf, cgroup.conf and gres.conf with the guide's values, cgroup plugins included.
+# slurm.conf, cgroup.conf and gres.conf with the guide's values; slurm_plugins keeps the guide's
+# cgroup plugins unless the hosts cannot delegate cgroups (variables.tf).
 resource "gpucluster_slurm_controller" "cluster" {
   node = "login01"
+
+  proctrack_type       = var.slurm_plugins.proctrack_type
+  task_plugin          = var.slurm_plugins.task_plugin
+  job_acct_gather_type = var.slurm_plugins.job_acct_gather_type
+  cgroup               = { plugin = var.slurm_plugins.cgroup_plugin }
 
   # munged runs with the cluster's key before slurmctld starts (pitfall P10).
   depends_on = [gpucluster_munge_key.cluster]
@@ -104,6 +107,7 @@ resource "gpucluster_slurm_node" "gpu" {
   controller        = gpucluster_slurm_controller.cluster.id
   name              = each.key
   gres              = var.gpu_hardware.gres
+  gpu_files         = var.gpu_hardware.gpu_files
   cpus              = var.gpu_hardware.cpus
   boards            = var.gpu_hardware.boards
   sockets_per_board = var.gpu_hardware.sockets_per_board
@@ -120,17 +124,19 @@ resource "gpucluster_slurm_partition" "gpu" {
   max_time     = "3-00:00:00"
   allow_groups = [gpucluster_group.users.name]
 
-  # A job without --mem gets 120 GB per GPU instead of the whole node (pitfall P4).
-  def_mem_per_gpu = 120000
+  # A job without --mem gets its share per GPU instead of the whole node (pitfall P4).
+  def_mem_per_gpu = var.def_mem_per_gpu != null ? var.def_mem_per_gpu : floor(min([for n in gpucluster_slurm_node.gpu : n.real_memory]...) / local.gpus_per_server)
 }
 
 # slurm.conf, cgroup.conf and gres.conf assembled from all the fragments above and activated
 # once per apply, however many nodes and partitions change: slurmctld restarts (or reconfigures)
-# once, slurmd on each GPU server at most once.
+# once, slurmd on each GPU server at most once. After the users, as the guide's play runs its
+# users role first: slurmctld resolves the partition's AllowGroups when it starts, and refuses a
+# user created after that ("User's group not permitted") until its next group refresh.
 resource "gpucluster_slurm_activation" "cluster" {
   controller = gpucluster_slurm_controller.cluster.id
 
-  depends_on = [gpucluster_slurm_node.gpu, gpucluster_slurm_partition.gpu, gpucluster_slurm_accounting.cluster]
+  depends_on = [gpucluster_slurm_node.gpu, gpucluster_slurm_partition.gpu, gpucluster_slurm_accounting.cluster, gpucluster_user.cluster]
 }
 
 # slurmd (and the NVML plugin) on each GPU server, configured only by --conf-server login01:6817.
@@ -149,27 +155,36 @@ resource "gpucluster_slurm_compute" "gpu" {
 data "gpucluster_cluster_check" "guide" {
   controller  = "login01"
   nodes       = local.all_nodes
-  home_fstype = "beegfs"
+  home_fstype = var.home_fstype
 
   depends_on = [gpucluster_slurm_compute.gpu, gpucluster_beegfs_client.gpu]
 }
 
-output "cluster_ok" {
-  description = "True when the guide's verification found no problem."
-  value       = data.gpucluster_cluster_check.guide.ok
+## Outputs ----------------------------------------------------------------------
+
+output "users" {
+  description = "UID of each cluster user and its state on every node."
+  value = {
+    for name, u in gpucluster_user.cluster : name => {
+      uid         = u.uid
+      node_status = u.node_status
+    }
+  }
 }
 
-output "cluster_problems" {
-  description = "What the guide's verification found wrong, one sentence per problem."
-  value       = data.gpucluster_cluster_check.guide.problems
+output "gpus" {
+  description = "GPUs each GPU server reports."
+  value       = { for name, n in gpucluster_node.gpu : name => n.gpu_count }
 }
 
-output "node_states" {
-  description = "Each node's state from sinfo -a."
-  value       = data.gpucluster_cluster_check.guide.node_states
-}
-
-output "home_mounts" {
-  description = "What each node has mounted on /home (beegfs when BeeGFS is there)."
-  value       = data.gpucluster_cluster_check.guide.home_mounts
+output "cluster_check" {
+  description = "The guide's verification, read on the hosts after the compute nodes are up: ok is true when it found no problem; problems names each node and what is wrong there."
+  value = {
+    ok              = data.gpucluster_cluster_check.guide.ok
+    problems        = data.gpucluster_cluster_check.guide.problems
+    controller_ping = data.gpucluster_cluster_check.guide.controller_ping
+    munge           = data.gpucluster_cluster_check.guide.munge
+    node_states     = data.gpucluster_cluster_check.guide.node_states
+    home_mounts     = data.gpucluster_cluster_check.guide.home_mounts
+  }
 }

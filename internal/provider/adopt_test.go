@@ -26,7 +26,7 @@ import (
 )
 
 // adoptTable is the nodes with the guide's firewall table and inventory groups, in the same HCL
-// the lab-cluster example uses, so the configuration is what an adopting admin would write.
+// examples/cluster uses, so the configuration is what an adopting admin would write.
 func adoptTable(nodes []string) string {
 	return `
 locals {

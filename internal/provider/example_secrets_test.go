@@ -2,7 +2,6 @@ package provider
 
 import (
 	"archive/zip"
-	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,29 +12,18 @@ import (
 )
 
 // Issue #25: examples/lab-cluster declared sudo_password sensitive but not ephemeral, and
-// Terraform writes every other variable's value into a saved plan. The example planned against
-// the lab with `terraform plan -out` (the provider configured with the password, so it reaches
-// the nodes) leaves the password out of the plan file, whole and as `terraform show -json`
-// renders it.
+// Terraform writes every other variable's value into a saved plan. examples/cluster, with the
+// lab's variables, planned against the lab with `terraform plan -out` (the provider configured
+// with the password, so it reaches the nodes) leaves the password out of the plan file, whole
+// and as `terraform show -json` renders it.
 func TestAccExample_savedPlanHoldsNoSudoPassword(t *testing.T) {
 	l := lab.Require(t)
 	if len(l.AdminPassword) < 8 {
 		t.Fatalf("the lab's sudo password %q is too short to search for", l.AdminPassword)
 	}
-	tf := newTerraformCLI(t)
-	copyExample(t, "../../examples/lab-cluster", tf.dir)
-	vars, err := json.Marshal(map[string]any{
-		"ssh_private_key_file": l.AdminKeyPath,
-		"known_hosts_file":     l.KnownHostsPath,
-		"sudo_password":        l.AdminPassword,
-		"login_address":        l.Host(lab.LoginHost).Address,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tf.write("lab.tfvars.json", string(vars))
+	tf := clusterExampleOnLab(t, l)
 	// One node is enough: the provider is configured, and connects with sudo, for any plan.
-	tf.run(0, "plan", "-input=false", "-out=saved.tfplan", "-var-file=lab.tfvars.json", "-target=gpucluster_node.login01")
+	tf.run(0, "plan", "-input=false", "-out=saved.tfplan", "-target=gpucluster_node.login01")
 
 	shown := tf.run(0, "show", "-json", "saved.tfplan")
 	if !strings.Contains(shown, `"gpucluster_node.login01"`) {

@@ -195,7 +195,7 @@ func block(typ string, args ...string) string {
 	return fmt.Sprintf("resource %q \"x\" {\n  %s\n}\n", typ, strings.Join(args, "\n  "))
 }
 
-// guideFirewallRows is the guide's firewall table, in the HCL of the lab-cluster example: a
+// guideFirewallRows is the guide's firewall table, in the HCL of examples/cluster: a
 // row per rule and group of nodes. slurmdFrom is the slurmd row's source (the guide's: the
 // subnet).
 func guideFirewallRows(slurmdFrom string) string {
