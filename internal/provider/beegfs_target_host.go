@@ -184,7 +184,10 @@ func removeTarget(ctx context.Context, h *transport.Host, node string, want beeg
 			diags.Append(nodeError("Storage Service Does Not Restart", node,
 				want.Directory+" is out of "+beegfs.StorageConfPath+", but "+beegfs.ServiceStorage+" did not start again for the host's other targets",
 				"Read its refusal below and repair the other targets (apply their resources); the destroyed target is not brought back.", err))
+			return diags
 		}
+		diags.Append(confirmServer(ctx, h, node, beegfs.ServiceStorage, "BeeGFS Storage",
+			want.Directory+" is out of "+beegfs.StorageConfPath+"; read the refusal below and repair the host's other targets (apply their resources)")...)
 	case beegfs.KeepService:
 	}
 	return diags

@@ -300,13 +300,8 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 		diags.Append(nodeError("Cannot Write Drop-In", node, "Writing the RequiresMountsFor drop-in for "+beegfs.ServiceStorage+" failed", adviceWrite, err))
 		return diags
 	}
-	start := beegfs.EnableNow
-	if confChanged && hs.Service.Running() {
-		start = beegfs.Restart
-	}
-	if err := start(ctx, h, beegfs.ServiceStorage); err != nil {
-		diags.Append(nodeError("Storage Service Does Not Start", node, beegfs.ServiceStorage+" did not start",
-			"Read its refusal below. A missing "+beegfs.ConnAuthPath+" comes from gpucluster_beegfs_management (depends_on it).", err))
+	if diags.Append(startServer(ctx, h, node, beegfs.ServiceStorage, "BeeGFS Storage", confChanged, hs.Service.Running(),
+		"Read its refusal below. A missing "+beegfs.ConnAuthPath+" comes from gpucluster_beegfs_management (depends_on it).")...); diags.HasError() {
 		return diags
 	}
 	m.ID = types.StringValue(nodePathID(node, want.Directory))
