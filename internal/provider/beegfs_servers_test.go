@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
@@ -97,4 +98,66 @@ resource "gpucluster_beegfs_metadata" "test" {
 	if strings.Contains(onHost(t, l, node, "ls "+dir), "registrationToken") {
 		t.Error("beegfs-meta registered without conn.auth")
 	}
+}
+
+// beegfs-setup-storage run without -s and -i leaves format.conf and no ID files: BeeGFS 8
+// counts the directory as set up, and its daemon would take IDs from the management service on
+// its first start. The resource adopts it with its own IDs, which it writes as -s and -i
+// would have, and the daemon registers with them.
+func TestAccBeegfsTarget_adoptsSetUpWithoutIDs(t *testing.T) {
+	const node = "gpu01"
+	l, uuid := storageLab(t, node)
+	config := targetConfig(l, node, 1, "")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					onHost(t, l, node, beegfs.SetupStorageTool+" -p /data/beegfs-storage -m 10.0.0.10 >/dev/null && cp /data/beegfs-storage/format.conf /root/format.conf.tacc")
+				},
+				Config: config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkTargetOnHost(l, node, "1", "101", uuid, "10.0.0.10"),
+					checkOnHost(l, node, "cmp /root/format.conf.tacc /data/beegfs-storage/format.conf && test -s /data/beegfs-storage/targetID && echo kept", "kept"),
+				),
+			},
+			{
+				Config:           config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+		},
+	})
+}
+
+// A target the real tools set up (the guide's beegfs-setup-storage with -s and -i) and its
+// daemon started once, so that the directory holds the 8.x files (format.conf, targetID,
+// lock.pid, chunks/) and no originalNodeID, is adopted as it is: the daemon keeps running on
+// the same files, and the next plan is empty.
+func TestAccBeegfsTarget_adoptsRealToolsFirstStart(t *testing.T) {
+	const node = "gpu01"
+	l, uuid := storageLab(t, node)
+	config := targetConfig(l, node, 1, "")
+	onHost(t, l, node, beegfs.SetupStorageTool+" -p /data/beegfs-storage -s 1 -i 101 -m 10.0.0.10 >/dev/null && systemctl start beegfs-storage && "+
+		"pid=$(systemctl show -p ExecMainPID --value beegfs-storage); for i in $(seq 100); do journalctl -q -o cat _PID=$pid | grep -q 'Node registration successful' && break; sleep 0.2; done; "+
+		"journalctl -q -o cat _PID=$pid | grep -q 'Node registration successful'")
+	files := onHost(t, l, node, "cd /data/beegfs-storage && ls && stat -c '%i %Y' targetID")
+	if strings.Contains(files, "originalNodeID") || !strings.Contains(files, "format.conf") {
+		t.Fatalf("the first start left %q", files)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkTargetOnHost(l, node, "1", "101", uuid, "10.0.0.10"),
+					checkOnHost(l, node, "cd /data/beegfs-storage && ls && stat -c '%i %Y' targetID", files),
+				),
+			},
+			{
+				Config:           config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+		},
+	})
 }

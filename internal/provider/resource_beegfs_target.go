@@ -227,7 +227,7 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	mountpoint, uuid := state.recorded()
-	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid)
+	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid, creating)
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {
 		return
@@ -272,7 +272,7 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 	}
 	defer unlock()
 	mountpoint, uuid := m.recorded()
-	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid)
+	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid, creating)
 	if diags.HasError() {
 		return diags
 	}
@@ -287,7 +287,11 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 				want.Directory+" has no "+beegfs.NodeNumIDFile+" any more", "Refresh: a target that is really gone is then planned anew.", nil))
 			return diags
 		}
-		if hs, diags = setUpTarget(ctx, h, node, want, m.MgmtdHost.ValueString()); diags.HasError() {
+		setUp := func() (beegfs.StorageHost, diag.Diagnostics) { return setUpTarget(ctx, h, node, want, m.MgmtdHost.ValueString()) }
+		if hs.Dir.AwaitsIDs() {
+			setUp = func() (beegfs.StorageHost, diag.Diagnostics) { return completeTarget(ctx, h, node, want) }
+		}
+		if hs, diags = setUp(); diags.HasError() {
 			return diags
 		}
 	}
