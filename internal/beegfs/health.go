@@ -35,7 +35,7 @@ func CheckHealth(ctx context.Context, ex Executor, mgmtdHost string) (Health, er
 		return Health{}, err
 	}
 	script := transport.NewScript().Set("cli", CLIPath).
-		Text(`[ -x "$cli" ] || { echo "$cli is not installed (package ` + CLIPackage + `)" >&2; exit 127; }`).
+		Text(`[ -x "$cli" ] || { echo "$cli is not installed (package `+CLIPackage+`)" >&2; exit 127; }`).
 		Command(CLIPath, "health", "check", "--mgmtd-addr", addr).String()
 	res, err := ex.Sudo(ctx, script, nil)
 	var exit *transport.ExitError
