@@ -48,7 +48,7 @@ func (c *cluster) deregister(ctx context.Context, node, mgmtdHost string, d dere
 	byHand := "Run `" + d.command + " --mgmtd-addr " + mgmtdHost + ":" + strconv.Itoa(beegfs.MgmtdAPIPort) + "` on " + mgmtdHost + " once the management service answers."
 	h, err := c.host(ctx, mgmtdHost)
 	if err != nil {
-		diags.Append(nodeWarning("BeeGFS Target Not Deregistered", mgmtdHost,
+		diags.Append(nodeWarning("Not Deregistered From BeeGFS Management", mgmtdHost,
 			d.what+" of "+node+" is destroyed, but the provider cannot reach the management host to delete it from the management service", byHand, err))
 		return diags
 	}
@@ -62,9 +62,9 @@ func (c *cluster) deregister(ctx context.Context, node, mgmtdHost string, d dere
 		diags.Append(nodeError("Management Service Refused Deregistration", mgmtdHost,
 			d.what+" of "+node+" is out of its host's config, but the management service refused to delete it", "Follow the management service's reason, then destroy again (or run `"+d.command+"` by hand).", err))
 	case err != nil:
-		diags.Append(nodeError("Cannot Deregister BeeGFS Target", mgmtdHost, "Running "+beegfs.CLIPath+" to delete "+d.what+" of "+node+" failed", byHand, err))
+		diags.Append(nodeError("Cannot Deregister From BeeGFS Management", mgmtdHost, "Running "+beegfs.CLIPath+" to delete "+d.what+" of "+node+" failed", byHand, err))
 	case res.Outcome == beegfs.MgmtdUnavailable:
-		diags.Append(nodeWarning("BeeGFS Target Not Deregistered", mgmtdHost,
+		diags.Append(nodeWarning("Not Deregistered From BeeGFS Management", mgmtdHost,
 			d.what+" of "+node+" is destroyed, but the management service did not delete it: "+res.Reason, byHand, nil))
 	}
 	return diags

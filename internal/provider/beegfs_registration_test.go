@@ -39,20 +39,20 @@ func eventually(check resource.TestCheckFunc) resource.TestCheckFunc {
 }
 
 // checkRegistered: `beegfs target list` and `beegfs node list` on login01 show exactly these
-// storage targets and storage nodes (by their short IDs, s:101).
+// storage targets and meta and storage nodes, by their short IDs (s:101, m:2).
 func checkRegistered(l *lab.Lab, targets, nodes []string) resource.TestCheckFunc {
 	return eventually(func(*terraform.State) error {
 		for _, c := range []struct {
 			cmd  string
 			want []string
-		}{{"target list --node-type storage", targets}, {"node list --node-type storage", nodes}} {
+		}{{"target list --node-type storage", targets}, {"node list", nodes}} {
 			out, err := beegfsOnLogin(l, c.cmd)
 			if err != nil {
 				return fmt.Errorf("beegfs %s: %w", c.cmd, err)
 			}
 			var got []string
 			for _, line := range strings.Split(out, "\n") {
-				if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], "s:") {
+				if f := strings.Fields(line); len(f) > 0 && (strings.HasPrefix(f[0], "s:") || strings.HasPrefix(f[0], "m:")) {
 					got = append(got, f[0])
 				}
 			}
@@ -76,25 +76,42 @@ func freshMgmtdDB(t *testing.T, l *lab.Lab) {
 	t.Cleanup(func() { onHost(t, l, lab.LoginHost, reset) })
 }
 
-// Destroying a target deletes it from the management service, and with a host's last target
-// the storage node too, so the guide's health check passes afterwards.
+// Destroying a target deletes it from the management service, with a host's last target the
+// storage node too, and destroying a metadata service its node, so the guide's health check
+// passes afterwards.
 func TestAccBeegfsTarget_destroyDeregisters(t *testing.T) {
 	l := lab.Require(t)
 	installBeegfs(t, l, lab.LoginHost, "beegfs-mgmtd", "beegfs-meta", beegfs.CLIPackage)
 	freshMgmtdDB(t, l)
 	prepareStorageHost(t, l, "gpu01")
 	prepareStorageHost(t, l, "gpu02")
+	// A second metadata service, on gpu01's disk: the first holds the root directory.
+	onHost(t, l, "gpu01", "cp -a "+beegfs.MetaConfPath+" /root/beegfs-meta.conf.tacc")
+	t.Cleanup(func() {
+		onHost(t, l, "gpu01", "systemctl disable --now beegfs-meta 2>/dev/null; rm -rf /data/beegfs-meta /etc/systemd/system/beegfs-meta.service.d; "+
+			"systemctl daemon-reload; cp /root/beegfs-meta.conf.tacc "+beegfs.MetaConfPath)
+	})
+	secondMeta := fmt.Sprintf(`
+resource "gpucluster_beegfs_metadata" "gpu01" {
+  node        = "gpu01"
+  path        = "/data/beegfs-meta"
+  node_num_id = 2
+  mgmtd_host  = %q
+  depends_on  = [gpucluster_beegfs_metadata.cluster]
+}
+`, l.Host(lab.LoginHost).Address)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
-				Config: beegfsCluster{storage: []string{"gpu01", "gpu02"}}.config(l),
-				Check:  checkRegistered(l, []string{"s:101", "s:201"}, []string{"s:1", "s:2"}),
+				Config: beegfsCluster{storage: []string{"gpu01", "gpu02"}, extra: secondMeta}.config(l),
+				Check:  checkRegistered(l, []string{"s:101", "s:201"}, []string{"m:1", "m:2", "s:1", "s:2"}),
 			},
 			{
+				// The root directory's metadata node stays: the management service keeps it.
 				Config: beegfsCluster{storage: []string{"gpu01"}}.config(l),
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkRegistered(l, []string{"s:101"}, []string{"s:1"}),
+					checkRegistered(l, []string{"s:101"}, []string{"m:1", "s:1"}),
 					func(*terraform.State) error {
 						if out, err := beegfsOnLogin(l, "health check"); err != nil {
 							return fmt.Errorf("the guide's health check fails after the destroy: %w\n%s", err, out)
