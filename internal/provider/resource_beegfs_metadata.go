@@ -220,15 +220,9 @@ func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadata
 		diags.Append(nodeError("Cannot Configure BeeGFS Metadata", node, "Writing the interlock to "+beegfs.MetaConfPath+" or the drop-in failed", adviceWrite, err))
 		return diags
 	}
-	if restart && n.mh.Service.Running() {
-		err = beegfs.Restart(ctx, n.h, beegfs.ServiceMeta)
-	} else {
-		err = beegfs.EnableNow(ctx, n.h, beegfs.ServiceMeta)
-	}
-	if err != nil {
-		diags.Append(nodeError("Cannot Start BeeGFS Metadata", node, "Starting beegfs-meta failed",
-			"Its journal is quoted below. A refusal naming storeFsUUID is the interlock: check that the filesystem of "+dir+" is mounted. "+
-				"A missing conn.auth means gpucluster_beegfs_management has not copied it to this node yet: add it to auth_nodes and depends_on.", err))
+	if diags.Append(startServer(ctx, n.h, node, beegfs.ServiceMeta, "BeeGFS Metadata", restart, n.mh.Service.Running(),
+		"A refusal naming storeFsUUID is the interlock: check that the filesystem of "+dir+" is mounted. "+
+			"A missing conn.auth means gpucluster_beegfs_management has not copied it to this node yet: add it to auth_nodes and depends_on.")...); diags.HasError() {
 		return diags
 	}
 	after, err := beegfs.ReadMeta(ctx, n.h, dir)
