@@ -38,8 +38,9 @@ const (
 	Deregistered Deregistration = iota
 	// NotRegistered: the management service did not know it (any more).
 	NotRegistered
-	// MgmtdUnavailable: no management service answered, or the host has no
-	// `beegfs` command; nothing was deleted. Reason says which.
+	// MgmtdUnavailable: the management service could not be asked (it did
+	// not answer, TLS or the secret did not match, the host has no `beegfs`
+	// command); nothing was deleted. Reason says why.
 	MgmtdUnavailable
 )
 
@@ -102,10 +103,12 @@ func deregister(ctx context.Context, ex Executor, mgmtdHost, kind, id string) (D
 	switch {
 	case strings.HasSuffix(msg, kind+" "+id+" does not exist"):
 		return DeregisterResult{Outcome: NotRegistered}, nil
-	case strings.Contains(msg, "code = Unavailable"):
-		return DeregisterResult{Outcome: MgmtdUnavailable, Reason: msg}, nil
+	case strings.Contains(msg, "desc = Delete "+kind+": "):
+		return DeregisterResult{}, &RefusedError{Message: msg}
 	}
-	return DeregisterResult{}, &RefusedError{Message: msg}
+	// Not the management service's answer: the command could not ask it (no
+	// answer, TLS, the secret, a certificate missing on the host).
+	return DeregisterResult{Outcome: MgmtdUnavailable, Reason: msg}, nil
 }
 
 // cliError is the `beegfs` command's error line(s) without "Error: ".

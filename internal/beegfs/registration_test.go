@@ -26,6 +26,8 @@ func TestDeregisterTarget(t *testing.T) {
 		{name: "management down", reply: exit(1, "Error: rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: dial tcp 10.0.0.10:8010: connect: connection refused\"\n"),
 			want: MgmtdUnavailable, reason: "connection refused"},
 		{name: "no beegfs-tools", reply: exit(127, ""), want: MgmtdUnavailable, reason: "package beegfs-tools"},
+		{name: "no certificate on the host", reply: exit(1, "Error: reading certificate file failed: open /etc/beegfs/cert.pem: no such file or directory (hint: run 'beegfs --help' and review the options to configure TLS)\n"),
+			want: MgmtdUnavailable, reason: "reading certificate file failed"},
 		{name: "refused", reply: exit(1, "Error: rpc error: code = Unknown desc = Delete target: Target target_storage_101[storage:101, uid:5] is part of a buddy group\n"),
 			refused: "rpc error: code = Unknown desc = Delete target: Target target_storage_101[storage:101, uid:5] is part of a buddy group"},
 	} {
