@@ -286,9 +286,22 @@ func (r *beegfsMetadataResource) Read(ctx context.Context, req resource.ReadRequ
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
-// Delete stops and disables beegfs-meta and removes its drop-in; the metadata stays.
+// Delete stops and disables beegfs-meta and removes its drop-in; the metadata stays. The
+// node then leaves the management service, unless it holds the root directory, which the
+// management service keeps.
 func (r *beegfsMetadataResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	deleteDaemon[beegfsMetadataModel](ctx, r.cluster, metaDaemon, req, resp)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var m beegfsMetadataModel
+	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	if rel, err := beegfs.ParseRelease(m.Version.ValueString()); err != nil || rel.Major < 8 {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.deregister(ctx, m.Node.ValueString(), m.MgmtdHost.ValueString(), nodeDeregistration("meta", m.NodeNumID.ValueInt64()), true)...)
 }
 
 // ImportState takes NODE:PATH; the node ID and management host come from the node.

@@ -392,6 +392,10 @@ func (r *beegfsTargetResource) Delete(ctx context.Context, req resource.DeleteRe
 		}
 	}
 	resp.Diagnostics.Append(removeTarget(ctx, h, node, want, hs, removal)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.deregisterStorage(ctx, node, state.MgmtdHost.ValueString(), want, hs, removal.Remaining == 0)...)
 	if resp.Diagnostics.HasError() || !force {
 		return
 	}
