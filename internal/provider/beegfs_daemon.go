@@ -88,11 +88,7 @@ func deleteDaemon[M onNode](ctx context.Context, c *cluster, d beegfsDaemon, req
 // says the process was forked. A service already running and not restarted is left alone.
 func startServer(ctx context.Context, h beegfs.Executor, node, service, title string, restart, running bool, advice string) diag.Diagnostics {
 	var diags diag.Diagnostics
-	start := beegfs.EnableNow
-	if restart && running {
-		start = beegfs.Restart
-	}
-	if err := start(ctx, h, service); err != nil {
+	if err := beegfs.StartServer(ctx, h, service, restart && running); err != nil {
 		diags.Append(nodeError("Cannot Start "+title, node, "Starting "+service+" failed", advice, err))
 		return diags
 	}

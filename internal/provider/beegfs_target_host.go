@@ -208,7 +208,7 @@ func removeTarget(ctx context.Context, h *transport.Host, node string, want beeg
 			diags.Append(nodeError("Cannot Stop Storage Service", node, "Stopping and disabling "+beegfs.ServiceStorage+" failed", adviceStop, err))
 		}
 	case beegfs.RestartService:
-		if err := beegfs.Restart(ctx, h, beegfs.ServiceStorage); err != nil {
+		if err := beegfs.StartServer(ctx, h, beegfs.ServiceStorage, true); err != nil {
 			diags.Append(nodeError("Storage Service Does Not Restart", node,
 				want.Directory+" is out of "+beegfs.StorageConfPath+", but "+beegfs.ServiceStorage+" did not start again for the host's other targets",
 				"Read its refusal below and repair the other targets (apply their resources); the destroyed target is not brought back.", err))
