@@ -292,7 +292,9 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 				want.Directory+" has no "+beegfs.NodeNumIDFile+" any more", "Refresh: a target that is really gone is then planned anew.", nil))
 			return diags
 		}
-		setUp := func() (beegfs.StorageHost, diag.Diagnostics) { return setUpTarget(ctx, h, node, want, m.MgmtdHost.ValueString()) }
+		setUp := func() (beegfs.StorageHost, diag.Diagnostics) {
+			return setUpTarget(ctx, h, node, want, m.MgmtdHost.ValueString())
+		}
 		if hs.Dir.AwaitsIDs() {
 			setUp = func() (beegfs.StorageHost, diag.Diagnostics) { return completeTarget(ctx, h, node, want) }
 		}
