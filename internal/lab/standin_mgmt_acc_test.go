@@ -27,7 +27,7 @@ func TestLabStandInMgmtdConfig(t *testing.T) {
 	}
 	for doc, want := range map[string]string{
 		"[cap-pool-meta-limits]\ninodes-low = \"10M\"\n": "Could not parse config file: TOML parse error at line 1, column 1\n  |\n1 | [cap-pool-meta-limits]\n  | ^^^^^^^^^^^^^^^^^^^^^^\nmissing field `inodes-emergency`\nError: 1\n",
-		"db-file = \"/x\"\nfoo = 1\n":                   "Could not parse config file: TOML parse error at line 2, column 1\n  |\n2 | foo = 1\n  | ^^^\nunknown field `foo`, expected one of `db-file`",
+		"db-file = \"/x\"\nfoo = 1\n":                    "Could not parse config file: TOML parse error at line 2, column 1\n  |\n2 | foo = 1\n  | ^^^\nunknown field `foo`, expected one of `db-file`",
 	} {
 		out, status := execStatus(t, l, lab.LoginHost, "printf '%s' '"+doc+"' > "+s+"/bad.toml; "+beegfs.MgmtdDaemon+" --config-file "+s+"/bad.toml 2>&1")
 		if status != 1 || !strings.HasPrefix(out, want) {

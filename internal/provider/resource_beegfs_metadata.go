@@ -59,7 +59,10 @@ func (r *beegfsMetadataResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"` only once that filesystem is mounted (`RequiresMountsFor=`). The service is enabled and started. The package `" + beegfs.MetaPackage + "` must be installed.\n\n" +
 			"Make it depend on `gpucluster_beegfs_management`: the daemon refuses to start without `" + beegfs.ConnAuthPath + "`.\n\n" +
 			"A drop-in written by hand under another name (the guide's own steps) that requires the same mountpoint guards the service as well: it is no drift, and no drop-in of the provider's is added beside it.\n\n" +
-			"Destroy stops and disables the service and removes its own drop-in; the metadata directory and drop-ins written by hand are left untouched.\n\n" +
+			"Destroy stops and disables the service and removes its own drop-in; the metadata directory and drop-ins written by hand are left untouched. " +
+			"On 8.x it then deletes the node from the management service (`" + beegfs.CLIPath + " node delete --yes meta:ID`, run on `mgmtd_host`, which needs the `" +
+			beegfs.CLIPackage + "` package there). The management service keeps the node that holds the root directory, and a management service that " +
+			"cannot be asked leaves the node registered: both are warnings that say what to run by hand.\n\n" +
 			"Import with `NODE:PATH`: `terraform import gpucluster_beegfs_metadata.cluster login01:/beegfs/meta`; `node_num_id` is read from the directory.",
 		Attributes: map[string]schema.Attribute{
 			"id":   computedKeptAttribute("`NODE:PATH`."),

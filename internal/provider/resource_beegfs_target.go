@@ -101,6 +101,11 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"The last target leaves the lists too, as the package shipped them: a service started again by hand never brings a " +
 			"destroyed target back online behind Terraform's back. The data directory stays untouched with its ID files, so a " +
 			"resource declared again with the same path and IDs adopts it; `force_destroy_data` deletes it as well.\n\n" +
+			"On 8.x destroy then deletes the target from the management service (`" + beegfs.CLIPath + " target delete --yes storage:ID`, and with the " +
+			"host's last target `node delete` of its storage node), run on `mgmtd_host`, where the guide runs `beegfs` and `cert.pem` and `conn.auth` are; " +
+			"it needs the `" + beegfs.CLIPackage + "` package there. Without it the guide's `beegfs health check` would go on listing the target. " +
+			"The management service deletes a target whatever files still use it: the refusal for a target that holds chunks comes first. A " +
+			"management service that cannot be asked leaves the target registered, with a warning that says what to run by hand.\n\n" +
 			"The node needs the `" + beegfs.StoragePackage + "` package and `" + beegfs.ConnAuthPath + "`: `depends_on` the " +
 			"`gpucluster_beegfs_management` resource that distributes it.\n\n" +
 			"Import with `terraform import " + beegfsTargetResourceName + ".NAME " + beegfsTargetIDFormat + "` (`gpu02:/data/beegfs-storage`); " +
@@ -287,7 +292,9 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 				want.Directory+" has no "+beegfs.NodeNumIDFile+" any more", "Refresh: a target that is really gone is then planned anew.", nil))
 			return diags
 		}
-		setUp := func() (beegfs.StorageHost, diag.Diagnostics) { return setUpTarget(ctx, h, node, want, m.MgmtdHost.ValueString()) }
+		setUp := func() (beegfs.StorageHost, diag.Diagnostics) {
+			return setUpTarget(ctx, h, node, want, m.MgmtdHost.ValueString())
+		}
 		if hs.Dir.AwaitsIDs() {
 			setUp = func() (beegfs.StorageHost, diag.Diagnostics) { return completeTarget(ctx, h, node, want) }
 		}

@@ -1,9 +1,11 @@
 package main
 
 // STAND-IN: the management service's database. The real one is SQLite
-// (schema in beegfs-rust mgmtd/src/db/schema); the stand-in keeps the same
-// entities (nodes, targets, the default pool, the metadata root) as JSON in
-// the db-file, written whole and renamed into place on every change.
+// (schema in beegfs-rust mgmtd/src/db/schema) in WAL mode, whose main file
+// changes rarely; the stand-in keeps the same entities (nodes, targets, the
+// default pool, the metadata root) as JSON in the db-file, rewritten in place
+// (same inode, as SQLite) only when one of them changes. What every heartbeat
+// reports (last contact, free space) is kept in memory.
 
 import (
 	"crypto/rand"
@@ -32,8 +34,8 @@ type dbNode struct {
 	Alias string `json:"alias"`
 	Addr  string `json:"addr,omitempty"`
 	Port  int    `json:"port"`
-	// LastContact is Unix seconds; 0 for never.
-	LastContact int64 `json:"last_contact"`
+	// LastContact is Unix seconds, kept in memory.
+	LastContact int64 `json:"-"`
 }
 
 type dbTarget struct {
@@ -45,12 +47,13 @@ type dbTarget struct {
 	NodeID      uint32 `json:"node_id"`
 	Pool        uint32 `json:"pool,omitempty"`
 	Token       string `json:"reg_token,omitempty"`
-	LastUpdate  int64  `json:"last_update"`
 	Consistency string `json:"consistency"`
-	SpaceTotal  uint64 `json:"space_total,omitempty"`
-	SpaceFree   uint64 `json:"space_free,omitempty"`
-	InodesTotal uint64 `json:"inodes_total,omitempty"`
-	InodesFree  uint64 `json:"inodes_free,omitempty"`
+	// What the node reports with every heartbeat, kept in memory.
+	LastUpdate  int64  `json:"-"`
+	SpaceTotal  uint64 `json:"-"`
+	SpaceFree   uint64 `json:"-"`
+	InodesTotal uint64 `json:"-"`
+	InodesFree  uint64 `json:"-"`
 }
 
 type dbPool struct {
@@ -77,6 +80,8 @@ type mgmtdDB struct {
 	mu    sync.Mutex
 	path  string
 	state mgmtdState
+	// saved is the file's content as last written or read.
+	saved []byte
 	// now is the clock, replaceable in tests.
 	now func() time.Time
 }
@@ -127,19 +132,34 @@ func openMgmtdDB(path string) (*mgmtdDB, error) {
 	if err := json.Unmarshal(raw, &db.state); err != nil || db.state.Magic != mgmtdDBMagic {
 		return nil, errors.New("file is not a database")
 	}
+	db.saved = raw
+	// Nothing is known about the last contacts before this start: the
+	// timeout runs from now.
+	now := db.now().Unix()
+	for i := range db.state.Nodes {
+		db.state.Nodes[i].LastContact = now
+	}
+	for i := range db.state.Targets {
+		db.state.Targets[i].LastUpdate = now
+	}
 	return db, nil
 }
 
+// save writes the database in place when its entities changed.
 func (db *mgmtdDB) save() error {
 	raw, err := json.MarshalIndent(&db.state, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := db.path + ".tmp"
-	if err := os.WriteFile(tmp, append(raw, '\n'), 0o644); err != nil {
+	raw = append(raw, '\n')
+	if string(raw) == string(db.saved) {
+		return nil
+	}
+	if err := os.WriteFile(db.path, raw, 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp, db.path)
+	db.saved = raw
+	return nil
 }
 
 func (db *mgmtdDB) newUID() uint64 {

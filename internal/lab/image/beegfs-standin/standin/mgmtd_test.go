@@ -87,6 +87,19 @@ func TestMgmtdRegistersNodesAndTargets(t *testing.T) {
 	if strings.Join(aliases, " ") != "target_meta_1 target_meta_2 target_storage_101 target_storage_1" {
 		t.Errorf("targets = %v", aliases)
 	}
+	// A heartbeat that changes no entity leaves the file alone, as SQLite's
+	// WAL keeps the main file.
+	before, err := os.Stat(m.db.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if _, err := heartbeatCall(t, addr, m.secret, heartbeat{Type: nodeMeta, NodeID: 1, Port: portMeta, Token: "tok-a"}); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(m.db.path); err != nil || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("a heartbeat rewrote the database: %v", err)
+	}
 	// A known node keeps its ID; a wrong token is refused with the real text.
 	if _, err := heartbeatCall(t, addr, m.secret, heartbeat{Type: nodeMeta, NodeID: 2, Port: portMeta, Token: "other"}); err == nil ||
 		err.Error() != "Meta node node_meta_2[meta:2, uid:5] has already been registered and its registration token (other) does not match the stored token (tok-b)" {
