@@ -122,7 +122,7 @@ func (c *cli) parse(args []string) (string, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "--") || a == "--" {
-			if len(words) < 2 && !(len(words) == 1 && words[0] == "version") {
+			if len(words) < 2 && (len(words) != 1 || words[0] != "version") {
 				words = append(words, a)
 			} else {
 				c.args = append(c.args, a)
@@ -261,7 +261,7 @@ func (c *cli) api(method string, body, out any) error {
 	}
 	conn, err := net.DialTimeout("tcp", addr, 20*time.Second)
 	if err != nil {
-		return fmt.Errorf("rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: %v\"", err)
+		return fmt.Errorf("rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: %w\"", err)
 	}
 	defer func() { _ = conn.Close() }() // one exchange, read to its end
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
@@ -276,7 +276,7 @@ func (c *cli) api(method string, body, out any) error {
 		host, _, _ := net.SplitHostPort(addr)
 		tc := tls.Client(conn, &tls.Config{RootCAs: pool, ServerName: host, InsecureSkipVerify: c.boolFlag("tls-disable-verification"), MinVersion: tls.VersionTLS12}) //nolint:gosec // G402: the real flag
 		if err := tc.Handshake(); err != nil {
-			return fmt.Errorf("rpc error: code = Unavailable desc = connection error: desc = \"transport: authentication handshake failed: %v\"", err)
+			return fmt.Errorf("rpc error: code = Unavailable desc = connection error: desc = \"transport: authentication handshake failed: %w\"", err)
 		}
 		c.usedTLS, c.peerCerts = true, tc.ConnectionState().PeerCertificates
 		conn = tc
@@ -296,7 +296,7 @@ func (c *cli) api(method string, body, out any) error {
 	}
 	var rep reply
 	if err := json.Unmarshal(line, &rep); err != nil {
-		return fmt.Errorf("rpc error: code = Internal desc = %v", err)
+		return fmt.Errorf("rpc error: code = Internal desc = %w", err)
 	}
 	if !rep.OK {
 		return errors.New("rpc error: " + rep.Error)
@@ -483,7 +483,7 @@ func parseEntityID(input string, accepted []string) (entityID, error) {
 func validEntityAlias(s string) bool {
 	for i, r := range s {
 		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
-		if i == 0 && !letter || !letter && !(r >= '0' && r <= '9') && r != '-' && r != '_' && r != '.' {
+		if i == 0 && !letter || !letter && (r < '0' || r > '9') && r != '-' && r != '_' && r != '.' {
 			return false
 		}
 	}

@@ -48,7 +48,11 @@ func startAPIMgmtd(t *testing.T, tlsDisable bool) *apiMgmtd {
 	}
 	t.Cleanup(func() { _ = m.grpc.Close() })
 	go m.serveGRPC()
-	port := m.grpc.Addr().(*net.TCPAddr).Port
+	tcp, ok := m.grpc.Addr().(*net.TCPAddr)
+	if !ok {
+		t.Fatalf("the API listens on %v", m.grpc.Addr())
+	}
+	port := tcp.Port
 	return &apiMgmtd{mgmtd: m, addr: "localhost:" + strconv.Itoa(port), dir: dir}
 }
 

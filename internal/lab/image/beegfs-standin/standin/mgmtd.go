@@ -89,7 +89,7 @@ func mgmtdHelpText() string {
 // mgmtdStart is the real start-up, in its order: config, logger, --init or
 // --upgrade (v8.3.1 handles them after the logger), database, auth file,
 // then the ports, TLS last, then READY.
-func mgmtdStart(flags map[string]any, stdout io.Writer, log *mgmtdLog) error {
+func mgmtdStart(flags map[string]settingValue, stdout io.Writer, log *mgmtdLog) error {
 	cfg, err := loadMgmtdConfig(flags)
 	if err != nil {
 		return err
@@ -122,7 +122,7 @@ func mgmtdStart(flags map[string]any, stdout io.Writer, log *mgmtdLog) error {
 	if err != nil {
 		return fmt.Errorf("Opening database file %q failed: %s", cfg.DBFile, osErrorText(err))
 	}
-	if err := db.touchManagement(int(cfg.BeeMsgPort)); err != nil {
+	if err := db.touchManagement(int(cfg.BeeMsgPort)); err != nil { //nolint:gosec // G115: a port, at most 65535
 		return fmt.Errorf("Updating management node failed: %s", osErrorText(err))
 	}
 	srv := &mgmtd{cfg: cfg, db: db, secret: secret, log: log}

@@ -7,6 +7,7 @@ package main
 // on the command line.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -85,6 +86,17 @@ const (
 	kindUUID
 )
 
+// settingValue is a setting's value, read: the field of its kind, and raw,
+// the value as written.
+type settingValue struct {
+	b    bool
+	s    string
+	n    uint64
+	d    time.Duration
+	list []string
+	raw  string
+}
+
 // mgmtdSetting is one setting, in the real service's order.
 type mgmtdSetting struct {
 	Name string
@@ -94,51 +106,51 @@ type mgmtdSetting struct {
 	Enum []string
 	// CLIOnly settings are serde(skip): refused in the TOML.
 	CLIOnly bool
-	set     func(c *mgmtdConfig, v any)
+	set     func(c *mgmtdConfig, v settingValue)
 }
 
 var mgmtdSettings = []mgmtdSetting{
-	{Name: "init", Kind: kindBool, CLIOnly: true, set: func(c *mgmtdConfig, v any) { c.Init = v.(bool) }},
-	{Name: "fs-uuid", Kind: kindUUID, CLIOnly: true, set: func(c *mgmtdConfig, v any) { c.FsUUID = v.(string) }},
-	{Name: "upgrade", Kind: kindBool, CLIOnly: true, set: func(c *mgmtdConfig, v any) { c.Upgrade = v.(bool) }},
-	{Name: "import-from-v7", Kind: kindPath, CLIOnly: true, set: func(c *mgmtdConfig, v any) { c.ImportFromV7 = v.(string) }},
-	{Name: "config-file", Kind: kindPath, CLIOnly: true, set: func(c *mgmtdConfig, v any) { c.ConfigFile = v.(string) }},
-	{Name: "db-file", Kind: kindPath, set: func(c *mgmtdConfig, v any) { c.DBFile = v.(string) }},
-	{Name: "log-target", Kind: kindEnum, Enum: []string{"journald", "stderr", "std=stderr"}, set: func(c *mgmtdConfig, v any) { c.LogTarget = v.(string) }},
-	{Name: "log-level", Kind: kindEnum, Enum: []string{"off", "error", "warn", "info", "debug", "trace"}, set: func(c *mgmtdConfig, v any) { c.LogLevel = v.(string) }},
-	{Name: "beemsg-port", Kind: kindUint, Max: 65535, set: func(c *mgmtdConfig, v any) { c.BeeMsgPort = v.(uint64) }},
-	{Name: "grpc-port", Kind: kindUint, Max: 65535, set: func(c *mgmtdConfig, v any) { c.GRPCPort = v.(uint64) }},
-	{Name: "port-shift", Kind: kindUint, Max: 65535, set: func(c *mgmtdConfig, v any) { c.PortShift = v.(uint64) }},
-	{Name: "tls-disable", Kind: kindBool, set: func(c *mgmtdConfig, v any) { c.TLSDisable = v.(bool) }},
-	{Name: "tls-cert-file", Kind: kindPath, set: func(c *mgmtdConfig, v any) { c.TLSCertFile = v.(string) }},
-	{Name: "tls-key-file", Kind: kindPath, set: func(c *mgmtdConfig, v any) { c.TLSKeyFile = v.(string) }},
-	{Name: "interfaces", Kind: kindList, set: func(c *mgmtdConfig, v any) { c.Interfaces = v.([]string) }},
-	{Name: "ipv6-disable", Kind: kindBool, set: func(c *mgmtdConfig, v any) { c.IPv6Disable = v.(bool) }},
-	{Name: "connection-limit", Kind: kindUint, Max: 1<<64 - 1, set: func(c *mgmtdConfig, v any) { c.ConnectionLimit = v.(uint64) }},
-	{Name: "auth-disable", Kind: kindBool, set: func(c *mgmtdConfig, v any) { c.AuthDisable = v.(bool) }},
-	{Name: "auth-file", Kind: kindPath, set: func(c *mgmtdConfig, v any) { c.AuthFile = v.(string) }},
-	{Name: "registration-disable", Kind: kindBool, set: func(c *mgmtdConfig, v any) { c.RegistrationDisable = v.(bool) }},
-	{Name: "node-offline-timeout", Kind: kindDuration, set: func(c *mgmtdConfig, v any) { c.NodeOfflineTimeout = v.(time.Duration) }},
-	{Name: "client-auto-remove-timeout", Kind: kindDuration, set: func(c *mgmtdConfig, v any) { c.ClientAutoRemoveTimeout = v.(time.Duration) }},
-	{Name: "license-disable", Kind: kindBool, set: func(c *mgmtdConfig, v any) { c.LicenseDisable = v.(bool) }},
-	{Name: "license-cert-file", Kind: kindPath, set: func(c *mgmtdConfig, v any) { c.LicenseCertFile = v.(string) }},
-	{Name: "license-lib-file", Kind: kindPath, set: func(c *mgmtdConfig, v any) { c.LicenseLibFile = v.(string) }},
-	{Name: "max-blocking-threads", Kind: kindUint, Max: 1<<64 - 1, set: func(c *mgmtdConfig, v any) { c.MaxBlockingThreads = v.(uint64) }},
-	{Name: "quota-enable", Kind: kindBool, set: func(c *mgmtdConfig, v any) { c.QuotaEnable = v.(bool) }},
-	{Name: "quota-enforce", Kind: kindBool, set: func(c *mgmtdConfig, v any) { c.QuotaEnforce = v.(bool) }},
-	{Name: "quota-update-interval", Kind: kindDuration, set: func(c *mgmtdConfig, v any) { c.QuotaUpdateInterval = v.(time.Duration) }},
+	{Name: "init", Kind: kindBool, CLIOnly: true, set: func(c *mgmtdConfig, v settingValue) { c.Init = v.b }},
+	{Name: "fs-uuid", Kind: kindUUID, CLIOnly: true, set: func(c *mgmtdConfig, v settingValue) { c.FsUUID = v.s }},
+	{Name: "upgrade", Kind: kindBool, CLIOnly: true, set: func(c *mgmtdConfig, v settingValue) { c.Upgrade = v.b }},
+	{Name: "import-from-v7", Kind: kindPath, CLIOnly: true, set: func(c *mgmtdConfig, v settingValue) { c.ImportFromV7 = v.s }},
+	{Name: "config-file", Kind: kindPath, CLIOnly: true, set: func(c *mgmtdConfig, v settingValue) { c.ConfigFile = v.s }},
+	{Name: "db-file", Kind: kindPath, set: func(c *mgmtdConfig, v settingValue) { c.DBFile = v.s }},
+	{Name: "log-target", Kind: kindEnum, Enum: []string{"journald", "stderr", "std=stderr"}, set: func(c *mgmtdConfig, v settingValue) { c.LogTarget = v.s }},
+	{Name: "log-level", Kind: kindEnum, Enum: []string{"off", "error", "warn", "info", "debug", "trace"}, set: func(c *mgmtdConfig, v settingValue) { c.LogLevel = v.s }},
+	{Name: "beemsg-port", Kind: kindUint, Max: 65535, set: func(c *mgmtdConfig, v settingValue) { c.BeeMsgPort = v.n }},
+	{Name: "grpc-port", Kind: kindUint, Max: 65535, set: func(c *mgmtdConfig, v settingValue) { c.GRPCPort = v.n }},
+	{Name: "port-shift", Kind: kindUint, Max: 65535, set: func(c *mgmtdConfig, v settingValue) { c.PortShift = v.n }},
+	{Name: "tls-disable", Kind: kindBool, set: func(c *mgmtdConfig, v settingValue) { c.TLSDisable = v.b }},
+	{Name: "tls-cert-file", Kind: kindPath, set: func(c *mgmtdConfig, v settingValue) { c.TLSCertFile = v.s }},
+	{Name: "tls-key-file", Kind: kindPath, set: func(c *mgmtdConfig, v settingValue) { c.TLSKeyFile = v.s }},
+	{Name: "interfaces", Kind: kindList, set: func(c *mgmtdConfig, v settingValue) { c.Interfaces = v.list }},
+	{Name: "ipv6-disable", Kind: kindBool, set: func(c *mgmtdConfig, v settingValue) { c.IPv6Disable = v.b }},
+	{Name: "connection-limit", Kind: kindUint, Max: 1<<64 - 1, set: func(c *mgmtdConfig, v settingValue) { c.ConnectionLimit = v.n }},
+	{Name: "auth-disable", Kind: kindBool, set: func(c *mgmtdConfig, v settingValue) { c.AuthDisable = v.b }},
+	{Name: "auth-file", Kind: kindPath, set: func(c *mgmtdConfig, v settingValue) { c.AuthFile = v.s }},
+	{Name: "registration-disable", Kind: kindBool, set: func(c *mgmtdConfig, v settingValue) { c.RegistrationDisable = v.b }},
+	{Name: "node-offline-timeout", Kind: kindDuration, set: func(c *mgmtdConfig, v settingValue) { c.NodeOfflineTimeout = v.d }},
+	{Name: "client-auto-remove-timeout", Kind: kindDuration, set: func(c *mgmtdConfig, v settingValue) { c.ClientAutoRemoveTimeout = v.d }},
+	{Name: "license-disable", Kind: kindBool, set: func(c *mgmtdConfig, v settingValue) { c.LicenseDisable = v.b }},
+	{Name: "license-cert-file", Kind: kindPath, set: func(c *mgmtdConfig, v settingValue) { c.LicenseCertFile = v.s }},
+	{Name: "license-lib-file", Kind: kindPath, set: func(c *mgmtdConfig, v settingValue) { c.LicenseLibFile = v.s }},
+	{Name: "max-blocking-threads", Kind: kindUint, Max: 1<<64 - 1, set: func(c *mgmtdConfig, v settingValue) { c.MaxBlockingThreads = v.n }},
+	{Name: "quota-enable", Kind: kindBool, set: func(c *mgmtdConfig, v settingValue) { c.QuotaEnable = v.b }},
+	{Name: "quota-enforce", Kind: kindBool, set: func(c *mgmtdConfig, v settingValue) { c.QuotaEnforce = v.b }},
+	{Name: "quota-update-interval", Kind: kindDuration, set: func(c *mgmtdConfig, v settingValue) { c.QuotaUpdateInterval = v.d }},
 	quotaSetting("quota-user-system-ids-min", kindUint),
 	quotaSetting("quota-user-ids-file", kindPath),
 	quotaSetting("quota-user-ids-range", kindRange),
 	quotaSetting("quota-group-system-ids-min", kindUint),
 	quotaSetting("quota-group-ids-file", kindPath),
 	quotaSetting("quota-group-ids-range", kindRange),
-	{Name: "daemonize", Kind: kindBool, set: func(c *mgmtdConfig, v any) { c.Daemonize = v.(bool) }},
-	{Name: "daemonize-pid-file", Kind: kindPath, set: func(c *mgmtdConfig, v any) { c.DaemonizePidFile = v.(string) }},
+	{Name: "daemonize", Kind: kindBool, set: func(c *mgmtdConfig, v settingValue) { c.Daemonize = v.b }},
+	{Name: "daemonize-pid-file", Kind: kindPath, set: func(c *mgmtdConfig, v settingValue) { c.DaemonizePidFile = v.s }},
 }
 
 func quotaSetting(name string, kind settingKind) mgmtdSetting {
-	return mgmtdSetting{Name: name, Kind: kind, Max: 1<<32 - 1, set: func(c *mgmtdConfig, v any) { c.Quota[name] = fmt.Sprint(v) }}
+	return mgmtdSetting{Name: name, Kind: kind, Max: 1<<32 - 1, set: func(c *mgmtdConfig, v settingValue) { c.Quota[name] = v.raw }}
 }
 
 // capPoolTables are the TOML-only tables, in the real order among the keys.
@@ -227,56 +239,65 @@ func unexpected(v any) string {
 }
 
 // convertTOML turns a TOML value into the setting's type, or serde's error.
-func (s *mgmtdSetting) convertTOML(v any) (any, error) {
+func (s *mgmtdSetting) convertTOML(v any) (settingValue, error) {
+	raw := fmt.Sprint(v)
 	switch s.Kind {
 	case kindBool:
 		if b, ok := v.(bool); ok {
-			return b, nil
+			return settingValue{b: b, raw: raw}, nil
 		}
-		return nil, fmt.Errorf("invalid type: %s, expected a boolean", unexpected(v))
+		return settingValue{}, fmt.Errorf("invalid type: %s, expected a boolean", unexpected(v))
 	case kindUint:
 		n, ok := v.(int64)
 		if !ok {
-			return nil, fmt.Errorf("invalid type: %s, expected %s", unexpected(v), uintName(s.Max))
+			return settingValue{}, fmt.Errorf("invalid type: %s, expected %s", unexpected(v), uintName(s.Max))
 		}
 		if n < 0 || uint64(n) > s.Max {
-			return nil, fmt.Errorf("invalid value: integer `%d`, expected %s", n, uintName(s.Max))
+			return settingValue{}, fmt.Errorf("invalid value: integer `%d`, expected %s", n, uintName(s.Max))
 		}
-		return uint64(n), nil
+		return settingValue{n: uint64(n), raw: raw}, nil
 	case kindDuration:
-		switch v := v.(type) {
-		case int64:
-			if v < 0 {
-				return nil, fmt.Errorf("invalid value: integer `%d`, expected %s", v, durationExpect)
-			}
-			return time.Duration(v) * time.Second, nil
-		case string:
-			if d, ok := parseDuration(v); ok {
-				return d, nil
-			}
-			return nil, fmt.Errorf("invalid value: string %q, expected %s", v, durationExpect)
-		}
-		return nil, fmt.Errorf("invalid type: %s, expected %s", unexpected(v), durationExpect)
+		return durationFromTOML(v)
 	case kindList:
-		items, ok := v.([]any)
-		if !ok {
-			return nil, fmt.Errorf("invalid type: %s, expected a sequence", unexpected(v))
-		}
-		var out []string
-		for _, it := range items {
-			str, ok := it.(string)
-			if !ok {
-				return nil, fmt.Errorf("invalid type: %s, expected a string", unexpected(it))
-			}
-			out = append(out, str)
-		}
-		return out, nil
+		return listFromTOML(v)
 	}
 	str, ok := v.(string)
 	if !ok {
-		return nil, fmt.Errorf("invalid type: %s, expected %s", unexpected(v), kindExpect(s))
+		return settingValue{}, fmt.Errorf("invalid type: %s, expected %s", unexpected(v), kindExpect(s))
 	}
 	return s.convertString(str)
+}
+
+func durationFromTOML(v any) (settingValue, error) {
+	switch v := v.(type) {
+	case int64:
+		if v < 0 {
+			return settingValue{}, fmt.Errorf("invalid value: integer `%d`, expected %s", v, durationExpect)
+		}
+		return settingValue{d: time.Duration(v) * time.Second, raw: fmt.Sprint(v)}, nil
+	case string:
+		if d, ok := parseDuration(v); ok {
+			return settingValue{d: d, raw: v}, nil
+		}
+		return settingValue{}, fmt.Errorf("invalid value: string %q, expected %s", v, durationExpect)
+	}
+	return settingValue{}, fmt.Errorf("invalid type: %s, expected %s", unexpected(v), durationExpect)
+}
+
+func listFromTOML(v any) (settingValue, error) {
+	items, ok := v.([]any)
+	if !ok {
+		return settingValue{}, fmt.Errorf("invalid type: %s, expected a sequence", unexpected(v))
+	}
+	var out []string
+	for _, it := range items {
+		str, ok := it.(string)
+		if !ok {
+			return settingValue{}, fmt.Errorf("invalid type: %s, expected a string", unexpected(it))
+		}
+		out = append(out, str)
+	}
+	return settingValue{list: out, raw: strings.Join(out, ",")}, nil
 }
 
 func uintName(maxValue uint64) string {
@@ -300,58 +321,59 @@ func kindExpect(s *mgmtdSetting) string {
 }
 
 // convertString reads a string value (a flag's, or a string TOML value).
-func (s *mgmtdSetting) convertString(v string) (any, error) {
+func (s *mgmtdSetting) convertString(v string) (settingValue, error) {
 	switch s.Kind {
 	case kindBool:
 		switch v {
-		case "true":
-			return true, nil
-		case "false":
-			return false, nil
+		case "true", "false":
+			return settingValue{b: v == "true", raw: v}, nil
 		}
-		return nil, fmt.Errorf("invalid value '%s': expected 'true' or 'false'", v)
+		return settingValue{}, fmt.Errorf("invalid value '%s': expected 'true' or 'false'", v)
 	case kindUint:
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil || n > s.Max {
-			return nil, fmt.Errorf("invalid digit found in string")
+			return settingValue{}, errors.New("invalid digit found in string")
 		}
-		return n, nil
+		return settingValue{n: n, raw: v}, nil
 	case kindDuration:
 		if d, ok := parseDuration(v); ok {
-			return d, nil
+			return settingValue{d: d, raw: v}, nil
 		}
-		return nil, fmt.Errorf("%s", durationExpect)
+		return settingValue{}, errors.New(durationExpect)
 	case kindList:
-		return strings.Split(v, ","), nil
+		return settingValue{list: strings.Split(v, ","), raw: v}, nil
 	case kindEnum:
-		var names []string
-		for _, e := range s.Enum {
-			name, canonical, alias := strings.Cut(e, "=")
-			if !alias {
-				names = append(names, "`"+name+"`")
-				canonical = name
-			}
-			if v == name {
-				return canonical, nil
-			}
-		}
-		if len(names) == 2 {
-			return nil, fmt.Errorf("unknown variant `%s`, expected %s or %s", v, names[0], names[1])
-		}
-		return nil, fmt.Errorf("unknown variant `%s`, expected one of %s", v, strings.Join(names, ", "))
+		return s.enumValue(v)
 	case kindRange:
-		m := rangeRE.FindStringSubmatch(v)
-		if m == nil {
-			return nil, fmt.Errorf("invalid range %q", v)
+		if rangeRE.FindStringSubmatch(v) == nil {
+			return settingValue{}, fmt.Errorf("invalid range %q", v)
 		}
-		return v, nil
 	case kindUUID:
 		if !uuidV4RE.MatchString(v) {
-			return nil, fmt.Errorf("invalid UUID %q", v)
+			return settingValue{}, fmt.Errorf("invalid UUID %q", v)
 		}
-		return strings.ToLower(v), nil
+		v = strings.ToLower(v)
 	}
-	return v, nil
+	return settingValue{s: v, raw: v}, nil
+}
+
+// enumValue reads one of the setting's names, aliases ("std=stderr") included.
+func (s *mgmtdSetting) enumValue(v string) (settingValue, error) {
+	var names []string
+	for _, e := range s.Enum {
+		name, canonical, alias := strings.Cut(e, "=")
+		if !alias {
+			names = append(names, "`"+name+"`")
+			canonical = name
+		}
+		if v == name {
+			return settingValue{s: canonical, raw: v}, nil
+		}
+	}
+	if len(names) == 2 {
+		return settingValue{}, fmt.Errorf("unknown variant `%s`, expected %s or %s", v, names[0], names[1])
+	}
+	return settingValue{}, fmt.Errorf("unknown variant `%s`, expected one of %s", v, strings.Join(names, ", "))
 }
 
 // applyTOML sets what the file says; an error is the real parser's.
@@ -537,8 +559,8 @@ func clapError(format string, a ...any) error {
 
 // parseMgmtdFlags reads the command line into a fresh settings map; help and
 // version come back as the flag's name in action.
-func parseMgmtdFlags(args []string) (flags map[string]any, action string, err error) {
-	flags = map[string]any{}
+func parseMgmtdFlags(args []string) (flags map[string]settingValue, action string, err error) {
+	flags = map[string]settingValue{}
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		switch arg {
@@ -568,7 +590,7 @@ func parseMgmtdFlags(args []string) (flags map[string]any, action string, err er
 		}
 		v, err := s.convertString(value)
 		if err != nil {
-			return nil, "", clapError("invalid value '%s' for '--%s <%s>': %v", value, name, valueName(s), err)
+			return nil, "", clapError("invalid value '%s' for '--%s <%s>': %s", value, name, valueName(s), err.Error())
 		}
 		flags[name] = v
 	}
@@ -600,11 +622,11 @@ func valueName(s *mgmtdSetting) string {
 
 // loadMgmtdConfig is the real load_and_parse: flags, then the file they
 // name (a missing default file is ignored), then the flags again on top.
-func loadMgmtdConfig(flags map[string]any) (*mgmtdConfig, error) {
+func loadMgmtdConfig(flags map[string]settingValue) (*mgmtdConfig, error) {
 	c := defaultMgmtdConfig()
 	path := mgmtdDefaultConfig
 	if p, ok := flags["config-file"]; ok {
-		path = p.(string)
+		path = p.s
 	}
 	doc, err := os.ReadFile(path)
 	switch {

@@ -109,7 +109,8 @@ func initMgmtdDB(path, fsUUID string) error {
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("Database file %q already exists", path)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// Like the real --init, with the default mode: the directory is the admin's.
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { //nolint:gosec // G301: see above.
 		return fmt.Errorf("Creating database file %q failed: %s", path, osErrorText(err))
 	}
 	if fsUUID == "" {
@@ -124,7 +125,7 @@ func initMgmtdDB(path, fsUUID string) error {
 
 // openMgmtdDB opens an existing database.
 func openMgmtdDB(path string) (*mgmtdDB, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := os.ReadFile(path) //nolint:gosec // G304: the configured db-file
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +156,8 @@ func (db *mgmtdDB) save() error {
 	if string(raw) == string(db.saved) {
 		return nil
 	}
-	if err := os.WriteFile(db.path, raw, 0o644); err != nil {
+	// SQLite creates the database with the default mode.
+	if err := os.WriteFile(db.path, raw, 0o644); err != nil { //nolint:gosec // G306: see above.
 		return err
 	}
 	db.saved = raw
@@ -310,7 +312,7 @@ func validAlias(s string) bool {
 		if i == 0 && !letter {
 			return false
 		}
-		if !letter && !(r >= '0' && r <= '9') && r != '-' && r != '_' && r != '.' {
+		if !letter && (r < '0' || r > '9') && r != '-' && r != '_' && r != '.' {
 			return false
 		}
 	}

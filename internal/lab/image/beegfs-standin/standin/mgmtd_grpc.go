@@ -101,7 +101,7 @@ func (m *mgmtd) listenGRPC() error {
 		}
 		pair, err := tls.X509KeyPair(cert, key)
 		if err != nil {
-			return fmt.Errorf("Creating TLS identity failed: %v", err)
+			return fmt.Errorf("Creating TLS identity failed: %w", err)
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	}
@@ -158,9 +158,9 @@ func (m *mgmtd) answerGRPC(conn net.Conn) {
 // grpcStatus is a gRPC status as the CLI prints it after "rpc error: ".
 func grpcStatus(code, context string, err error) error {
 	if context != "" {
-		return fmt.Errorf("code = %s desc = %s: %v", code, context, err)
+		return fmt.Errorf("code = %s desc = %s: %w", code, context, err)
 	}
-	return fmt.Errorf("code = %s desc = %v", code, err)
+	return fmt.Errorf("code = %s desc = %w", code, err)
 }
 
 func (m *mgmtd) handleGRPC(req request) (any, error) {

@@ -98,7 +98,7 @@ func bareKey(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		if !(r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+		if r != '-' && r != '_' && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
 			return false
 		}
 	}
@@ -110,7 +110,7 @@ func stripComment(s string) string {
 	var quote rune
 	for i, r := range s {
 		switch {
-		case quote != 0 && r == quote && !(quote == '"' && escaped(s, i)):
+		case quote != 0 && r == quote && (quote != '"' || !escaped(s, i)):
 			quote = 0
 		case quote == 0 && (r == '"' || r == '\''):
 			quote = r
@@ -135,7 +135,7 @@ func arrayClosed(s string) bool {
 	for i, r := range s {
 		switch {
 		case quote != 0:
-			if r == quote && !(quote == '"' && escaped(s, i)) {
+			if r == quote && (quote != '"' || !escaped(s, i)) {
 				quote = 0
 			}
 		case r == '"' || r == '\'':
@@ -228,7 +228,7 @@ func basicString(s string) (any, string, error) {
 				if err != nil {
 					return nil, "", fmt.Errorf("invalid unicode 4-digit hex code")
 				}
-				b.WriteRune(rune(r))
+				b.WriteRune(rune(r)) //nolint:gosec // G115: four hex digits
 				i += 4
 			default:
 				return nil, "", fmt.Errorf("invalid escape sequence")
