@@ -37,7 +37,7 @@ func loadDaemonConf(args []string, defaults map[string]string) (daemonConf, erro
 		c[k] = v
 	}
 	if file := fromArgs["cfgFile"]; file != "" {
-		content, err := os.ReadFile(file)
+		content, err := os.ReadFile(file) //nolint:gosec // G304: the cfgFile argument, as the real daemons read it
 		if err != nil {
 			return nil, invalidConfig("Failed to load map file: %s", file)
 		}
@@ -99,7 +99,7 @@ func (c daemonConf) authFile() (string, error) {
 	if file == "" {
 		return "", fmt.Errorf("No connAuthFile configured. Using BeeGFS without connection authentication is considered insecure and is not recommended. If you really want or need to run BeeGFS without connection authentication, please set connDisableAuthentication to true.")
 	}
-	f, err := os.Open(file)
+	f, err := os.Open(file) //nolint:gosec // G304: the configured connAuthFile
 	if err != nil {
 		return "", fmt.Errorf("Unable to open auth file: %s (SysErr: %s)", file, sysErr(err))
 	}
@@ -117,7 +117,8 @@ func (c daemonConf) authFile() (string, error) {
 
 // sysErr is the strerror text of err, as System::getErrString prints it.
 func sysErr(err error) string {
-	if pe, ok := err.(*os.PathError); ok {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
 		err = pe.Err
 	}
 	msg := err.Error()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func TestLoadDaemonConfArgsOverrideFile(t *testing.T) {
 
 func TestLoadDaemonConfMissingFile(t *testing.T) {
 	_, err := loadDaemonConf([]string{"cfgFile=/nonexistent/x.conf"}, nil)
-	if _, ok := err.(configError); !ok || err.Error() != "Failed to load map file: /nonexistent/x.conf" {
+	if !errors.As(err, new(configError)) || err.Error() != "Failed to load map file: /nonexistent/x.conf" {
 		t.Errorf("err = %#v", err)
 	}
 }
@@ -80,7 +81,7 @@ func TestAuthFile(t *testing.T) {
 			}
 			continue
 		}
-		_, isConfig := err.(configError)
+		isConfig := errors.As(err, new(configError))
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) || isConfig != tt.invalid {
 			t.Errorf("%v: err %v (config error %v), want %q", tt.conf, err, isConfig, tt.want)
 		}
@@ -185,7 +186,7 @@ func TestRegistrationRefused(t *testing.T) {
 	port, _ := fakeMgmtd(t, "node ID 3 is taken")
 	d := startStorage(t, port, filepath.Join(t.TempDir(), "target"))
 	err := d.register()
-	if _, ok := err.(configError); !ok || err.Error() != "Node pre-registration at management node canceled" {
+	if !errors.As(err, new(configError)) || err.Error() != "Node pre-registration at management node canceled" {
 		t.Errorf("err = %#v", err)
 	}
 }

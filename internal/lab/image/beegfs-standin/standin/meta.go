@@ -60,7 +60,7 @@ func metaPreinit(d *daemon) error {
 	if !exists(filepath.Join(dir, "format.conf")) && !d.conf.bool("storeAllowFirstRunInit") {
 		return invalidConfig("Storage directory not initialized and initialization has been disabled: %s", dir)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: as the real daemon creates it
 		return invalidConfig("Unable to create metadata directory: %s (%s)", dir, sysErr(err))
 	}
 	if !d.lockDir(dir) {
@@ -104,7 +104,7 @@ func metaInitStorage(d *daemon) error {
 		return invalidConfig("Unable to create format file in: %s", dir)
 	}
 	for _, sub := range []string{"dentries", "inodes", "buddymir"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil { //nolint:gosec // G301: as the real daemon creates them
 			return invalidConfig("Unable to create directory: %s", filepath.Join(dir, sub))
 		}
 	}
@@ -114,7 +114,7 @@ func metaInitStorage(d *daemon) error {
 // metaPrepare adds the registrationToken (8.3 and later), created on first use.
 func metaPrepare(d *daemon, hb *heartbeat) error {
 	p := filepath.Join(d.conf["storeMetaDirectory"], "registrationToken")
-	content, err := os.ReadFile(p)
+	content, err := os.ReadFile(p) //nolint:gosec // G304: the configured directory
 	if err == nil && strings.TrimSpace(string(content)) != "" {
 		hb.Token = strings.TrimSpace(string(content))
 		return nil
@@ -123,7 +123,7 @@ func metaPrepare(d *daemon, hb *heartbeat) error {
 		return err
 	}
 	hb.Token = generateFileID(d.nodeID)
-	if err := os.WriteFile(p, []byte(hb.Token+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(hb.Token+"\n"), 0o644); err != nil { //nolint:gosec // G306: as the real daemon writes it
 		return invalidConfig("Unable to create file for registration token %s", p)
 	}
 	return nil
