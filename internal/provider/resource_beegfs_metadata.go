@@ -54,9 +54,12 @@ func (r *beegfsMetadataResource) Schema(_ context.Context, _ resource.SchemaRequ
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The BeeGFS metadata service (`" + beegfs.ServiceMeta + "`) with the guide's safety interlock. `beegfs-setup-meta -p PATH -s ID -m MGMT` " +
 			"runs **once**, only on a missing or empty directory; a directory already initialised with the same `nodeNumID` is adopted without running it, " +
-			"and one with another ID is refused, naming both. `" + beegfs.MetaConfPath + "` then gets `storeAllowFirstRunInit = false` and `storeFsUUID` set " +
+			"and one with another ID is refused, naming both; one that beegfs-setup-meta prepared without `-s` (`" + beegfs.FormatFile + "` and no `nodeNumID`, " +
+			"before its first start) is adopted and gets `node_num_id` as `-s` would write it. `" + beegfs.MetaConfPath + "` then gets `storeAllowFirstRunInit = false` and `storeFsUUID` set " +
 			"to the UUID of the filesystem holding `path`, as a single value with no comma, and a drop-in makes systemd start `" + beegfs.ServiceMeta +
-			"` only once that filesystem is mounted (`RequiresMountsFor=`). The service is enabled and started. The package `" + beegfs.MetaPackage + "` must be installed.\n\n" +
+			"` only once that filesystem is mounted (`RequiresMountsFor=`). The service is enabled and started; the unit is `Type=simple`, so after " +
+			"a start the apply waits until the daemon has registered with the management service, and fails with the daemon's own line when it exits " +
+			"(a refusal by the interlock, a missing `" + beegfs.ConnAuthPath + "`) or does not register in time. The package `" + beegfs.MetaPackage + "` must be installed.\n\n" +
 			"Make it depend on `gpucluster_beegfs_management`: the daemon refuses to start without `" + beegfs.ConnAuthPath + "`.\n\n" +
 			"A drop-in written by hand under another name (the guide's own steps) that requires the same mountpoint guards the service as well: it is no drift, and no drop-in of the provider's is added beside it.\n\n" +
 			"Destroy stops and disables the service and removes its own drop-in; the metadata directory and drop-ins written by hand are left untouched. " +

@@ -81,13 +81,17 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "One BeeGFS storage target, set up as the guide does: `beegfs-setup-storage -p PATH -s NODE -i TARGET -m MGMT` runs " +
 			"**once**, on a missing or empty directory, and never again. A directory that is already initialised with the same " +
-			"`" + beegfs.NodeNumIDFile + "` and `" + beegfs.TargetNumIDFile + "` is adopted; one with other IDs is refused, naming both.\n\n" +
+			"`" + beegfs.NodeNumIDFile + "` and `" + beegfs.TargetNumIDFile + "` is adopted; one with other IDs is refused, naming both. " +
+			"One that beegfs-setup-storage prepared without `-s` and `-i` (`" + beegfs.FormatFile + "` and no ID files, before its first start) is adopted " +
+			"and gets `node_num_id` and `target_id` as those options would write them.\n\n" +
 			"The safety interlock is kept in `" + beegfs.StorageConfPath + "`: `" + beegfs.KeyAllowFirstRunInit + " = false`, and `" +
 			beegfs.KeyFsUUID + "` aligned with `" + beegfs.KeyStorageDirectory + "` as comma-separated lists that keep the leading empty " +
 			"element (pitfall P12). A systemd drop-in `" + beegfs.SystemdUnitDir + "/" + beegfs.ServiceStorage + ".service.d/target-TARGET.conf` " +
 			"with `RequiresMountsFor=` the path's mountpoint stops `" + beegfs.ServiceStorage + "` from starting while the filesystem is missing; " +
 			"the guide's own `storage.conf`, or any drop-in of the unit requiring that mountpoint, does the same: it is no drift, none of the provider's is added beside it, and destroy leaves it. " +
-			"The service is enabled and started, and restarted only when its config changed.\n\n" +
+			"The service is enabled and started, and restarted only when its config changed; the unit is `Type=simple`, so after a start the apply " +
+			"waits until the daemon has registered with the management service, and fails with the daemon's own line when it exits (a refusal by the " +
+			"interlock, a missing `" + beegfs.ConnAuthPath + "`) or does not register in time.\n\n" +
 			"The plan refuses a path on the root filesystem (it would land on the OS disk), a `" + beegfs.KeyFsUUID + "` that does not " +
 			"match the mounted filesystem, and a `target_id` or `node_num_id` already used by another target of the configuration or " +
 			"of the host's config. A filesystem that is not mounted any more (the guide's RAID array that did not assemble) shows as " +
