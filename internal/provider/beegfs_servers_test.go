@@ -161,3 +161,44 @@ func TestAccBeegfsTarget_adoptsRealToolsFirstStart(t *testing.T) {
 		},
 	})
 }
+
+// beegfs-setup-meta run without -s leaves format.conf and no nodeNumID: the resource adopts
+// the directory with its node_num_id, written as -s would have, and the daemon registers with
+// it.
+func TestAccBeegfsMetadata_adoptsSetUpWithoutID(t *testing.T) {
+	l := lab.Require(t)
+	const node, dir = lab.LoginHost, "/beegfs/gpucluster-test-meta-noid"
+	installBeegfs(t, l, node, "beegfs-meta")
+	pristine := "dpkg-deb --fsys-tarfile " + lab.RepoDir + "/beegfs-meta_" + lab.StandInVersion + "_all.deb | tar -xO ." + beegfs.MetaConfPath
+	onHost(t, l, node, "cp -a "+beegfs.MetaConfPath+" /root/beegfs-meta.conf.tacc; "+pristine+" > "+beegfs.MetaConfPath)
+	t.Cleanup(func() {
+		onHost(t, l, node, "systemctl disable --now beegfs-meta 2>/dev/null; systemctl reset-failed beegfs-meta 2>/dev/null; rm -rf "+dir+" "+beegfs.MetaDropInPath+
+			"; systemctl daemon-reload; cp /root/beegfs-meta.conf.tacc "+beegfs.MetaConfPath+"; true")
+	})
+	labMgmtd(t, l)
+	onHost(t, l, node, beegfs.SetupMetaTool+" -p "+dir+" -m 10.0.0.10 >/dev/null")
+	config := providerConfig(l, "") + fmt.Sprintf(`
+resource "gpucluster_beegfs_metadata" "test" {
+  node        = %q
+  path        = %q
+  node_num_id = 3
+  mgmtd_host  = "10.0.0.10"
+}
+`, node, dir)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkOnHost(l, node, "cat "+dir+"/nodeNumID "+dir+"/format.conf; ls "+dir+" | grep -c registrationToken; systemctl is-active beegfs-meta",
+						"3\n# This file was auto-generated. Do not modify it!\nversion=4\nxattr=true\n1\nactive"),
+				),
+			},
+			{
+				Config:           config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+		},
+	})
+}
