@@ -40,6 +40,17 @@ func Restart(ctx context.Context, ex Executor, service string) error {
 	return systemctl(ctx, ex, service, `systemctl enable "$unit" && systemctl restart "$unit"`, "restarted")
 }
 
+// StartServer enables and starts beegfs-meta or beegfs-storage, or restarts it. The unit's
+// failed state and start-limit counter are reset first: the provider's starts are deliberate
+// and confirmed afterwards (ConfirmServerStarted), so systemd's guard against a crash loop
+// must not refuse an apply that follows a refused start, or a few quick ones.
+func StartServer(ctx context.Context, ex Executor, service string, restart bool) error {
+	if restart {
+		return systemctl(ctx, ex, service, `systemctl reset-failed "$unit" 2>/dev/null; systemctl enable "$unit" && systemctl restart "$unit"`, "restarted")
+	}
+	return systemctl(ctx, ex, service, `systemctl reset-failed "$unit" 2>/dev/null; systemctl enable --now "$unit"`, "enabled and started")
+}
+
 // DisableNow stops and disables a service. Its data is not touched.
 func DisableNow(ctx context.Context, ex Executor, service string) error {
 	return systemctl(ctx, ex, service, `systemctl disable --now "$unit"`, "stopped and disabled")

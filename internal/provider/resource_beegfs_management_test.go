@@ -297,13 +297,14 @@ const (
 
 // recordMgmtdInit wraps beegfs-mgmtd on login01 so that every --init leaves a mark, and proves
 // the wrapper records one; the stand-in's refusal of a second --init alone would hide a re-run.
+// The wrapper runs the program the link points at: the stand-in acts as the name it is run by.
 func recordMgmtdInit(t *testing.T, l *lab.Lab) {
 	t.Helper()
 	t.Cleanup(func() {
 		onHost(t, l, "login01", "if [ -e "+mgmtdRealBinary+" ]; then mv -f "+mgmtdRealBinary+" "+beegfs.MgmtdDaemon+"; fi; rm -f "+mgmtdInitMarker)
 	})
 	onHost(t, l, "login01", "mv "+beegfs.MgmtdDaemon+" "+mgmtdRealBinary+" && "+
-		"printf '#!/bin/sh\ncase \" $* \" in *\" --init \"*) echo ran >> "+mgmtdInitMarker+";; esac\nexec "+mgmtdRealBinary+" \"$@\"\n' > "+beegfs.MgmtdDaemon+
+		"printf '#!/bin/sh\ncase \" $* \" in *\" --init \"*) echo ran >> "+mgmtdInitMarker+";; esac\nexec \"$(readlink -f "+mgmtdRealBinary+")\" \"$@\"\n' > "+beegfs.MgmtdDaemon+
 		" && chmod 0755 "+beegfs.MgmtdDaemon+" && { "+beegfs.MgmtdDaemon+" --init >/dev/null 2>&1; true; }")
 	if got := onHost(t, l, "login01", "cat "+mgmtdInitMarker+" && rm -f "+mgmtdInitMarker); got != "ran" {
 		t.Fatalf("the --init recorder does not record (%q)", got)

@@ -56,12 +56,18 @@ func (r *beegfsMetadataResource) Schema(_ context.Context, _ resource.SchemaRequ
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The BeeGFS metadata service (`" + beegfs.ServiceMeta + "`) with the guide's safety interlock. `beegfs-setup-meta -p PATH -s ID -m MGMT` " +
 			"runs **once**, only on a missing or empty directory; a directory already initialised with the same `nodeNumID` is adopted without running it, " +
-			"and one with another ID is refused, naming both. `" + beegfs.MetaConfPath + "` then gets `storeAllowFirstRunInit = false` and `storeFsUUID` set " +
+			"and one with another ID is refused, naming both; one that beegfs-setup-meta prepared without `-s` (`" + beegfs.FormatFile + "` and no `nodeNumID`, " +
+			"before its first start) is adopted and gets `node_num_id` as `-s` would write it. `" + beegfs.MetaConfPath + "` then gets `storeAllowFirstRunInit = false` and `storeFsUUID` set " +
 			"to the UUID of the filesystem holding `path`, as a single value with no comma (see `fs_uuid_check`), and a drop-in makes systemd start `" + beegfs.ServiceMeta +
-			"` only once that filesystem is mounted (`RequiresMountsFor=`). The service is enabled and started. The package `" + beegfs.MetaPackage + "` must be installed.\n\n" +
+			"` only once that filesystem is mounted (`RequiresMountsFor=`). The service is enabled and started; the unit is `Type=simple`, so after " +
+			"a start the apply waits until the daemon has registered with the management service, and fails with the daemon's own line when it exits " +
+			"(a refusal by the interlock, a missing `" + beegfs.ConnAuthPath + "`) or does not register in time. The package `" + beegfs.MetaPackage + "` must be installed.\n\n" +
 			"Make it depend on `gpucluster_beegfs_management`: the daemon refuses to start without `" + beegfs.ConnAuthPath + "`.\n\n" +
 			"A drop-in written by hand under another name (the guide's own steps) that requires the same mountpoint guards the service as well: it is no drift, and no drop-in of the provider's is added beside it.\n\n" +
-			"Destroy stops and disables the service and removes its own drop-in; the metadata directory and drop-ins written by hand are left untouched.\n\n" +
+			"Destroy stops and disables the service and removes its own drop-in; the metadata directory and drop-ins written by hand are left untouched. " +
+			"On 8.x it then deletes the node from the management service (`" + beegfs.CLIPath + " node delete --yes meta:ID`, run on `mgmtd_host`, which needs the `" +
+			beegfs.CLIPackage + "` package there). The management service keeps the node that holds the root directory, and a management service that " +
+			"cannot be asked leaves the node registered: both are warnings that say what to run by hand.\n\n" +
 			"Import with `NODE:PATH`: `terraform import gpucluster_beegfs_metadata.cluster login01:/beegfs/meta`; `node_num_id` is read from the directory.",
 		Attributes: map[string]schema.Attribute{
 			"id":   computedKeptAttribute("`NODE:PATH`."),
@@ -251,15 +257,9 @@ func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadata
 		diags.Append(nodeError("Cannot Configure BeeGFS Metadata", node, "Writing the interlock to "+beegfs.MetaConfPath+" or the drop-in failed", adviceWrite, err))
 		return diags
 	}
-	if restart && n.mh.Service.Running() {
-		err = beegfs.Restart(ctx, n.h, beegfs.ServiceMeta)
-	} else {
-		err = beegfs.EnableNow(ctx, n.h, beegfs.ServiceMeta)
-	}
-	if err != nil {
-		diags.Append(nodeError("Cannot Start BeeGFS Metadata", node, "Starting beegfs-meta failed",
-			"Its journal is quoted below. A refusal naming storeFsUUID is the interlock: check that the filesystem of "+dir+" is mounted. "+
-				"A missing conn.auth means gpucluster_beegfs_management has not copied it to this node yet: add it to auth_nodes and depends_on.", err))
+	if diags.Append(startServer(ctx, n.h, node, beegfs.ServiceMeta, "BeeGFS Metadata", restart, n.mh.Service.Running(),
+		"A refusal naming storeFsUUID is the interlock: check that the filesystem of "+dir+" is mounted. "+
+			"A missing conn.auth means gpucluster_beegfs_management has not copied it to this node yet: add it to auth_nodes and depends_on.")...); diags.HasError() {
 		return diags
 	}
 	after, err := beegfs.ReadMeta(ctx, n.h, dir)
@@ -327,9 +327,22 @@ func (r *beegfsMetadataResource) Read(ctx context.Context, req resource.ReadRequ
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
-// Delete stops and disables beegfs-meta and removes its drop-in; the metadata stays.
+// Delete stops and disables beegfs-meta and removes its drop-in; the metadata stays. The
+// node then leaves the management service, unless it holds the root directory, which the
+// management service keeps.
 func (r *beegfsMetadataResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	deleteDaemon[beegfsMetadataModel](ctx, r.cluster, metaDaemon, req, resp)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var m beegfsMetadataModel
+	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	if rel, err := beegfs.ParseRelease(m.Version.ValueString()); err != nil || rel.Major < 8 {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.deregister(ctx, m.Node.ValueString(), m.MgmtdHost.ValueString(), nodeDeregistration("meta", m.NodeNumID.ValueInt64()), true)...)
 }
 
 // ImportState takes NODE:PATH; the node ID and management host come from the node.

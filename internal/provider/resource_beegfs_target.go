@@ -83,7 +83,9 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "One BeeGFS storage target, set up as the guide does: `beegfs-setup-storage -p PATH -s NODE -i TARGET -m MGMT` runs " +
 			"**once**, on a missing or empty directory, and never again. A directory that is already initialised with the same " +
-			"`" + beegfs.NodeNumIDFile + "` and `" + beegfs.TargetNumIDFile + "` is adopted; one with other IDs is refused, naming both.\n\n" +
+			"`" + beegfs.NodeNumIDFile + "` and `" + beegfs.TargetNumIDFile + "` is adopted; one with other IDs is refused, naming both. " +
+			"One that beegfs-setup-storage prepared without `-s` and `-i` (`" + beegfs.FormatFile + "` and no ID files, before its first start) is adopted " +
+			"and gets `node_num_id` and `target_id` as those options would write them.\n\n" +
 			"The safety interlock is kept in `" + beegfs.StorageConfPath + "`: `" + beegfs.KeyAllowFirstRunInit + " = false`, and `" +
 			beegfs.KeyFsUUID + "` aligned with `" + beegfs.KeyStorageDirectory + "` (see `fs_uuid_check`). Both are read as `" + beegfs.ServiceStorage +
 			"` reads them: comma-separated, empty elements ignored, so the leading empty element `beegfs-setup-storage` writes and the bare path of its `-r` " +
@@ -92,7 +94,9 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"as the daemon refuses them. A systemd drop-in `" + beegfs.SystemdUnitDir + "/" + beegfs.ServiceStorage + ".service.d/target-TARGET.conf` " +
 			"with `RequiresMountsFor=` the path's mountpoint stops `" + beegfs.ServiceStorage + "` from starting while the filesystem is missing; " +
 			"the guide's own `storage.conf`, or any drop-in of the unit requiring that mountpoint, does the same: it is no drift, none of the provider's is added beside it, and destroy leaves it. " +
-			"The service is enabled and started, and restarted only when its config changed.\n\n" +
+			"The service is enabled and started, and restarted only when its config changed; the unit is `Type=simple`, so after a start the apply " +
+			"waits until the daemon has registered with the management service, and fails with the daemon's own line when it exits (a refusal by the " +
+			"interlock, a missing `" + beegfs.ConnAuthPath + "`) or does not register in time.\n\n" +
 			"The plan refuses a path on the root filesystem (it would land on the OS disk), a `" + beegfs.KeyFsUUID + "` that does not " +
 			"match the mounted filesystem, and a `target_id` or `node_num_id` already used by another target of the configuration or " +
 			"of the host's config. A filesystem that is not mounted any more (the guide's RAID array that did not assemble) shows as " +
@@ -106,6 +110,11 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 			"The last target leaves the lists too, as the package shipped them: a service started again by hand never brings a " +
 			"destroyed target back online behind Terraform's back. The data directory stays untouched with its ID files, so a " +
 			"resource declared again with the same path and IDs adopts it; `force_destroy_data` deletes it as well.\n\n" +
+			"On 8.x destroy then deletes the target from the management service (`" + beegfs.CLIPath + " target delete --yes storage:ID`, and with the " +
+			"host's last target `node delete` of its storage node), run on `mgmtd_host`, where the guide runs `beegfs` and `cert.pem` and `conn.auth` are; " +
+			"it needs the `" + beegfs.CLIPackage + "` package there. Without it the guide's `beegfs health check` would go on listing the target. " +
+			"The management service deletes a target whatever files still use it: the refusal for a target that holds chunks comes first. A " +
+			"management service that cannot be asked leaves the target registered, with a warning that says what to run by hand.\n\n" +
 			"The node needs the `" + beegfs.StoragePackage + "` package and `" + beegfs.ConnAuthPath + "`: `depends_on` the " +
 			"`gpucluster_beegfs_management` resource that distributes it.\n\n" +
 			"Import with `terraform import " + beegfsTargetResourceName + ".NAME " + beegfsTargetIDFormat + "` (`gpu02:/data/beegfs-storage`); " +
@@ -245,7 +254,7 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	mountpoint, uuid := state.recorded()
-	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid)
+	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid, creating)
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {
 		return
@@ -295,7 +304,7 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 	}
 	defer unlock()
 	mountpoint, uuid := m.recorded()
-	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid)
+	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid, creating)
 	if diags.HasError() {
 		return diags
 	}
@@ -314,7 +323,13 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 				want.Directory+" has no "+beegfs.NodeNumIDFile+" any more", "Refresh: a target that is really gone is then planned anew.", nil))
 			return diags
 		}
-		if hs, diags = setUpTarget(ctx, h, node, want, m.MgmtdHost.ValueString()); diags.HasError() {
+		setUp := func() (beegfs.StorageHost, diag.Diagnostics) {
+			return setUpTarget(ctx, h, node, want, m.MgmtdHost.ValueString())
+		}
+		if hs.Dir.AwaitsIDs() {
+			setUp = func() (beegfs.StorageHost, diag.Diagnostics) { return completeTarget(ctx, h, node, want) }
+		}
+		if hs, diags = setUp(); diags.HasError() {
 			return diags
 		}
 	}
@@ -327,13 +342,8 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 		diags.Append(nodeError("Cannot Write Drop-In", node, "Writing the RequiresMountsFor drop-in for "+beegfs.ServiceStorage+" failed", adviceWrite, err))
 		return diags
 	}
-	start := beegfs.EnableNow
-	if confChanged && hs.Service.Running() {
-		start = beegfs.Restart
-	}
-	if err := start(ctx, h, beegfs.ServiceStorage); err != nil {
-		diags.Append(nodeError("Storage Service Does Not Start", node, beegfs.ServiceStorage+" did not start",
-			"Read its refusal below. A missing "+beegfs.ConnAuthPath+" comes from gpucluster_beegfs_management (depends_on it).", err))
+	if diags.Append(startServer(ctx, h, node, beegfs.ServiceStorage, "BeeGFS Storage", confChanged, hs.Service.Running(),
+		"Read its refusal below. A missing "+beegfs.ConnAuthPath+" comes from gpucluster_beegfs_management (depends_on it).")...); diags.HasError() {
 		return diags
 	}
 	m.ID = types.StringValue(nodePathID(node, want.Directory))
@@ -424,6 +434,10 @@ func (r *beegfsTargetResource) Delete(ctx context.Context, req resource.DeleteRe
 		}
 	}
 	resp.Diagnostics.Append(removeTarget(ctx, h, node, want, hs, removal)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.deregisterStorage(ctx, node, state.MgmtdHost.ValueString(), want, hs, removal.Remaining == 0)...)
 	if resp.Diagnostics.HasError() || !force {
 		return
 	}
