@@ -208,7 +208,9 @@ func (k *kernel) confInt(key string, def int) int {
 
 func (k *kernel) sanityCheckMS() int { return k.confInt("sysMountSanityCheckMS", sanityCheckDefault) }
 
-func (k *kernel) port(key string, def int) int { return k.confInt(key, def) + k.confInt("connPortShift", 0) }
+func (k *kernel) port(key string, def int) int {
+	return k.confInt(key, def) + k.confInt("connPortShift", 0)
+}
 
 // sanityCheck is __App_mountServerCheck: the management service within the
 // deadline, then the root metadata node, then every storage node, each
