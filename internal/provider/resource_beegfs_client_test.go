@@ -71,6 +71,7 @@ func TestAccBeegfsClient_lifecycle(t *testing.T) {
 	l := lab.Require(t)
 	clients := []string{"login01", "gpu01"}
 	prepareFreshBeegfs(t, l, clients)
+	withoutServers(t, l, clients)
 	localHome := onHost(t, l, "login01", homeFingerprint)
 	sameID := statecheck.CompareValue(compare.ValuesSame())
 	keysOnBeegfs := lab.StandInNamespace + "/admin/.ssh/authorized_keys"
@@ -222,6 +223,16 @@ test -f /home/admin/.ssh/authorized_keys`, base64.StdEncoding.EncodeToString(sec
 	}
 }
 
+// withoutServers lets clients mount with no BeeGFS server running, for tests of the client
+// alone: the client module's mount sanity check is off (sysMountSanityCheckMS=0, as the real
+// configuration allows).
+func withoutServers(t *testing.T, l *lab.Lab, clients []string) {
+	t.Helper()
+	for _, h := range clients {
+		onHost(t, l, h, "sed -i 's/^sysMountSanityCheckMS .*/sysMountSanityCheckMS         = 0/' "+beegfs.ClientConfPath)
+	}
+}
+
 // assertRefusalChangedNothing: after the P9 refusal, login01's /home is the same local
 // directory, the client files are as shipped, the service is off and BeeGFS is still empty.
 func assertRefusalChangedNothing(t *testing.T, l *lab.Lab, localHome string) {
@@ -293,5 +304,21 @@ func checkClientsGone(l *lab.Lab, clients []string, keysOnBeegfs, localHome stri
 			return fmt.Errorf("admin's keys are gone from BeeGFS after destroy: %w", err)
 		}
 		return nil
+	}
+}
+
+// A mount the sanity check canceled names the service, the node behind the address and the
+// port to open, with the module's own line.
+func TestMountCheckErrorNamesNodeAndPort(t *testing.T) {
+	f := &beegfs.MountCheckFailure{Service: "beegfs-storage", Endpoint: "10.0.0.11:8003", Line: "beegfs: mount(7): Mount sanity check: Retrieval of storage server free space info failed."}
+	nodeOf := func(a string) string { return map[string]string{"10.0.0.11": "gpu01"}[a] }
+	d := mountCheckError("login01", f, nodeOf, errors.New("journal"))
+	for _, want := range []string{"beegfs-storage on gpu01 (10.0.0.11), port 8003", "Retrieval of storage server free space info failed", "open TCP and UDP port 8003 there to login01", "Original Error: journal"} {
+		if !strings.Contains(d.Detail(), want) {
+			t.Errorf("detail lacks %q:\n%s", want, d.Detail())
+		}
+	}
+	if d.Summary() != "BeeGFS Mount Sanity Check Failed" {
+		t.Errorf("summary %q", d.Summary())
 	}
 }
