@@ -64,6 +64,9 @@ func (r *beegfsClientResource) Schema(_ context.Context, _ resource.SchemaReques
 			"files already on BeeGFS are never overwritten).\n\n" +
 			"Refresh reports the guide's \"home directories are missing on one node\" (nothing, or another filesystem, mounted at `/home`), a changed `" + beegfs.MountsConfPath + "` or `sysMgmtdHost`, " +
 			"and a stopped or disabled service; apply mounts again. The node needs `" + beegfs.ConnAuthPath + "` first: let the resource `depends_on` the `gpucluster_beegfs_management` that distributes it.\n\n" +
+			"**Kernel module.** The client's kernel module is built on the node by the service (`" + beegfs.ClientScript + " rebuild`), which needs `linux-headers-$(uname -r)` and `build-essential`. " +
+			"Before the first mount the provider builds and loads it, so that the P9 check can mount. A module built only for another kernel (a kernel upgrade) or awaiting the package's rebuild (`" + beegfs.ForceAutoBuildPath + "`) shows in `status`; " +
+			"apply rebuilds it and then restarts the client, and a build that fails leaves the running mount alone.\n\n" +
 			"Destroy stops and disables the client, which unmounts BeeGFS; the local `/home` is visible again and nothing on BeeGFS is touched. Import with the node's name.",
 		Attributes: map[string]schema.Attribute{
 			"id": computedKeptAttribute("The node name."),
@@ -105,7 +108,8 @@ func (r *beegfsClientResource) Schema(_ context.Context, _ resource.SchemaReques
 				Computed:            true,
 			},
 			"status": schema.StringAttribute{
-				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the node: `" + beegfs.MountsConfPath + "`, the service not enabled or not active, nothing or another filesystem mounted. " +
+				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the node: `" + beegfs.MountsConfPath + "`, the service not enabled or not active, nothing or another filesystem mounted, " +
+					"the kernel module not built for the running kernel. " +
 					"A plan that changes it back to `" + inSync + "` repairs the node.",
 				Computed: true,
 			},
