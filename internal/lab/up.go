@@ -230,6 +230,9 @@ func prepareHost(ctx context.Context, inst Instance, img Image, p PlannedHost, a
 		"etc/hosts":                            RenderHostsFile(all),
 		"etc/systemd/network/10-host0.network": RenderNetworkFile(h.Address),
 	}
+	if h.Role == RoleLogin {
+		files[strings.TrimPrefix(StandInLicensePath, "/")] = standInLicense(time.Now())
+	}
 	if h.Role == RoleGPU {
 		files["etc/ssh/sshd_config.d/10-lab-login-only.conf"] = "# Lab GPU servers are reachable only through login01, as on the real cluster.\nAllowUsers *@" + subnetPrefix + strconv.Itoa(firstHostByte) + "\n"
 		files["etc/tmpfiles.d/lab-nvidia.conf"] = fakeGPUDevices()

@@ -24,6 +24,8 @@ type request struct {
 	Auth string `json:"auth,omitempty"`
 	// Body holds the message's own fields.
 	Body json.RawMessage `json:"body,omitempty"`
+	// Addr is the sender's IP address as the receiver saw it (never sent).
+	Addr string `json:"-"`
 }
 
 // reply answers a request: OK, or the refusal the real service would log.
@@ -100,7 +102,7 @@ func answer(conn net.Conn, handle func(req request) (any, error)) {
 	if err != nil {
 		return
 	}
-	var req request
+	req := request{Addr: peerIP(conn)}
 	rep := reply{}
 	if err := json.Unmarshal(line, &req); err != nil {
 		rep.Error = "malformed message"
@@ -115,4 +117,13 @@ func answer(conn net.Conn, handle func(req request) (any, error)) {
 		}
 	}
 	_ = json.NewEncoder(conn).Encode(rep)
+}
+
+// peerIP is the IP address at the other end of conn.
+func peerIP(conn net.Conn) string {
+	host, _, err := net.SplitHostPort(conn.RemoteAddr().String())
+	if err != nil {
+		return conn.RemoteAddr().String()
+	}
+	return host
 }
