@@ -54,12 +54,6 @@ cfg_arg() {
 	echo "$cfg"
 }
 
-# write_first_run_files DIR records the node, as the daemons do on their first good start.
-write_first_run_files() {
-	[ -e "$1/originalNodeID" ] || hostname > "$1/originalNodeID"
-	[ -e "$1/format.conf" ] || printf '# This file was auto-generated. Do not modify it!\nversion=3\n' > "$1/format.conf"
-}
-
 # serve reports the daemon running and idles until stopped (SIGTERM). Under
 # systemd (Type=notify) it says so first, so that `systemctl start` itself
 # fails when a start-up check refuses, instead of racing the check.
