@@ -184,3 +184,24 @@ func TestLabStandInClientMountRefusals(t *testing.T) {
 		t.Errorf("a refused mount left %q", got)
 	}
 }
+
+// beegfs-setup-client edits the existing sysMgmtdHost line and says so as the real one does.
+func TestLabStandInSetupClient(t *testing.T) {
+	l := lab.Require(t)
+	host := "gpu02"
+	s := standInScratch(t, l, host, "beegfs-client")
+	cfg := s + "/pkg" + beegfs.ClientConfPath
+	out := mustExec(t, l, host, beegfs.SetupClientTool+" -c "+cfg+" -m login01 -q")
+	if want := "Updating config file: " + cfg + "\n * Setting management host: login01\n * Setting quota enabled: true\nAll done.\n"; out != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+	if got := mustExec(t, l, host, "grep -E '^(sysMgmtdHost|quotaEnabled) ' "+cfg); got != "sysMgmtdHost                  = login01\nquotaEnabled                  = true\n" {
+		t.Errorf("config lines %q", got)
+	}
+	if out, status := execStatus(t, l, host, beegfs.SetupClientTool+" -c /nonexistent.conf -m login01"); status != 1 || !strings.Contains(out, " * ERROR: Config file not found: /nonexistent.conf") {
+		t.Errorf("missing config: status %d, %q", status, out)
+	}
+	if _, status := execStatus(t, l, host, beegfs.SetupClientTool); status != 1 {
+		t.Errorf("no arguments: status %d, want 1", status)
+	}
+}
