@@ -16,8 +16,6 @@ import (
 // with the guide's rule (8003 from the subnet) the same configuration mounts.
 func TestAccBeegfsClient_firewallBlocksMount(t *testing.T) {
 	l := lab.Require(t)
-	// A management database from an earlier run would refuse the new target's registration token.
-	undoBeegfsByHand(t, l)
 	t.Cleanup(func() { undoBeegfsByHand(t, l) })
 	installBeegfs(t, l, "login01", "beegfs-mgmtd", "beegfs-meta")
 	prepareFreshBeegfs(t, l, []string{lab.LoginHost})
