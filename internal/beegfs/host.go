@@ -97,18 +97,34 @@ type Mount struct {
 	UUID   string
 }
 
-// DirState is a BeeGFS directory and the IDs its files hold. ID values are
-// kept raw; ParseNumID and ParseOriginalNodeID interpret them.
+// DirState is a BeeGFS directory and what its files say. Values are kept
+// raw; ParseNumID and ParseOriginalNodeID interpret them.
 type DirState struct {
-	Exists         bool
-	Empty          bool
-	TargetNumID    []byte // nil when the file is missing
-	NodeNumID      []byte
+	Exists      bool
+	Empty       bool
+	Format      []byte // format.conf; nil when the file is missing
+	TargetNumID []byte
+	NodeNumID   []byte
+	TargetID    []byte
+	// RegistrationToken is the metadata daemon's (8.3 and later).
+	RegistrationToken []byte
+	// OriginalNodeID is the 7.x string ID BeeGFS 8 keeps as originalNodeID.v7.
 	OriginalNodeID []byte
 }
 
-// Initialised reports whether a setup tool has run in the directory.
+// Initialised reports whether the directory holds its node's numeric ID: the
+// setup tool's -s wrote it, or the daemon did once it registered.
 func (d DirState) Initialised() bool { return d.NodeNumID != nil }
+
+// SetUp reports whether a setup tool or a daemon has prepared the directory:
+// it holds format.conf, the daemons' own mark, or (a directory of 7.x, or
+// one written by hand) a nodeNumID.
+func (d DirState) SetUp() bool { return d.Format != nil || d.Initialised() }
+
+// AwaitsIDs reports a directory the setup tool prepared without -s (and -i),
+// whose daemon has never registered: the IDs are not taken yet, and the
+// resource's own are what -s and -i would have written.
+func (d DirState) AwaitsIDs() bool { return d.Format != nil && !d.Initialised() }
 
 // ReadHost runs one script that answers q. Section keys carry the index of
 // the asked item, not the item, so no value ever has to survive the trip as
@@ -233,8 +249,8 @@ func readHostScript(q HostQuery) (string, error) {
 	return b.String(), nil
 }
 
-// idFiles are the files of a BeeGFS directory that hold its IDs.
-var idFiles = []string{TargetNumIDFile, NodeNumIDFile, OriginalNodeIDFile}
+// idFiles are the files of a BeeGFS directory that say what it is and which IDs it holds.
+var idFiles = []string{TargetNumIDFile, NodeNumIDFile, FormatFile, TargetIDFile, RegistrationTokenFile, OriginalNodeIDV7File}
 
 // readFilesPerl prints, in one process for all of them, the files that a base64 process each
 // would cost: perl is on every host, as the root shell runs in it, but perl-base has no
@@ -514,14 +530,25 @@ func parseDir(name string, s transport.Section, key string, sections map[string]
 		if !file.Exists {
 			continue // gone since perl's -f
 		}
-		switch f {
-		case TargetNumIDFile:
-			d.TargetNumID = file.Content
-		case NodeNumIDFile:
-			d.NodeNumID = file.Content
-		case OriginalNodeIDFile:
-			d.OriginalNodeID = file.Content
-		}
+		*dirField(&d, f) = file.Content
 	}
 	return d, nil
+}
+
+// dirField is where DirState keeps the content of the file named f of idFiles.
+func dirField(d *DirState, f string) *[]byte {
+	switch f {
+	case TargetNumIDFile:
+		return &d.TargetNumID
+	case NodeNumIDFile:
+		return &d.NodeNumID
+	case FormatFile:
+		return &d.Format
+	case TargetIDFile:
+		return &d.TargetID
+	case RegistrationTokenFile:
+		return &d.RegistrationToken
+	default:
+		return &d.OriginalNodeID
+	}
 }

@@ -188,7 +188,7 @@ func TestReadHostFilesOnThisMachine(t *testing.T) {
 		}
 	}
 	ids := filepath.Join(dir, "ids")
-	if err := os.MkdirAll(filepath.Join(ids, OriginalNodeIDFile), 0o755); err != nil { // not a regular file: not read
+	if err := os.MkdirAll(filepath.Join(ids, OriginalNodeIDV7File), 0o755); err != nil { // not a regular file: not read
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(ids, NodeNumIDFile), nil, 0o600); err != nil {
@@ -209,5 +209,44 @@ func TestReadHostFilesOnThisMachine(t *testing.T) {
 	}
 	if _, err := ReadHost(context.Background(), transporttest.Shell{}, HostQuery{Files: []string{ids}}); err == nil || !strings.Contains(err.Error(), "exit status 1") {
 		t.Errorf("a directory read as a file gave %v, want exit status 1", err)
+	}
+}
+
+// A directory as the 8.x tools leave it is read with its 8.x files: format.conf marks it set
+// up, targetID and registrationToken are read, and 7.x's string ID is read from
+// originalNodeID.v7; a directory the setup script prepared without -s awaits its IDs.
+func TestReadHost8xFiles(t *testing.T) {
+	dir := t.TempDir()
+	started, prepared := filepath.Join(dir, "started"), filepath.Join(dir, "prepared")
+	for d, files := range map[string]map[string]string{
+		started: {
+			FormatFile: "# This file was auto-generated. Do not modify it!\nversion=3\n", NodeNumIDFile: "2\n", TargetNumIDFile: "201\n",
+			TargetIDFile: "B405-6B1174B7-2\n", RegistrationTokenFile: "1F-2E-1\n", OriginalNodeIDV7File: "gpu02\n\n# String IDs have been deprecated starting with BeeGFS 8.\n",
+			"lock.pid": "42\n",
+		},
+		prepared: {FormatFile: "# This file was auto-generated. Do not modify it!\nversion=3\n"},
+	} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, content := range files {
+			if err := os.WriteFile(filepath.Join(d, name), []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	st, err := ReadHost(context.Background(), transporttest.Shell{}, HostQuery{Dirs: []string{started, prepared}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.Dirs[started]
+	if !s.SetUp() || !s.Initialised() || s.AwaitsIDs() || string(s.TargetID) != "B405-6B1174B7-2\n" || string(s.RegistrationToken) != "1F-2E-1\n" {
+		t.Errorf("started %+v", s)
+	}
+	if alias, err := ParseOriginalNodeID(s.OriginalNodeID); alias != "gpu02" || err != nil {
+		t.Errorf("originalNodeID.v7 = %q, %v", alias, err)
+	}
+	if p := st.Dirs[prepared]; !p.SetUp() || p.Initialised() || !p.AwaitsIDs() || p.Empty {
+		t.Errorf("prepared %+v: want set up, awaiting its IDs", p)
 	}
 }

@@ -1,20 +1,29 @@
 package beegfs
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// ID files in an initialised directory (confirmed: beegfs-setup-storage
-// writes targetNumID and nodeNumID with echo, one decimal number and a
-// newline; beegfs-setup-meta writes nodeNumID; the daemons keep
-// originalNodeID, "contains first-run nodeID", a single line, per StorageTk).
+// Files in a BeeGFS directory. The setup scripts write format.conf, which
+// marks a directory as set up (the daemons' checkStorageFormatFileExists),
+// and nodeNumID and targetNumID when given -s and -i, each one decimal number
+// and a newline; otherwise the daemons write them once the management service
+// has numbered the node and target. The storage daemon keeps each target's
+// string ID in targetID and the metadata daemon (8.3 and later) its token in
+// registrationToken. BeeGFS 8 keeps 7.x's originalNodeID only as
+// originalNodeID.v7, with a note appended, and never writes originalNodeID.
 const (
-	TargetNumIDFile    = "targetNumID"
-	NodeNumIDFile      = "nodeNumID"
-	OriginalNodeIDFile = "originalNodeID"
-	FormatFile         = "format.conf"
+	TargetNumIDFile       = "targetNumID"
+	NodeNumIDFile         = "nodeNumID"
+	FormatFile            = "format.conf"
+	TargetIDFile          = "targetID"
+	RegistrationTokenFile = "registrationToken"
+	OriginalNodeIDV7File  = "originalNodeID.v7"
 )
 
 // Numeric IDs are 16-bit and 0 means "none" (confirmed: the setup scripts'
@@ -40,14 +49,14 @@ func ParseNumID(name string, content []byte) (uint16, error) {
 	return uint16(n), nil
 }
 
-// ParseOriginalNodeID reads an originalNodeID file: the node's string ID
-// (its alias in 8.x, usually the hostname), first line only, as the daemon
-// reads it.
+// ParseOriginalNodeID reads an originalNodeID.v7 file: the 7.x node's string
+// ID (usually the hostname), first line only, as 7.x read it; the note BeeGFS 8
+// appends follows it.
 func ParseOriginalNodeID(content []byte) (string, error) {
 	first, _, _ := strings.Cut(string(content), "\n")
 	id := strings.TrimSpace(first)
 	if id == "" {
-		return "", fmt.Errorf("%s is empty", OriginalNodeIDFile)
+		return "", fmt.Errorf("%s is empty", OriginalNodeIDV7File)
 	}
 	return id, nil
 }
@@ -131,4 +140,32 @@ func (t TargetIdentity) runs() string {
 		return fmt.Sprintf("another target in the configuration, %s:%s, declares storage node %d on %s", t.Host, t.Directory, t.NodeNumID, t.Host)
 	}
 	return fmt.Sprintf("%s already runs storage node %d (target %s)", t.Host, t.NodeNumID, t.Directory)
+}
+
+// IDFile is one ID file and the number it should hold.
+type IDFile struct {
+	Name string
+	ID   int64
+}
+
+// WriteAwaitedIDs writes into dir, set up without -s or -i, the ID files those options would
+// have written, one decimal number and a newline each, as root. An ID file already there is
+// left as it is: the caller reads the directory again and compares.
+func WriteAwaitedIDs(ctx context.Context, ex Executor, dir string, files ...IDFile) error {
+	if err := ValidatePath(dir); err != nil {
+		return err
+	}
+	s := transport.NewScript().Set("d", dir)
+	for _, f := range files {
+		if err := ValidateNumID(f.Name, f.ID); err != nil {
+			return err
+		}
+		s.Set("f", f.Name).Set("n", strconv.FormatInt(f.ID, 10)).
+			Text(`[ -e "$d/$f" ] || { umask 022; echo "$n" > "$d/$f"; }`)
+	}
+	if _, err := ex.Sudo(ctx, s.String(), nil); err != nil {
+		return fmt.Errorf("write the ID files of %s: %w", dir, err)
+	}
+	transport.Changed(ctx, ex, "wrote the ID files of "+dir)
+	return nil
 }

@@ -16,9 +16,9 @@ func TestParseIDFilesFromTargetDirectory(t *testing.T) {
 	if err != nil || node != 2 {
 		t.Errorf("nodeNumID = %d, %v; want 2", node, err)
 	}
-	alias, err := ParseOriginalNodeID(readFixture(t, filepath.Join(dir, OriginalNodeIDFile)))
+	alias, err := ParseOriginalNodeID(readFixture(t, filepath.Join(dir, OriginalNodeIDV7File)))
 	if err != nil || alias != "gpu02" {
-		t.Errorf("originalNodeID = %q, %v; want gpu02", alias, err)
+		t.Errorf("originalNodeID.v7 = %q, %v; want gpu02", alias, err)
 	}
 }
 

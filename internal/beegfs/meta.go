@@ -75,14 +75,19 @@ func (m MetaHost) Target(dir string) (StorageTarget, error) {
 
 // MetaSetupNeeded decides whether beegfs-setup-meta may run: only on a
 // missing or empty directory. An initialised one is adopted when its
-// nodeNumID is the configured one and refused when it is another; a
-// non-empty directory without a nodeNumID is not BeeGFS's and is refused.
+// nodeNumID is the configured one and refused when it is another; one the
+// setup script prepared without -s (format.conf, no nodeNumID) is adopted and
+// gets the configured ID; any other non-empty directory is not BeeGFS's and
+// is refused.
 func MetaSetupNeeded(dir string, d DirState, nodeNumID int64) (bool, error) {
 	if !d.Exists || d.Empty {
 		return true, nil
 	}
+	if d.AwaitsIDs() {
+		return false, nil
+	}
 	if !d.Initialised() {
-		return false, fmt.Errorf("%s is not empty and holds no %s: it is not a metadata directory, and beegfs-setup-meta would refuse it; empty it or choose another path", dir, NodeNumIDFile)
+		return false, fmt.Errorf("%s is not empty and holds neither %s nor %s: no BeeGFS setup tool prepared it, and beegfs-setup-meta would refuse it; empty it or choose another path", dir, FormatFile, NodeNumIDFile)
 	}
 	return false, CheckMetaNodeNumID(dir, d, nodeNumID)
 }

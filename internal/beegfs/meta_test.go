@@ -22,7 +22,8 @@ func TestMetaSetupNeeded(t *testing.T) {
 		{"empty directory", DirState{Exists: true, Empty: true}, true, ""},
 		{"initialised with the same ID is adopted", DirState{Exists: true, NodeNumID: []byte("1\n")}, false, ""},
 		{"initialised with another ID", DirState{Exists: true, NodeNumID: []byte("3\n")}, false, "initialised as metadata node 3, not 1"},
-		{"foreign content", DirState{Exists: true}, false, "not a metadata directory"},
+		{"foreign content", DirState{Exists: true}, false, "no BeeGFS setup tool prepared it"},
+		{"prepared without -s is adopted", DirState{Exists: true, Format: []byte("version=4\n")}, false, ""},
 		{"garbage nodeNumID", DirState{Exists: true, NodeNumID: []byte("x\n")}, false, NodeNumIDFile},
 	}
 	for _, tt := range tests {

@@ -61,10 +61,11 @@ func TestSetMgmtdStore(t *testing.T) {
 			}
 		})
 	}
-	// The setting must stay top-level, before the fixture's first table.
+	// The setting must stay top-level, before the shipped file's first
+	// (commented-out) table, even once an admin uncomments the tables.
 	got, _ := SetMgmtdStore(v8, fixture, "/beegfs/mgmtd/mgmtd.sqlite")
-	if strings.Index(string(got), "db-file = ") > strings.Index(string(got), "[cap-pool-meta-limits]") {
-		t.Errorf("db-file landed inside a table:\n%s", got)
+	if strings.Index(string(got), "\ndb-file = ") > strings.Index(string(got), "[cap-pool-meta-limits]") {
+		t.Errorf("db-file landed below a table:\n%s", got)
 	}
 }
 

@@ -158,6 +158,22 @@ func CheckDirIDs(want TargetIdentity, d DirState) error {
 	return nil
 }
 
+// CheckAwaitedIDs refuses a directory set up without -s whose targetNumID, from -i, is not
+// the wanted target ID; without one, nothing on disk names an ID yet.
+func CheckAwaitedIDs(want TargetIdentity, d DirState) error {
+	if d.TargetNumID == nil {
+		return nil
+	}
+	target, err := ParseNumID(want.Directory+"/"+TargetNumIDFile, d.TargetNumID)
+	if err != nil {
+		return err
+	}
+	if int64(target) != want.TargetID {
+		return fmt.Errorf("%s was set up as target %d (%s), but target_id is %d", want.Directory, target, TargetNumIDFile, want.TargetID)
+	}
+	return nil
+}
+
 // HostTargets are the other targets a host's config lists, with the IDs
 // their directories hold. A listed directory that is missing or
 // uninitialised has no IDs to conflict with and is left out.

@@ -435,3 +435,35 @@ func TestHoldsChunks(t *testing.T) {
 		t.Error("a relative directory was accepted")
 	}
 }
+
+func TestCheckAwaitedIDs(t *testing.T) {
+	want := TargetIdentity{Directory: "/data/beegfs-storage", NodeNumID: 2, TargetID: 201}
+	prepared := DirState{Exists: true, Format: []byte("version=3\n")}
+	if err := CheckAwaitedIDs(want, prepared); err != nil {
+		t.Errorf("no targetNumID: %v", err)
+	}
+	prepared.TargetNumID = []byte("201\n")
+	if err := CheckAwaitedIDs(want, prepared); err != nil {
+		t.Errorf("-i 201: %v", err)
+	}
+	prepared.TargetNumID = []byte("301\n")
+	if err := CheckAwaitedIDs(want, prepared); err == nil || !strings.Contains(err.Error(), "set up as target 301") {
+		t.Errorf("-i 301: %v", err)
+	}
+}
+
+func TestWriteAwaitedIDsKeepsExistingFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, TargetNumIDFile), []byte("301\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteAwaitedIDs(context.Background(), transporttest.Shell{}, dir, IDFile{NodeNumIDFile, 2}, IDFile{TargetNumIDFile, 201})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{NodeNumIDFile: "2\n", TargetNumIDFile: "301\n"} {
+		if got, _ := os.ReadFile(filepath.Join(dir, name)); string(got) != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+}

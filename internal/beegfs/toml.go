@@ -17,9 +17,13 @@ import (
 var tomlBareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // SetTOMLString sets a top-level string key. An existing active line is
-// rewritten in place; otherwise the key is added after the last top-level
-// setting, or before the first table header when there is none, so it stays
-// top-level.
+// rewritten in place. Otherwise the key goes where an admin would uncomment
+// it: right after its commented-out default (the shipped file has every
+// setting so); else after the last top-level setting; else before the first
+// table header, active or commented out, so that uncommenting a table later
+// never moves the key into it (the management service ignores unknown keys
+// inside its cap-pool tables, so db-file would silently fall back to its
+// default).
 func SetTOMLString(content []byte, key, value string) ([]byte, error) {
 	if !tomlBareKey.MatchString(key) {
 		return nil, fmt.Errorf("TOML key %q is not a bare key", key)
@@ -29,7 +33,7 @@ func SetTOMLString(content []byte, key, value string) ([]byte, error) {
 		return nil, fmt.Errorf("value of %s: %w", key, err)
 	}
 	lines := splitLines(string(content))
-	insertAt := -1 // after the last top-level assignment
+	afterComment, afterLast := -1, -1
 	for i, line := range lines {
 		if isTOMLTableHeader(line) {
 			break
@@ -39,8 +43,14 @@ func SetTOMLString(content []byte, key, value string) ([]byte, error) {
 			return joinLines(lines), nil
 		}
 		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-			insertAt = i + 1
+			afterLast = i + 1
+		} else if _, _, ok := tomlAssignment(strings.TrimPrefix(t, "#"), key); ok && afterComment < 0 && !commentedTableAbove(lines[:i]) {
+			afterComment = i + 1
 		}
+	}
+	insertAt := afterComment
+	if insertAt < 0 {
+		insertAt = afterLast
 	}
 	if insertAt < 0 {
 		insertAt = topLevelEnd(lines)
@@ -48,6 +58,21 @@ func SetTOMLString(content []byte, key, value string) ([]byte, error) {
 	added := key + " = " + quoted
 	lines = append(lines[:insertAt], append([]string{added}, lines[insertAt:]...)...)
 	return joinLines(lines), nil
+}
+
+// commentedTableAbove reports a commented-out table header among lines.
+func commentedTableAbove(lines []string) bool {
+	for _, l := range lines {
+		if isCommentedTableHeader(l) {
+			return true
+		}
+	}
+	return false
+}
+
+func isCommentedTableHeader(line string) bool {
+	t := strings.TrimSpace(line)
+	return strings.HasPrefix(t, "#") && strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(t, "#")), "[")
 }
 
 // GetTOMLString reads a top-level string key; ok is false when the key is
@@ -74,7 +99,7 @@ func GetTOMLString(content []byte, key string) (value string, ok bool, err error
 func topLevelEnd(lines []string) int {
 	end := len(lines)
 	for i, line := range lines {
-		if isTOMLTableHeader(line) {
+		if isTOMLTableHeader(line) || isCommentedTableHeader(line) {
 			end = i
 			break
 		}

@@ -11,9 +11,25 @@ func TestSetTOMLString(t *testing.T) {
 		name, content, key, value, want string
 	}{
 		{
-			name:    "commented default: added after the last top-level setting",
+			name:    "shipped file: added right after its commented default",
 			content: fixture, key: "db-file", value: "/beegfs/mgmtd/mgmtd.sqlite",
-			want: strings.Replace(fixture, "log-level = \"warn\"\n", "log-level = \"warn\"\ndb-file = \"/beegfs/mgmtd/mgmtd.sqlite\"\n", 1),
+			want: strings.Replace(fixture, "# db-file = \"/var/lib/beegfs/mgmtd.sqlite\"\n", "# db-file = \"/var/lib/beegfs/mgmtd.sqlite\"\ndb-file = \"/beegfs/mgmtd/mgmtd.sqlite\"\n", 1),
+		},
+		{
+			name:    "no commented default: added after the last top-level setting",
+			content: "# x\nlog-level = \"warn\"\n\n[t]\na = 1\n", key: "db-file", value: "/x",
+			want: "# x\nlog-level = \"warn\"\ndb-file = \"/x\"\n\n[t]\na = 1\n",
+		},
+		{
+			// Uncommenting the table later must not take the key into it.
+			name:    "only comments and a commented table: added above the commented table",
+			content: "# BeeGFS\n\n# [cap-pool-meta-limits]\n# inodes-low = \"10M\"\n", key: "db-file", value: "/x",
+			want: "# BeeGFS\ndb-file = \"/x\"\n\n# [cap-pool-meta-limits]\n# inodes-low = \"10M\"\n",
+		},
+		{
+			name:    "a commented key inside a commented table is not the default",
+			content: "# [t]\n# db-file = \"/y\"\n", key: "db-file", value: "/x",
+			want: "db-file = \"/x\"\n# [t]\n# db-file = \"/y\"\n",
 		},
 		{
 			name:    "only comments before a table: added above the table's blank lines",

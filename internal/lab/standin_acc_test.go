@@ -141,20 +141,21 @@ func TestLabStandInSetupStorage(t *testing.T) {
 	}
 }
 
-// The storage daemon's own interlock: it starts on an initialised target on
-// its filesystem and stops cleanly, and refuses an uninitialised directory
-// with storeAllowFirstRunInit = false and a storeFsUUID naming another
-// filesystem. It runs as a transient unit of the same type as the shipped
-// one, so `systemctl start` itself reports a refusal.
+// The storage daemon's own interlock: it starts on an initialised target on its filesystem
+// (and, with no management service answering, waits for one) and stops cleanly, and refuses
+// an uninitialised directory with storeAllowFirstRunInit = false and a storeFsUUID naming
+// another filesystem. It runs as a transient unit of the same type as the shipped one
+// (Type=simple), so `systemctl start` succeeds and the refusal is the daemon's own exit.
 func TestLabStandInStorageDaemonRefuses(t *testing.T) {
 	l := lab.Require(t)
 	host := l.HostsWithRole(lab.RoleGPU)[0].Name
 	s := standInScratch(t, l, host, "beegfs-storage")
 	cfg := s + "/pkg" + beegfs.StorageConfPath
 	unit := "standin-test-" + strings.TrimPrefix(s[strings.LastIndex(s, "."):], ".")
-	mustExec(t, l, host, "sed -i 's|^connAuthFile .*|connAuthFile = "+s+"/conn.auth|' "+cfg+" && "+beegfs.SetupStorageTool+" -c "+cfg+" -p "+s+"/good -s 3 -i 301 -m 10.0.0.10 >/dev/null")
+	// 10.0.0.99 answers nothing: the daemon waits for its management service.
+	mustExec(t, l, host, "sed -i 's|^connAuthFile .*|connAuthFile = "+s+"/conn.auth|' "+cfg+" && "+beegfs.SetupStorageTool+" -c "+cfg+" -p "+s+"/good -s 3 -i 301 -m 10.0.0.99 >/dev/null")
 	start := func(unit string) string {
-		return "systemd-run --quiet --unit=" + unit + " --property=Type=notify " + beegfs.SbinDir + "/beegfs-storage cfgFile=" + cfg + " 2>&1"
+		return "systemd-run --quiet --unit=" + unit + " --property=Type=simple " + beegfs.SbinDir + "/beegfs-storage cfgFile=" + cfg + " 2>&1"
 	}
 	t.Cleanup(func() {
 		_, _, _ = l.Exec(context.Background(), host, "systemctl stop "+unit+"; systemctl reset-failed '"+unit+"*'")
@@ -163,37 +164,39 @@ func TestLabStandInStorageDaemonRefuses(t *testing.T) {
 	if out, status := execStatus(t, l, host, start(unit)); status != 0 {
 		t.Fatalf("storage daemon on an initialised target: status %d: %s", status, out)
 	}
-	if got := mustExec(t, l, host, "cat "+s+"/good/"+beegfs.OriginalNodeIDFile); got != host+"\n" {
-		t.Errorf("originalNodeID = %q, want %q", got, host+"\n")
+	if state, _, journal := settle(t, l, host, unit, "Waiting for beegfs-mgmtd@10.0.0.99:8008..."); state != "active" {
+		t.Fatalf("the daemon did not wait for its management service: %s\n%s", state, journal)
 	}
-	// journald writes the unit's last line after systemctl stop returns: poll for it.
-	stopped := "systemctl stop " + unit + " && for i in $(seq 50); do n=$(journalctl -q -o cat -u " + unit +
-		" | grep -c 'Deactivated successfully'); [ \"$n\" = 0 ] || break; sleep 0.2; done; echo \"$n\""
-	if got := mustExec(t, l, host, stopped); got != "1\n" {
-		t.Errorf("stopping the daemon did not end it cleanly (journal matches %q)", got)
+	if got := mustExec(t, l, host, "ls "+s+"/good"); got != "buddymir\nchunks\nformat.conf\nlock.pid\nnodeNumID\ntargetID\ntargetNumID\n" {
+		t.Errorf("the started target holds:\n%s", got)
+	}
+	// Stopped while it waits, the daemon gives up waiting as the real one does: exit 3.
+	mustExec(t, l, host, "systemctl stop "+unit)
+	if state, status, journal := settle(t, l, host, unit, "Waiting for beegfs-mgmtd canceled"); state != "failed" || status != 3 ||
+		!strings.Contains(journal, "Received a SIGTERM. Shutting down...\n") || !strings.Contains(journal, "Waiting for beegfs-mgmtd canceled\n") {
+		t.Errorf("stopped while waiting: %s, status %d:\n%s", state, status, journal)
 	}
 
 	refusals := []struct {
 		name, edit, want string
 	}{
 		{"uninitialised with first-run init off",
-			"sed -i 's|^storeStorageDirectory .*|storeStorageDirectory = ," + s + "/good," + s + "/empty|; s|^storeFsUUID .*|&,|' " + cfg + " && mkdir " + s + "/empty",
-			"is not initialized and storeAllowFirstRunInit is disabled"},
+			"sed -i 's|^storeStorageDirectory .*|storeStorageDirectory = ," + s + "/good," + s + "/empty|; s|^storeFsUUID .*|storeFsUUID =|' " + cfg + " && mkdir " + s + "/empty",
+			"Error: Found uninitialized storage target directory and initialization has been disabled: " + s + "/empty"},
 		{"storeFsUUID of another filesystem",
 			"sed -i 's|^storeStorageDirectory .*|storeStorageDirectory = ," + s + "/good|; s|^storeFsUUID .*|storeFsUUID = ,00000000-0000-4000-8000-000000000000|' " + cfg,
-			"storeFsUUID mismatch for " + s + "/good"},
+			"Error: UUID of the file system under the storage target " + s + "/good ("},
 	}
 	for i, r := range refusals {
 		t.Run(r.name, func(t *testing.T) {
 			unit := unit + "-" + strconv.Itoa(i)
 			mustExec(t, l, host, r.edit)
-			out, status := execStatus(t, l, host, start(unit))
-			if status == 0 {
-				t.Fatalf("the daemon started: %s", out)
+			if out, status := execStatus(t, l, host, start(unit)); status != 0 {
+				t.Fatalf("systemctl start of a Type=simple unit failed: %s", out)
 			}
-			journal := mustExec(t, l, host, "journalctl -q -o cat -u "+unit+" | grep ERROR || true")
-			if !strings.Contains(journal, r.want) {
-				t.Errorf("journal lacks %q:\n%s", r.want, journal)
+			state, status, journal := settle(t, l, host, unit, r.want)
+			if state != "failed" || status != 1 || !strings.Contains(journal, r.want) {
+				t.Errorf("%s, status %d; journal lacks %q:\n%s", state, status, r.want, journal)
 			}
 		})
 	}

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -79,4 +81,43 @@ func deleteDaemon[M onNode](ctx context.Context, c *cluster, d beegfsDaemon, req
 	if err := d.disable(ctx, h, s); err != nil {
 		resp.Diagnostics.Append(nodeError("Cannot Stop "+d.title, node, "Stopping and disabling "+d.service+" or removing its drop-in failed", adviceStop, err))
 	}
+}
+
+// startServer enables and starts, or restarts, beegfs-meta or beegfs-storage and confirms that
+// the daemon stayed up and registered: their units are Type=simple, so systemctl's success only
+// says the process was forked. A service already running and not restarted is left alone.
+func startServer(ctx context.Context, h beegfs.Executor, node, service, title string, restart, running bool, advice string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	start := beegfs.EnableNow
+	if restart && running {
+		start = beegfs.Restart
+	}
+	if err := start(ctx, h, service); err != nil {
+		diags.Append(nodeError("Cannot Start "+title, node, "Starting "+service+" failed", advice, err))
+		return diags
+	}
+	if running && !restart {
+		return diags
+	}
+	return confirmServer(ctx, h, node, service, title, advice)
+}
+
+// confirmServer reports a daemon that ended after its start, or did not register in time,
+// with the daemon's own line.
+func confirmServer(ctx context.Context, h beegfs.Executor, node, service, title, advice string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	err := beegfs.ConfirmServerStarted(ctx, h, service)
+	var started *beegfs.ServerStartError
+	switch {
+	case err == nil:
+	case errors.As(err, &started) && started.Exited:
+		diags.Append(nodeError("Cannot Start "+title, node, service+" started and then exited; its own words are below", advice, err))
+	case errors.As(err, &started):
+		diags.Append(nodeError(title+" Not Registered", node,
+			fmt.Sprintf("%s is running but did not register with the management service within %s", service, started.Deadline),
+			"Check that beegfs-mgmtd runs on the management host and that the firewall lets this node reach its port 8008 (TCP and UDP), then apply again.", err))
+	default:
+		diags.Append(nodeError("Cannot Read "+title+" State", node, "Confirming that "+service+" started failed", adviceRead, err))
+	}
+	return diags
 }

@@ -77,15 +77,20 @@ func keptTarget(node, dir, uuid string, mh beegfs.MetaHost) (beegfs.StorageTarge
 	return t, diags
 }
 
-// setupOnce runs beegfs-setup-meta on a missing or empty directory only, and returns the host
-// as read afterwards. A setup that reports the directory as already used is accepted only when
+// setupOnce runs beegfs-setup-meta on a missing or empty directory only, or gives one the
+// script prepared without -s the nodeNumID -s writes, and returns the host as read afterwards. A setup that reports the directory as already used is accepted only when
 // a fresh read finds the configured node ID there.
 func (r *beegfsMetadataResource) setupOnce(ctx context.Context, h *transport.Host, mh beegfs.MetaHost, dir string, id int64, mgmtd string) (beegfs.MetaHost, error) {
 	needed, err := beegfs.MetaSetupNeeded(dir, mh.Dir, id)
-	if err != nil || !needed {
+	if err != nil || (!needed && !mh.Dir.AwaitsIDs()) {
 		return mh, err
 	}
-	if _, err := beegfs.SetupMeta(ctx, h, dir, id, mgmtd); err != nil {
+	if mh.Dir.AwaitsIDs() {
+		err = beegfs.WriteAwaitedIDs(ctx, h, dir, beegfs.IDFile{Name: beegfs.NodeNumIDFile, ID: id})
+	} else {
+		_, err = beegfs.SetupMeta(ctx, h, dir, id, mgmtd)
+	}
+	if err != nil {
 		return mh, err
 	}
 	again, err := beegfs.ReadMeta(ctx, h, dir)

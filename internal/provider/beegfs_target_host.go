@@ -23,8 +23,9 @@ func readStorage(ctx context.Context, h beegfs.Executor, node string, want beegf
 }
 
 // checkTargetHost reads the node and refuses what must not be set up or kept there. mountpoint
-// and uuid are the filesystem the target was recorded on, "" for a new target.
-func checkTargetHost(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity, mountpoint, uuid string) (beegfs.StorageHost, diag.Diagnostics) {
+// and uuid are the filesystem the target was recorded on, "" for a new target; creating says
+// whether the resource is being created, when a directory prepared without IDs gets them.
+func checkTargetHost(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity, mountpoint, uuid string, creating bool) (beegfs.StorageHost, diag.Diagnostics) {
 	hs, diags := readStorage(ctx, h, node, want)
 	if diags.HasError() {
 		return hs, diags
@@ -62,6 +63,11 @@ func checkTargetHost(ctx context.Context, h beegfs.Executor, node string, want b
 				want.Directory+" is already a storage target with other IDs, and beegfs-setup-storage never runs twice",
 				"Set node_num_id and target_id to the IDs on disk, or choose another path.", err))
 		}
+	case hs.Dir.AwaitsIDs() && creating:
+		if err := beegfs.CheckAwaitedIDs(want, hs.Dir); err != nil {
+			diags.Append(nodeAttributeError(path.Root("target_id"), "Storage Target IDs Differ", node,
+				want.Directory+" was set up by beegfs-setup-storage with another target ID", "Set target_id to the ID on disk, or choose another path.", err))
+		}
 	case hs.Dir.Exists && !hs.Dir.Empty && mountpoint != "":
 		diags.Append(nodeAttributeError(path.Root("path"), "Storage Target ID Files Missing", node,
 			want.Directory+" still holds data, but its "+beegfs.NodeNumIDFile+" and "+beegfs.TargetNumIDFile+" files are gone",
@@ -69,7 +75,7 @@ func checkTargetHost(ctx context.Context, h beegfs.Executor, node string, want b
 				"The provider never sets up a directory that holds data again.", want.NodeNumID, want.TargetID), nil))
 	case hs.Dir.Exists && !hs.Dir.Empty:
 		diags.Append(nodeAttributeError(path.Root("path"), "Storage Directory Not Empty", node,
-			want.Directory+" holds files but no "+beegfs.NodeNumIDFile, "Choose an empty or missing directory; beegfs-setup-storage refuses a non-empty one.", nil))
+			want.Directory+" holds files but neither "+beegfs.FormatFile+" nor "+beegfs.NodeNumIDFile+": no BeeGFS setup tool prepared it", "Choose an empty or missing directory; beegfs-setup-storage refuses a non-empty one.", nil))
 	}
 	return hs, diags
 }
@@ -130,6 +136,28 @@ func setUpTarget(ctx context.Context, h beegfs.Executor, node string, want beegf
 	return hs, diags
 }
 
+// completeTarget gives a directory beegfs-setup-storage prepared without -s and -i the ID
+// files those options write, before its daemon ever registered, and reads the host again.
+func completeTarget(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity) (beegfs.StorageHost, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	err := beegfs.WriteAwaitedIDs(ctx, h, want.Directory,
+		beegfs.IDFile{Name: beegfs.NodeNumIDFile, ID: want.NodeNumID}, beegfs.IDFile{Name: beegfs.TargetNumIDFile, ID: want.TargetID})
+	if err != nil {
+		diags.Append(nodeError("Cannot Set Up Storage Target", node, "Writing the ID files into "+want.Directory+" failed", adviceSetup, err))
+		return beegfs.StorageHost{}, diags
+	}
+	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read BeeGFS Storage", node, "Reading the target after writing its ID files failed", adviceRead, err))
+		return hs, diags
+	}
+	if err := beegfs.CheckDirIDs(want, hs.Dir); err != nil {
+		diags.Append(nodeAttributeError(path.Root("target_id"), "Storage Target IDs Differ", node,
+			"The directory's IDs are not the configured ones after writing them", "Nothing else was changed.", err))
+	}
+	return hs, diags
+}
+
 // writeStorageInterlock puts the target into beegfs-storage.conf with the interlock and the
 // management host, writing only when that changes the file.
 func writeStorageInterlock(ctx context.Context, w beegfs.FileWriter, node string, hs beegfs.StorageHost, t beegfs.StorageTarget, mgmtd string) (bool, diag.Diagnostics) {
@@ -184,7 +212,10 @@ func removeTarget(ctx context.Context, h *transport.Host, node string, want beeg
 			diags.Append(nodeError("Storage Service Does Not Restart", node,
 				want.Directory+" is out of "+beegfs.StorageConfPath+", but "+beegfs.ServiceStorage+" did not start again for the host's other targets",
 				"Read its refusal below and repair the other targets (apply their resources); the destroyed target is not brought back.", err))
+			return diags
 		}
+		diags.Append(confirmServer(ctx, h, node, beegfs.ServiceStorage, "BeeGFS Storage",
+			want.Directory+" is out of "+beegfs.StorageConfPath+"; read the refusal below and repair the host's other targets (apply their resources)")...)
 	case beegfs.KeepService:
 	}
 	return diags

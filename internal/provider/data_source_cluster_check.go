@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
@@ -35,6 +36,8 @@ type clusterCheckModel struct {
 	NodeStates     types.Map    `tfsdk:"node_states"`
 	HomeFSType     types.String `tfsdk:"home_fstype"`
 	HomeMounts     types.Map    `tfsdk:"home_mounts"`
+	BeegfsMgmtd    types.String `tfsdk:"beegfs_mgmtd_host"`
+	BeegfsHealthy  types.Bool   `tfsdk:"beegfs_healthy"`
 	Problems       types.List   `tfsdk:"problems"`
 	OK             types.Bool   `tfsdk:"ok"`
 }
@@ -46,8 +49,9 @@ func (d *clusterCheckDataSource) Metadata(_ context.Context, req datasource.Meta
 func (d *clusterCheckDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Runs the guide's verification from the controller and reports what it finds: a MUNGE " +
-			"credential made on the controller decodes on every node (`munge -n | unmunge`), `scontrol ping`, and every " +
-			"node's state from `sinfo -a` (which also shows nodes that `AllowGroups` hides from the admin account). " +
+			"credential made on the controller decodes on every node (`munge -n | unmunge`), `scontrol ping`, every " +
+			"node's state from `sinfo -a` (which also shows nodes that `AllowGroups` hides from the admin account), and, " +
+			"with `beegfs_mgmtd_host`, `beegfs health check`. " +
 			"Read it after the cluster resources, with `depends_on`, or in a `check` block.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{MarkdownDescription: "The controller.", Computed: true},
@@ -94,6 +98,17 @@ func (d *clusterCheckDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 				Computed:    true,
 				ElementType: types.StringType,
 			},
+			"beegfs_mgmtd_host": schema.StringAttribute{
+				MarkdownDescription: "When set, the guide's BeeGFS verification runs on the controller: `" + beegfs.CLIPath + " health check --mgmtd-addr HOST:" +
+					strconv.Itoa(beegfs.MgmtdAPIPort) + "` (package `" + beegfs.CLIPackage + "`, with the controller's `" + beegfs.TLSCertPath + "` and `" + beegfs.ConnAuthPath +
+					"`). Every check it does not pass is a problem, in its own words, and so is its error when it cannot run. Unset: BeeGFS is not checked.",
+				Optional:   true,
+				Validators: []validator.String{stringCheck{"must be a host name or an IP address", beegfs.ValidateMgmtdHost}},
+			},
+			"beegfs_healthy": schema.BoolAttribute{
+				MarkdownDescription: "With `beegfs_mgmtd_host`: whether `beegfs health check` passed (exit status 0).",
+				Computed:            true,
+			},
 			"problems": schema.ListAttribute{
 				MarkdownDescription: "Everything that failed, one sentence each, naming the node.",
 				Computed:            true,
@@ -134,6 +149,17 @@ func (d *clusterCheckDataSource) Read(ctx context.Context, req datasource.ReadRe
 	if homeFSType != "" {
 		m.HomeMounts = statusMap(mounts)
 		problems = append(problems, homeProblems(homeFSType, mounts)...)
+		sort.Strings(problems)
+	}
+	m.BeegfsHealthy = types.BoolNull()
+	if mgmtd := m.BeegfsMgmtd.ValueString(); mgmtd != "" {
+		health, err := beegfs.CheckHealth(ctx, ctl, mgmtd)
+		if err != nil {
+			resp.Diagnostics.Append(nodeError("Cannot Check BeeGFS", controller, "Running beegfs health check failed", adviceRead, err))
+			return
+		}
+		m.BeegfsHealthy = types.BoolValue(health.Passed)
+		problems = append(problems, beegfsProblems(controller, health)...)
 		sort.Strings(problems)
 	}
 	m.ID = m.Controller
@@ -241,6 +267,15 @@ func homeProblems(want string, mounts map[string]string) []string {
 		default:
 			problems = append(problems, fmt.Sprintf("/home on %s is %s, not %s", node, got, want))
 		}
+	}
+	return problems
+}
+
+// beegfsProblems are the health check's failing lines, naming where it ran.
+func beegfsProblems(controller string, h beegfs.Health) []string {
+	problems := make([]string, 0, len(h.Failing))
+	for _, line := range h.Failing {
+		problems = append(problems, fmt.Sprintf("beegfs health check on %s: %s", controller, line))
 	}
 	return problems
 }

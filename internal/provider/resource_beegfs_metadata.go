@@ -220,15 +220,9 @@ func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadata
 		diags.Append(nodeError("Cannot Configure BeeGFS Metadata", node, "Writing the interlock to "+beegfs.MetaConfPath+" or the drop-in failed", adviceWrite, err))
 		return diags
 	}
-	if restart && n.mh.Service.Running() {
-		err = beegfs.Restart(ctx, n.h, beegfs.ServiceMeta)
-	} else {
-		err = beegfs.EnableNow(ctx, n.h, beegfs.ServiceMeta)
-	}
-	if err != nil {
-		diags.Append(nodeError("Cannot Start BeeGFS Metadata", node, "Starting beegfs-meta failed",
-			"Its journal is quoted below. A refusal naming storeFsUUID is the interlock: check that the filesystem of "+dir+" is mounted. "+
-				"A missing conn.auth means gpucluster_beegfs_management has not copied it to this node yet: add it to auth_nodes and depends_on.", err))
+	if diags.Append(startServer(ctx, n.h, node, beegfs.ServiceMeta, "BeeGFS Metadata", restart, n.mh.Service.Running(),
+		"A refusal naming storeFsUUID is the interlock: check that the filesystem of "+dir+" is mounted. "+
+			"A missing conn.auth means gpucluster_beegfs_management has not copied it to this node yet: add it to auth_nodes and depends_on.")...); diags.HasError() {
 		return diags
 	}
 	after, err := beegfs.ReadMeta(ctx, n.h, dir)
@@ -292,9 +286,22 @@ func (r *beegfsMetadataResource) Read(ctx context.Context, req resource.ReadRequ
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
-// Delete stops and disables beegfs-meta and removes its drop-in; the metadata stays.
+// Delete stops and disables beegfs-meta and removes its drop-in; the metadata stays. The
+// node then leaves the management service, unless it holds the root directory, which the
+// management service keeps.
 func (r *beegfsMetadataResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	deleteDaemon[beegfsMetadataModel](ctx, r.cluster, metaDaemon, req, resp)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var m beegfsMetadataModel
+	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	if rel, err := beegfs.ParseRelease(m.Version.ValueString()); err != nil || rel.Major < 8 {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.deregister(ctx, m.Node.ValueString(), m.MgmtdHost.ValueString(), nodeDeregistration("meta", m.NodeNumID.ValueInt64()), true)...)
 }
 
 // ImportState takes NODE:PATH; the node ID and management host come from the node.

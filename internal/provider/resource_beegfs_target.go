@@ -227,7 +227,7 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	mountpoint, uuid := state.recorded()
-	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid)
+	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid, creating)
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {
 		return
@@ -272,7 +272,7 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 	}
 	defer unlock()
 	mountpoint, uuid := m.recorded()
-	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid)
+	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid, creating)
 	if diags.HasError() {
 		return diags
 	}
@@ -287,7 +287,11 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 				want.Directory+" has no "+beegfs.NodeNumIDFile+" any more", "Refresh: a target that is really gone is then planned anew.", nil))
 			return diags
 		}
-		if hs, diags = setUpTarget(ctx, h, node, want, m.MgmtdHost.ValueString()); diags.HasError() {
+		setUp := func() (beegfs.StorageHost, diag.Diagnostics) { return setUpTarget(ctx, h, node, want, m.MgmtdHost.ValueString()) }
+		if hs.Dir.AwaitsIDs() {
+			setUp = func() (beegfs.StorageHost, diag.Diagnostics) { return completeTarget(ctx, h, node, want) }
+		}
+		if hs, diags = setUp(); diags.HasError() {
 			return diags
 		}
 	}
@@ -300,13 +304,8 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 		diags.Append(nodeError("Cannot Write Drop-In", node, "Writing the RequiresMountsFor drop-in for "+beegfs.ServiceStorage+" failed", adviceWrite, err))
 		return diags
 	}
-	start := beegfs.EnableNow
-	if confChanged && hs.Service.Running() {
-		start = beegfs.Restart
-	}
-	if err := start(ctx, h, beegfs.ServiceStorage); err != nil {
-		diags.Append(nodeError("Storage Service Does Not Start", node, beegfs.ServiceStorage+" did not start",
-			"Read its refusal below. A missing "+beegfs.ConnAuthPath+" comes from gpucluster_beegfs_management (depends_on it).", err))
+	if diags.Append(startServer(ctx, h, node, beegfs.ServiceStorage, "BeeGFS Storage", confChanged, hs.Service.Running(),
+		"Read its refusal below. A missing "+beegfs.ConnAuthPath+" comes from gpucluster_beegfs_management (depends_on it).")...); diags.HasError() {
 		return diags
 	}
 	m.ID = types.StringValue(nodePathID(node, want.Directory))
@@ -393,6 +392,10 @@ func (r *beegfsTargetResource) Delete(ctx context.Context, req resource.DeleteRe
 		}
 	}
 	resp.Diagnostics.Append(removeTarget(ctx, h, node, want, hs, removal)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.cluster.deregisterStorage(ctx, node, state.MgmtdHost.ValueString(), want, hs, removal.Remaining == 0)...)
 	if resp.Diagnostics.HasError() || !force {
 		return
 	}

@@ -177,12 +177,13 @@ func diskUUID(t *testing.T, l *lab.Lab, node string) string {
 	return d.UUID
 }
 
-// storageLab is the lab with node prepared for a storage target (prepareStorageHost), and
-// the UUID of the node's disk.
+// storageLab is the lab with node prepared for a storage target (prepareStorageHost) and a
+// management service its daemon registers with (labMgmtd), and the UUID of the node's disk.
 func storageLab(t *testing.T, node string) (*lab.Lab, string) {
 	t.Helper()
 	l := lab.Require(t)
 	prepareStorageHost(t, l, node)
+	labMgmtd(t, l, node)
 	return l, diskUUID(t, l, node)
 }
 
@@ -526,6 +527,7 @@ func TestAccBeegfsTarget_idFilesLost(t *testing.T) {
 	l := lab.Require(t)
 	const node = "gpu02"
 	prepareStorageHost(t, l, node)
+	labMgmtd(t, l, node)
 	config := targetConfig(l, node, 2, "")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,

@@ -34,10 +34,10 @@ func startAPIMgmtd(t *testing.T, tlsDisable bool) *apiMgmtd {
 	if !tlsDisable {
 		cert, key := selfSigned(t)
 		cfg.TLSCertFile, cfg.TLSKeyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-		writeFile(t, cfg.TLSCertFile, cert)
-		writeFile(t, cfg.TLSKeyFile, key)
+		writeTestFile(t, cfg.TLSCertFile, cert)
+		writeTestFile(t, cfg.TLSKeyFile, key)
 	}
-	writeFile(t, filepath.Join(dir, "license.pem"), []byte(licenseMagic+"\nvalid-until = 2099-01-01T00:00:00Z\n"))
+	writeTestFile(t, filepath.Join(dir, "license.pem"), []byte(licenseMagic+"\nvalid-until = 2099-01-01T00:00:00Z\n"))
 	lic, err := readLicense(filepath.Join(dir, "license.pem"))
 	if err != nil || lic.Result != "valid" {
 		t.Fatalf("license: %+v %v", lic, err)
@@ -52,7 +52,7 @@ func startAPIMgmtd(t *testing.T, tlsDisable bool) *apiMgmtd {
 	return &apiMgmtd{mgmtd: m, addr: "localhost:" + strconv.Itoa(port), dir: dir}
 }
 
-func writeFile(t *testing.T, path string, content []byte) {
+func writeTestFile(t *testing.T, path string, content []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, content, 0o600); err != nil {
 		t.Fatal(err)
@@ -201,7 +201,7 @@ func TestCLIConnectionErrors(t *testing.T) {
 	withTLS := startAPIMgmtd(t, false)
 	auth := filepath.Join(plain.dir, "conn.auth")
 	otherCert, _ := selfSigned(t)
-	writeFile(t, filepath.Join(plain.dir, "other.pem"), otherCert)
+	writeTestFile(t, filepath.Join(plain.dir, "other.pem"), otherCert)
 	run := func(args ...string) (string, int) {
 		var out, errOut bytes.Buffer
 		status := cliRun(args, &out, &errOut, 0)
