@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 func init() {
@@ -27,18 +26,11 @@ const (
 
 // kernelRelease is `uname -r`.
 func kernelRelease() string {
-	var u syscall.Utsname
-	if err := syscall.Uname(&u); err != nil {
+	release, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
 		return "unknown"
 	}
-	var b strings.Builder
-	for _, c := range u.Release {
-		if c == 0 {
-			break
-		}
-		b.WriteByte(byte(c))
-	}
-	return b.String()
+	return strings.TrimSpace(string(release))
 }
 
 // modulePath is where the client's autobuild installs the module.

@@ -11,7 +11,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -67,7 +66,7 @@ func kmountMain(args []string) int {
 		return mountExitFailure
 	}
 	// mount(8) runs its helpers without a PATH.
-	cmd := exec.Command("/usr/bin/mount", "--bind", standInNamespace, dir)
+	cmd := exec.Command("/usr/bin/mount", "--bind", standInNamespace, dir) //nolint:gosec // G204: the mountpoint mount(8) handed over
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "mount: %s: %v\n", dir, err)
@@ -89,6 +88,11 @@ func parseMountOptions(s string) map[string]string {
 	return opts
 }
 
+// opsErr is a FhgfsOpsErr as the module words it ("Communication error").
+type opsErr string
+
+func (e opsErr) Error() string { return string(e) }
+
 // kernelLogger writes lines as printk_fhgfs does: "beegfs: mount(PID): ...".
 type kernelLogger struct {
 	out    io.Writer
@@ -108,7 +112,7 @@ func (l *kernelLogger) printf(context, format string, a ...any) {
 	if context != "" {
 		msg = context + ": " + msg
 	}
-	fmt.Fprintln(l.out, l.prefix+msg)
+	_, _ = fmt.Fprintln(l.out, l.prefix+msg) // a kernel log line has nowhere else to go
 }
 
 // kernel is one mount's client instance.
@@ -262,7 +266,7 @@ func (k *kernel) statRoot(nodes nodesReply) error {
 			return k.ask(n, "beegfs-meta", portMeta, msgStatRoot)
 		}
 	}
-	return errors.New(errUnknownNode)
+	return opsErr(errUnknownNode)
 }
 
 func (k *kernel) statStorage(nodes nodesReply) error {
@@ -278,7 +282,7 @@ func (k *kernel) statStorage(nodes nodesReply) error {
 	}
 	if !found {
 		k.log.printf("Stat storage path", "No storage targets known.")
-		return errors.New(errUnknownTarget)
+		return opsErr(errUnknownTarget)
 	}
 	return nil
 }
@@ -292,7 +296,7 @@ func (k *kernel) ask(n registeredNode, typeName string, defPort int, msg string)
 	addr := net.JoinHostPort(n.Addr, strconv.Itoa(port))
 	if err := call(addr, connectTimeout, msg, k.auth, nil, nil); err != nil {
 		k.connectFailed(typeName, addr, fmt.Sprintf("%s [%s:%d]", n.Alias, typeName, n.ID))
-		return errors.New(errCommunication)
+		return opsErr(errCommunication)
 	}
 	return nil
 }

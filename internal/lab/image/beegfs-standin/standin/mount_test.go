@@ -31,8 +31,9 @@ func closedPort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
+	_, p, _ := net.SplitHostPort(ln.Addr().String())
 	_ = ln.Close()
+	port, _ := strconv.Atoi(p)
 	return port
 }
 
