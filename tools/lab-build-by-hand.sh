@@ -144,7 +144,7 @@ slurm() {
 }
 
 # The guide's "Shared Storage with BeeGFS", typed as the guide shows it, against the lab's
-# stand-in packages (installed in the image: no repository to add, no kernel module to build).
+# stand-in packages (installed in the image: no repository to add).
 # login01 makes conn.auth (dd, chmod 400) and the management API's certificate (openssl, which
 # the guide leaves to the admin), and both go to every node; db-file is set and the management
 # database initialised once; beegfs-setup-meta on login01 as node 1, beegfs-setup-storage on
@@ -152,7 +152,9 @@ slurm() {
 # storeFsUUID in both configs (the storage one with its leading comma) and the drop-ins
 # RequiresMountsFor=/beegfs and =/data; only then the services, management and metadata first.
 # The clients come last: admin's home is copied into BeeGFS from a separate mountpoint before
-# /home is mounted anywhere, so key-based SSH keeps working (the guide's warning).
+# /home is mounted anywhere, so key-based SSH keeps working (the guide's warning); that mount
+# needs the kernel module, which the client service builds on its first start, so it is built
+# (beegfs-client rebuild) and loaded by hand first.
 beegfs() {
 	local gpus=("${hosts[@]:1}") mgmt=$login_ip
 	on login01 sh -euc '
@@ -205,6 +207,7 @@ beegfs() {
 		on "$h" /opt/beegfs/sbin/beegfs-setup-client -m "$mgmt" >/dev/null
 	done
 	on login01 sh -euc 'mkdir -p /mnt/beegfs
+		/opt/beegfs/sbin/beegfs-client rebuild >/dev/null && modprobe beegfs
 		mount -t beegfs beegfs_nodev /mnt/beegfs -o cfgFile=/etc/beegfs/beegfs-client.conf
 		rsync -aHAX --numeric-ids /home/admin /mnt/beegfs/
 		umount /mnt/beegfs'

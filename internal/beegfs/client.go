@@ -73,6 +73,8 @@ type ClientState struct {
 	// Mount is the filesystem holding the mount path: the path's own mount
 	// when something is mounted there, else an ancestor's.
 	Mount Mount
+	// Module is the client's kernel module.
+	Module ModuleState
 }
 
 // ReadClient reads the client's package, service, files and mount in one
@@ -87,6 +89,7 @@ func ReadClient(ctx context.Context, ex Executor, mountPath string) (ClientState
 		Files:        []string{ClientConfPath, MountsConfPath},
 		Fingerprints: []string{ConnAuthPath},
 		Mounts:       []string{mountPath},
+		ClientModule: true,
 	})
 	if err != nil {
 		return ClientState{}, err
@@ -98,6 +101,7 @@ func ReadClient(ctx context.Context, ex Executor, mountPath string) (ClientState
 		MountsConf: st.Files[MountsConfPath],
 		ConnAuth:   st.Fingerprints[ConnAuthPath] != "",
 		Mount:      st.Mounts[mountPath],
+		Module:     st.Module,
 	}, nil
 }
 
@@ -152,6 +156,9 @@ func (s ClientState) Problems(set ClientSettings) []string {
 	}
 	if !s.MountedAt(set.MountPath, set.FSType) {
 		p = append(p, s.mountProblem(set))
+	}
+	if m := s.Module.Problem(); m != "" {
+		p = append(p, m)
 	}
 	return p
 }
@@ -266,17 +273,23 @@ func WriteMountsConf(ctx context.Context, w FileWriter, mountPath string, read F
 }
 
 // StartClient brings the service to "enabled, running, mounted": a changed
-// config or a lost mount needs a restart (stop unmounts, start mounts),
-// a stopped or disabled service enable --now.
+// config, a lost mount or a module to build needs a restart (stop unmounts and
+// unloads, start builds, loads and mounts), a stopped or disabled service enable --now.
 func StartClient(ctx context.Context, ex Executor, st ClientState, configChanged, mounted bool) error {
 	switch {
-	case st.Service.Running() && (configChanged || !mounted):
-		return Restart(ctx, ex, ServiceClient)
+	case st.Service.Running() && (configChanged || !mounted || st.Module.NeedsBuild()):
+		return systemctl(ctx, ex, ServiceClient, withKernelLog(`systemctl enable "$unit" && systemctl restart "$unit"`), "restarted")
 	case !st.Service.Running() || !st.Service.IsEnabled():
-		return EnableNow(ctx, ex, ServiceClient)
+		return systemctl(ctx, ex, ServiceClient, withKernelLog(`systemctl enable --now "$unit"`), "enabled and started")
 	default:
 		return nil
 	}
+}
+
+// withKernelLog follows a failed action with the client module's kernel log lines on
+// stderr: the module logs why it canceled a mount there, not in the service's journal.
+func withKernelLog(action string) string {
+	return "{ " + action + "; } || { rc=$?; journalctl -k -n 40 --no-pager -o cat 2>/dev/null | grep -F 'beegfs: ' >&2; (exit $rc); }"
 }
 
 // MountedFSType is what `findmnt -n -o FSTYPE PATH` prints, the guide's check

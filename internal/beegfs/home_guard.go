@@ -166,7 +166,8 @@ func stagingScript(s Staging) (string, error) {
 	return b.String(), nil
 }
 
-// stagingBody runs the staging in a private mount namespace (unshare). The
+// stagingBody runs the staging in a private mount namespace (unshare). A failed mount
+// adds the client module's kernel log lines, which say why the module canceled it. The
 // trap, set before anything else can fail, removes the staging directory on
 // every exit, with rmdir only, which cannot delete anything that is still
 // mounted there. rsync keeps numeric owners, hard links, ACLs and
@@ -182,7 +183,7 @@ if [ "$ownconf" = 1 ]; then cat > "$stage/client.conf" && cfg=$stage/client.conf
 mkdir "$stage/beegfs" "$stage/local" || exit 1
 inner=$(cat <<'EOS'
 ` + transport.SectionFuncs + `stage=$1 cfg=$2 mnt=$3 rel=$4 migrate=$5
-mount -t beegfs beegfs_nodev "$stage/beegfs" -o "cfgFile=$cfg" || exit 1
+mount -t beegfs beegfs_nodev "$stage/beegfs" -o "cfgFile=$cfg" || { journalctl -k -n 40 --no-pager -o cat 2>/dev/null | grep -F 'beegfs: ' >&2; exit 1; }
 if [ "$migrate" = 1 ]; then
 	mount --bind "$mnt" "$stage/local" || exit 1
 	rsync -aHAX --numeric-ids --ignore-existing "$stage/local/" "$stage/beegfs/" >&2 || exit 1

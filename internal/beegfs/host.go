@@ -37,6 +37,8 @@ type HostQuery struct {
 	// target's own (target-N.conf), which guards its target alone and goes
 	// when that target is destroyed.
 	DropInMounts []string
+	// ClientModule asks for the client's kernel module (ModuleState).
+	ClientModule bool
 }
 
 // HostState is the answer to a HostQuery, keyed by the names asked for.
@@ -53,6 +55,8 @@ type HostState struct {
 	// RequiredMounts are the mountpoints the DropInMounts units' drop-ins
 	// require, as systemd adds them up.
 	RequiredMounts map[string][]string
+	// Module answers ClientModule.
+	Module ModuleState
 }
 
 // ServiceState is what systemctl says of a unit.
@@ -165,7 +169,7 @@ func readOwn(ctx context.Context, ex Executor, q HostQuery) (HostState, error) {
 		return HostState{}, err
 	}
 	sections := map[string]transport.Section{}
-	if len(q.Packages)+len(q.Files)+len(q.Fingerprints)+len(q.Mounts)+len(q.Dirs)+len(q.DropInMounts) > 0 {
+	if len(q.Packages)+len(q.Files)+len(q.Fingerprints)+len(q.Mounts)+len(q.Dirs)+len(q.DropInMounts) > 0 || q.ClientModule {
 		res, err := ex.Sudo(ctx, transport.ReadOnly(script), nil)
 		if err != nil {
 			return HostState{}, fmt.Errorf("read BeeGFS state: %w", err)
@@ -235,6 +239,9 @@ func readHostScript(q HostQuery) (string, error) {
 			return "", fmt.Errorf("unit name %q is not valid", s)
 		}
 		b.Text(fmt.Sprintf("requiredmounts req%d %s", i, transport.Quote(SystemdUnitDir+"/"+s+".service.d")))
+	}
+	if q.ClientModule {
+		b.Text(moduleRead + "sec " + moduleSection + " clientmodule")
 	}
 	if len(reads) > 0 {
 		b.Command(append([]string{"perl", "-e", readFilesPerl, "--"}, reads...)...)
@@ -347,6 +354,15 @@ func parseHostState(q HostQuery, sections map[string]transport.Section) (HostSta
 	}
 	if err := parseIndexed(q.DropInMounts, "req", get, parseDropInMounts, st.RequiredMounts); err != nil {
 		return st, err
+	}
+	if q.ClientModule {
+		s, err := get(moduleSection)
+		if err != nil {
+			return st, err
+		}
+		if st.Module, err = parseModule(s); err != nil {
+			return st, err
+		}
 	}
 	return st, nil
 }

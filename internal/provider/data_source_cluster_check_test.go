@@ -96,6 +96,7 @@ func TestAccClusterCheck_homes(t *testing.T) {
 	nodes := labNodeNames(l)
 	clients := []string{"login01", "gpu01"}
 	prepareFreshBeegfs(t, l, clients)
+	withoutServers(t, l, clients)
 	config := mungeKeyConfig(l, "login01", nodes, "") +
 		strings.TrimPrefix(beegfsClientConfig(l, true, l.Host("login01").Address), providerConfig(l, "")) + fmt.Sprintf(`
 data "gpucluster_cluster_check" "test" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -63,6 +64,9 @@ func (r *beegfsClientResource) Schema(_ context.Context, _ resource.SchemaReques
 			"files already on BeeGFS are never overwritten).\n\n" +
 			"Refresh reports the guide's \"home directories are missing on one node\" (nothing, or another filesystem, mounted at `/home`), a changed `" + beegfs.MountsConfPath + "` or `sysMgmtdHost`, " +
 			"and a stopped or disabled service; apply mounts again. The node needs `" + beegfs.ConnAuthPath + "` first: let the resource `depends_on` the `gpucluster_beegfs_management` that distributes it.\n\n" +
+			"**Kernel module.** The client's kernel module is built on the node by the service (`" + beegfs.ClientScript + " rebuild`), which needs `linux-headers-$(uname -r)` and `build-essential`. " +
+			"Before the first mount the provider builds and loads it, so that the P9 check can mount. A module built only for another kernel (a kernel upgrade) or awaiting the package's rebuild (`" + beegfs.ForceAutoBuildPath + "`) shows in `status`; " +
+			"apply rebuilds it and then restarts the client, and a build that fails leaves the running mount alone.\n\n" +
 			"Destroy stops and disables the client, which unmounts BeeGFS; the local `/home` is visible again and nothing on BeeGFS is touched. Import with the node's name.",
 		Attributes: map[string]schema.Attribute{
 			"id": computedKeptAttribute("The node name."),
@@ -104,7 +108,8 @@ func (r *beegfsClientResource) Schema(_ context.Context, _ resource.SchemaReques
 				Computed:            true,
 			},
 			"status": schema.StringAttribute{
-				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the node: `" + beegfs.MountsConfPath + "`, the service not enabled or not active, nothing or another filesystem mounted. " +
+				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the node: `" + beegfs.MountsConfPath + "`, the service not enabled or not active, nothing or another filesystem mounted, " +
+					"the kernel module not built for the running kernel. " +
 					"A plan that changes it back to `" + inSync + "` repairs the node.",
 				Computed: true,
 			},
@@ -151,6 +156,13 @@ func (r *beegfsClientResource) converge(ctx context.Context, m *beegfsClientMode
 		return diags
 	}
 	mounted := st.MountedAt(set.MountPath, set.FSType)
+	if st.Module.NeedsBuild() || !mounted {
+		// The staging mount of the P9 check needs the module the service's first start would build.
+		if err := beegfs.PrepareClientModule(ctx, h, st.Module, !mounted); err != nil {
+			diags.Append(moduleError(node, st.Module.Kernel, err))
+			return diags
+		}
+	}
 	if !mounted {
 		diags.Append(r.guardFirstMount(ctx, h, st, m)...)
 		if diags.HasError() {
@@ -171,8 +183,7 @@ func (r *beegfsClientResource) converge(ctx context.Context, m *beegfsClientMode
 		return diags
 	}
 	if err := beegfs.StartClient(ctx, h, st, configChanged || changed, mounted); err != nil {
-		diags.Append(nodeError("BeeGFS Client Does Not Start", node, "Starting "+beegfs.ServiceClient+" failed",
-			"Check that the management host answers and that the node has the cluster's "+beegfs.ConnAuthPath+"; the service's journal is below.", err))
+		diags.Append(r.startError(node, st.Module.Kernel, err))
 		return diags
 	}
 	after, err := beegfs.ReadClient(ctx, h, set.MountPath)
@@ -193,6 +204,45 @@ func (r *beegfsClientResource) converge(ctx context.Context, m *beegfsClientMode
 	return diags
 }
 
+// startError says why the service did not start: the module's build, the mount sanity
+// check naming the service the node could not reach, or else the journal as it is.
+func (r *beegfsClientResource) startError(node, kernel string, err error) diag.Diagnostic {
+	if beegfs.ModuleBuildFailure(err.Error()) {
+		return moduleError(node, kernel, err)
+	}
+	if f := beegfs.FindMountCheckFailure(err.Error()); f != nil {
+		return mountCheckError(node, f, r.cluster.canonicalNode, err)
+	}
+	return nodeError("BeeGFS Client Does Not Start", node, "Starting "+beegfs.ServiceClient+" failed",
+		"Check that the management host answers and that the node has the cluster's "+beegfs.ConnAuthPath+"; the service's journal is below.", err)
+}
+
+// moduleError is the client's kernel module failing to build or load, before anything was
+// mounted or restarted.
+func moduleError(node, kernel string, err error) diag.Diagnostic {
+	return nodeError("BeeGFS Client Module Not Built", node,
+		"The BeeGFS client's kernel module for the running kernel "+kernel+" could not be built or loaded, so BeeGFS cannot mount; the mount the node has, if any, is untouched",
+		"Install linux-headers-"+kernel+" and build-essential on the node, as the guide says, and check buildEnabled=true in "+beegfs.AutobuildConfPath+
+			"; the build's own output is below. Then apply again: the service builds the module on its next start.", err)
+}
+
+// mountCheckError is the client module's mount sanity check refusing the mount: the
+// service it names did not answer, usually a firewall or a service not started yet.
+func mountCheckError(node string, f *beegfs.MountCheckFailure, nodeOf func(string) string, err error) diag.Diagnostic {
+	ports := map[string]string{"beegfs-mgmtd": "8008", "beegfs-meta": "8005", "beegfs-storage": "8003"}
+	where := "its host"
+	port := ports[f.Service]
+	if host, p, splitErr := net.SplitHostPort(f.Endpoint); splitErr == nil {
+		where, port = nodeOf(host), p
+		if where != host {
+			where += " (" + host + ")"
+		}
+	}
+	return nodeError("BeeGFS Mount Sanity Check Failed", node,
+		fmt.Sprintf("The client's mount sanity check could not reach %s on %s, port %s, so the mount was canceled: %s", f.Service, where, port, f.Line),
+		fmt.Sprintf("Start %s on %s and open TCP and UDP port %s there to %s (the guide's firewall rules for BeeGFS), then apply again.", f.Service, where, port, node), err)
+}
+
 // guardFirstMount is pitfall P9: the first mount over a local directory must not hide the
 // connecting admin's home with the keys the provider logs in with.
 func (r *beegfsClientResource) guardFirstMount(ctx context.Context, h *transport.Host, st beegfs.ClientState, m *beegfsClientModel) diag.Diagnostics {
@@ -204,6 +254,8 @@ func (r *beegfsClientResource) guardFirstMount(ctx context.Context, h *transport
 	switch {
 	case errors.As(err, &refusal):
 		diags.Append(homeRefusalError(node, admin, set.MountPath, refusal))
+	case err != nil && beegfs.FindMountCheckFailure(err.Error()) != nil:
+		diags.Append(mountCheckError(node, beegfs.FindMountCheckFailure(err.Error()), r.cluster.canonicalNode, err))
 	case err != nil && m.MigrateLocalHome.ValueBool():
 		diags.Append(nodeError("Cannot Migrate Local Home", node,
 			"Looking at BeeGFS through a staging mount, or copying the local "+set.MountPath+" into it, failed; nothing is mounted over "+set.MountPath,

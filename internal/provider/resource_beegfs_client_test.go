@@ -71,6 +71,7 @@ func TestAccBeegfsClient_lifecycle(t *testing.T) {
 	l := lab.Require(t)
 	clients := []string{"login01", "gpu01"}
 	prepareFreshBeegfs(t, l, clients)
+	withoutServers(t, l, clients)
 	localHome := onHost(t, l, "login01", homeFingerprint)
 	sameID := statecheck.CompareValue(compare.ValuesSame())
 	keysOnBeegfs := lab.StandInNamespace + "/admin/.ssh/authorized_keys"
@@ -200,7 +201,8 @@ func TestAccBeegfsClient_lifecycle(t *testing.T) {
 const homeFingerprint = `find /home -xdev -printf '%p %U %m %s\n' | sort | sha256sum`
 
 // prepareFreshBeegfs gives the test a BeeGFS that has never held a home: no client mounted
-// anywhere (admin's key stays reachable), an empty shared namespace, the client package from
+// anywhere (admin's key stays reachable), no server, database or shipped file changed, an
+// empty shared namespace, the client package from
 // the lab's repository with its shipped files, and the shared secret that gpucluster_beegfs_management would have distributed.
 func prepareFreshBeegfs(t *testing.T, l *lab.Lab, clients []string) {
 	t.Helper()
@@ -208,10 +210,8 @@ func prepareFreshBeegfs(t *testing.T, l *lab.Lab, clients []string) {
 	if _, err := rand.Read(secret); err != nil {
 		t.Fatal(err)
 	}
-	for _, h := range labNodeNames(l) {
-		onHost(t, l, h, "systemctl disable --now beegfs-client 2>/dev/null; ! mountpoint -q /home")
-	}
-	onHost(t, l, clients[0], "find "+lab.StandInNamespace+" -mindepth 1 -delete")
+	// A management database an earlier test left would refuse this test's targets.
+	undoBeegfsByHand(t, l)
 	for _, h := range clients {
 		installBeegfs(t, l, h, "beegfs-client")
 		onHost(t, l, h, fmt.Sprintf(`set -e
@@ -219,6 +219,16 @@ echo %s | base64 -d > /etc/beegfs/conn.auth && chmod 400 /etc/beegfs/conn.auth
 sed -i 's/^sysMgmtdHost *=.*/sysMgmtdHost                  =/' /etc/beegfs/beegfs-client.conf
 echo '/mnt/beegfs /etc/beegfs/beegfs-client.conf' > /etc/beegfs/beegfs-mounts.conf
 test -f /home/admin/.ssh/authorized_keys`, base64.StdEncoding.EncodeToString(secret)))
+	}
+}
+
+// withoutServers lets clients mount with no BeeGFS server running, for tests of the client
+// alone: the client module's mount sanity check is off (sysMountSanityCheckMS=0, as the real
+// configuration allows).
+func withoutServers(t *testing.T, l *lab.Lab, clients []string) {
+	t.Helper()
+	for _, h := range clients {
+		onHost(t, l, h, "sed -i 's/^sysMountSanityCheckMS .*/sysMountSanityCheckMS         = 0/' "+beegfs.ClientConfPath)
 	}
 }
 
@@ -293,5 +303,21 @@ func checkClientsGone(l *lab.Lab, clients []string, keysOnBeegfs, localHome stri
 			return fmt.Errorf("admin's keys are gone from BeeGFS after destroy: %w", err)
 		}
 		return nil
+	}
+}
+
+// A mount the sanity check canceled names the service, the node behind the address and the
+// port to open, with the module's own line.
+func TestMountCheckErrorNamesNodeAndPort(t *testing.T) {
+	f := &beegfs.MountCheckFailure{Service: "beegfs-storage", Endpoint: "10.0.0.11:8003", Line: "beegfs: mount(7): Mount sanity check: Retrieval of storage server free space info failed."}
+	nodeOf := func(a string) string { return map[string]string{"10.0.0.11": "gpu01"}[a] }
+	d := mountCheckError("login01", f, nodeOf, errors.New("journal"))
+	for _, want := range []string{"beegfs-storage on gpu01 (10.0.0.11), port 8003", "Retrieval of storage server free space info failed", "open TCP and UDP port 8003 there to login01", "Original Error: journal"} {
+		if !strings.Contains(d.Detail(), want) {
+			t.Errorf("detail lacks %q:\n%s", want, d.Detail())
+		}
+	}
+	if d.Summary() != "BeeGFS Mount Sanity Check Failed" {
+		t.Errorf("summary %q", d.Summary())
 	}
 }

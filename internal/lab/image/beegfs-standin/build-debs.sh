@@ -16,7 +16,7 @@ for tree in "$src"/beegfs-*/; do
 	cp -R "$src/$pkg/." "$stage/"
 	find "$stage" -type d -exec chmod 0755 {} +
 	find "$stage" -type f -exec chmod 0644 {} +
-	for tool in "$stage"/opt/beegfs/sbin/* "$stage"/usr/sbin/* "$stage"/etc/init.d/*; do
+	for tool in "$stage"/opt/beegfs/sbin/* "$stage"/sbin/* "$stage"/usr/sbin/* "$stage"/etc/init.d/*; do
 		[ -f "$tool" ] || continue
 		sed -i -e "/^#@common\$/{r $src/common.sh" -e 'd}' "$tool"
 		chmod 0755 "$tool"
@@ -26,6 +26,16 @@ for tree in "$src"/beegfs-*/; do
 		grep -v -e '^#' -e '^$' "$src/$pkg.tools" | while read -r tool; do
 			mkdir -p "$stage$(dirname "$tool")"
 			ln -sf "/usr/lib/beegfs-standin/$pkg" "$stage$tool"
+		done
+	fi
+	for script in preinst postinst prerm postrm; do
+		[ ! -f "$stage/DEBIAN/$script" ] || chmod 0755 "$stage/DEBIAN/$script"
+	done
+	# Links (TARGET LINK per line): the lab embeds its sources, which keep none.
+	if [ -f "$src/$pkg.links" ]; then
+		grep -v -e '^#' -e '^$' "$src/$pkg.links" | while read -r target link; do
+			mkdir -p "$stage$(dirname "$link")"
+			ln -sf "$target" "$stage$link"
 		done
 	fi
 	if [ "$pkg" = beegfs-client ]; then
