@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 )
@@ -70,6 +71,11 @@ data "gpucluster_cluster_check" "test" {
 			},
 		},
 	})
+}
+
+func TestBeegfsProblemsNameTheController(t *testing.T) {
+	problems := beegfsProblems("login01", beegfs.Health{Failing: []string{"🛑 Reachability -> Not all targets are responding."}})
+	wantProblems(t, problems, []string{"beegfs health check on login01: 🛑 Reachability -> Not all targets are responding."})
 }
 
 func TestHomeProblemsNameTheNodes(t *testing.T) {
