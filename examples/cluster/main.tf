@@ -150,14 +150,15 @@ resource "gpucluster_slurm_compute" "gpu" {
   depends_on = [gpucluster_munge_key.cluster, gpucluster_slurm_activation.cluster]
 }
 
-# The guide's verification: munge -n | unmunge across nodes, scontrol ping, sinfo -a, and
-# findmnt -n -o FSTYPE /home (beegfs on every node).
+# The guide's verification: munge -n | unmunge across nodes, scontrol ping, sinfo -a,
+# findmnt -n -o FSTYPE /home (beegfs on every node) and, on login01, beegfs health check.
 data "gpucluster_cluster_check" "guide" {
-  controller  = "login01"
-  nodes       = local.all_nodes
-  home_fstype = var.home_fstype
+  controller        = "login01"
+  nodes             = local.all_nodes
+  home_fstype       = var.home_fstype
+  beegfs_mgmtd_host = "login01"
 
-  depends_on = [gpucluster_slurm_compute.gpu, gpucluster_beegfs_client.gpu]
+  depends_on = [gpucluster_slurm_compute.gpu, gpucluster_beegfs_client.gpu, gpucluster_beegfs_target.gpu]
 }
 
 ## Outputs ----------------------------------------------------------------------
@@ -186,5 +187,6 @@ output "cluster_check" {
     munge           = data.gpucluster_cluster_check.guide.munge
     node_states     = data.gpucluster_cluster_check.guide.node_states
     home_mounts     = data.gpucluster_cluster_check.guide.home_mounts
+    beegfs_healthy  = data.gpucluster_cluster_check.guide.beegfs_healthy
   }
 }

@@ -47,6 +47,11 @@ func TestAccExample_clusterOnLab(t *testing.T) {
 	if got := strings.Fields(hosts); len(got) != 2 || got[0] == got[1] {
 		t.Errorf("alice's srun -N2 ran on %q, want two GPU servers", hosts)
 	}
+	// The guide's BeeGFS verification, run on login01 as the guide runs it: every node and
+	// target registered and answering.
+	if out := onHost(t, l, "login01", "beegfs health check --mgmtd-addr login01:8010 2>&1; echo status=$?"); !strings.HasSuffix(out, "status=0") {
+		t.Errorf("the guide's beegfs health check on login01 failed:\n%s", out)
+	}
 	for _, h := range l.Hosts {
 		if got := onHost(t, l, h.Name, "findmnt -n -o FSTYPE /home"); got != "tmpfs" {
 			t.Errorf("findmnt /home on %s = %q, want the lab's BeeGFS stand-in (tmpfs)", h.Name, got)
