@@ -329,13 +329,15 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 		if hs.Dir.AwaitsIDs() {
 			setUp = func() (beegfs.StorageHost, diag.Diagnostics) { return completeTarget(ctx, h, node, want) }
 		}
-		if hs, diags = setUp(); diags.HasError() {
+		var setUpDiags diag.Diagnostics
+		hs, setUpDiags = setUp()
+		if diags.Append(setUpDiags...); diags.HasError() {
 			return diags
 		}
 	}
 	mount := hs.Mount
-	confChanged, diags := writeStorageInterlock(ctx, h, node, hs, want.Directory, m.FsUUIDCheck.ValueBool(), m.MgmtdHost.ValueString())
-	if diags.HasError() {
+	confChanged, writeDiags := writeStorageInterlock(ctx, h, node, hs, want.Directory, m.FsUUIDCheck.ValueBool(), m.MgmtdHost.ValueString())
+	if diags.Append(writeDiags...); diags.HasError() {
 		return diags
 	}
 	if _, err := beegfs.WriteStorageDropIn(ctx, h, h, hs, want.TargetID, mount.Target); err != nil {
