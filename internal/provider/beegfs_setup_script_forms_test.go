@@ -144,13 +144,15 @@ func TestAccBeegfsMetadata_setupScriptForms(t *testing.T) {
 	const node = lab.LoginHost
 	installBeegfs(t, l, node, "beegfs-meta")
 	uuid := onHost(t, l, node, "findmnt -n -o UUID --target /beegfs")
-	onHost(t, l, node, "! test -e "+labMetaPath)
-	t.Cleanup(func() {
-		onHost(t, l, node, `systemctl disable --now beegfs-meta 2>/dev/null
-rm -rf `+labMetaPath+` /etc/systemd/system/beegfs-meta.service.d
+	// Destroying metadata leaves its directory, as it must: an earlier test's would be adopted.
+	// The test starts from none and the shipped beegfs-meta.conf, and puts back what it found.
+	stop := `systemctl disable --now beegfs-meta 2>/dev/null
+rm -rf ` + labMetaPath + ` /etc/systemd/system/beegfs-meta.service.d
 systemctl daemon-reload
-cp /root/beegfs-meta.conf.tacc `+beegfs.MetaConfPath)
-	})
+`
+	pristine := "dpkg-deb --fsys-tarfile " + lab.RepoDir + "/beegfs-meta_" + lab.StandInVersion + "_all.deb | tar -xO ." + beegfs.MetaConfPath
+	onHost(t, l, node, "cp -a "+beegfs.MetaConfPath+" /root/beegfs-meta.conf.forms\n"+stop+pristine+" > "+beegfs.MetaConfPath)
+	t.Cleanup(func() { onHost(t, l, node, stop+"mv /root/beegfs-meta.conf.forms "+beegfs.MetaConfPath) })
 	onHost(t, l, node, fmt.Sprintf(setupMetaU, "10.0.0.10"))
 	before := onHost(t, l, node, unitAndFile(beegfs.ServiceMeta, beegfs.MetaConfPath))
 	config := func(mgmtd, extra string) string {

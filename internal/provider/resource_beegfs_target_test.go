@@ -415,7 +415,8 @@ func TestAccBeegfsTarget_twoTargetsOneHost(t *testing.T) {
 	dropIns := "ls /etc/systemd/system/beegfs-storage.service.d/"
 	both := func(second, secondID string) resource.TestCheckFunc {
 		return resource.ComposeAggregateTestCheckFunc(
-			checkOnHost(l, node, storageListsScript, "storeStorageDirectory=,/data/beegfs-storage,"+second+"\nstoreFsUUID=,"+uuid+","+uuid),
+			// beegfs-setup-storage appends " ,DIR": the lists as the daemon reads them, blanks aside.
+			checkOnHost(l, node, storageListsScript+" | tr -d ' '", "storeStorageDirectory=,/data/beegfs-storage,"+second+"\nstoreFsUUID=,"+uuid+","+uuid),
 			checkOnHost(l, node, "cat /data/beegfs-storage/targetNumID "+second+"/targetNumID", "101\n"+secondID),
 			checkOnHost(l, node, dropIns, "target-101.conf\ntarget-"+secondID+".conf"),
 			checkOnHost(l, node, "systemctl is-active beegfs-storage; systemctl is-enabled beegfs-storage", "active\nenabled"),
