@@ -143,16 +143,24 @@ func TestAccBeegfsMetadata_setupScriptForms(t *testing.T) {
 	l := lab.Require(t)
 	const node = lab.LoginHost
 	installBeegfs(t, l, node, "beegfs-meta")
+	// beegfs-meta is Type=simple: the apply waits for its registration.
+	labMgmtd(t, l, node)
 	uuid := onHost(t, l, node, "findmnt -n -o UUID --target /beegfs")
 	// Destroying metadata leaves its directory, as it must: an earlier test's would be adopted.
-	// The test starts from none and the shipped beegfs-meta.conf, and puts back what it found.
+	// The test moves it aside and starts from the shipped beegfs-meta.conf, and puts back what
+	// it found, so later tests see the lab as it was.
+	const saved = "/beegfs/.meta-before-forms-test"
 	stop := `systemctl disable --now beegfs-meta 2>/dev/null
-rm -rf ` + labMetaPath + ` /etc/systemd/system/beegfs-meta.service.d
+rm -rf /etc/systemd/system/beegfs-meta.service.d
 systemctl daemon-reload
 `
 	pristine := "dpkg-deb --fsys-tarfile " + lab.RepoDir + "/beegfs-meta_" + lab.StandInVersion + "_all.deb | tar -xO ." + beegfs.MetaConfPath
-	onHost(t, l, node, "cp -a "+beegfs.MetaConfPath+" /root/beegfs-meta.conf.forms\n"+stop+pristine+" > "+beegfs.MetaConfPath)
-	t.Cleanup(func() { onHost(t, l, node, stop+"mv /root/beegfs-meta.conf.forms "+beegfs.MetaConfPath) })
+	onHost(t, l, node, "cp -a "+beegfs.MetaConfPath+" /root/beegfs-meta.conf.forms\n"+stop+
+		"if [ -e "+labMetaPath+" ]; then mv "+labMetaPath+" "+saved+"; fi\n"+pristine+" > "+beegfs.MetaConfPath)
+	t.Cleanup(func() {
+		onHost(t, l, node, stop+"rm -rf "+labMetaPath+"\nif [ -e "+saved+" ]; then mv "+saved+" "+labMetaPath+"; fi\n"+
+			"mv /root/beegfs-meta.conf.forms "+beegfs.MetaConfPath)
+	})
 	onHost(t, l, node, fmt.Sprintf(setupMetaU, "10.0.0.10"))
 	before := onHost(t, l, node, unitAndFile(beegfs.ServiceMeta, beegfs.MetaConfPath))
 	config := func(mgmtd, extra string) string {
