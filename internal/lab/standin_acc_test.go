@@ -21,6 +21,14 @@ import (
 // $S/pkg holds the unpacked package, $S/conn.auth a shared secret.
 func standInScratch(t *testing.T, l *lab.Lab, host, pkg string) string {
 	t.Helper()
+	dir, _ := standInScratchOnDisk(t, l, host, pkg)
+	return dir
+}
+
+// standInScratchOnDisk is standInScratch that also returns the lab disk the
+// directory is on, whose UUID the setup scripts and the interlock see.
+func standInScratchOnDisk(t *testing.T, l *lab.Lab, host, pkg string) (string, lab.Disk) {
+	t.Helper()
 	disk, err := l.Disk(host)
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +36,7 @@ func standInScratch(t *testing.T, l *lab.Lab, host, pkg string) string {
 	out := mustExec(t, l, host, "d=$(mktemp -d "+disk.Mountpoint+"/standin-test.XXXXXX) && dpkg-deb -x "+lab.RepoDir+"/"+pkg+"_"+lab.StandInVersion+"_all.deb $d/pkg && head -c 128 /dev/urandom > $d/conn.auth && echo $d")
 	dir := strings.TrimSpace(out)
 	t.Cleanup(func() { _, _, _ = l.Exec(context.Background(), host, "rm -rf "+dir) })
-	return dir
+	return dir, disk
 }
 
 func mustExec(t *testing.T, l *lab.Lab, host, script string) string {
@@ -92,11 +100,7 @@ func TestLabStandInVersionAndUnits(t *testing.T) {
 func TestLabStandInSetupStorage(t *testing.T) {
 	l := lab.Require(t)
 	host := l.HostsWithRole(lab.RoleGPU)[0].Name
-	disk, err := l.Disk(host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := standInScratch(t, l, host, "beegfs-storage")
+	s, disk := standInScratchOnDisk(t, l, host, "beegfs-storage")
 	cfg := s + "/pkg" + beegfs.StorageConfPath
 	setup, err := beegfs.SetupStorageCommand(beegfs.StorageSetup{Path: s + "/target", NodeNumID: 7, TargetID: 701, Mgmtd: "10.0.0.10"})
 	if err != nil {

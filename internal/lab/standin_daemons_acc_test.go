@@ -102,11 +102,7 @@ func TestLabStandInDaemonUnitsAndConfigs(t *testing.T) {
 func TestLabStandInSetupStorageForms(t *testing.T) {
 	l := lab.Require(t)
 	host := l.HostsWithRole(lab.RoleGPU)[0].Name
-	disk, err := l.Disk(host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := standInScratch(t, l, host, "beegfs-storage")
+	s, disk := standInScratchOnDisk(t, l, host, "beegfs-storage")
 	cfg := s + "/pkg" + beegfs.StorageConfPath
 	lists := func() string {
 		return mustExec(t, l, host, `sed -n 's/^\(storeStorageDirectory\|storeFsUUID\|storeAllowFirstRunInit\|sysMgmtdHost\) *= *\(.*\)$/\1=\2/p' `+cfg)
@@ -169,11 +165,7 @@ func TestLabStandInSetupStorageForms(t *testing.T) {
 func TestLabStandInSetupMeta(t *testing.T) {
 	l := lab.Require(t)
 	host := lab.LoginHost
-	disk, err := l.Disk(host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := standInScratch(t, l, host, "beegfs-meta")
+	s, disk := standInScratchOnDisk(t, l, host, "beegfs-meta")
 	cfg := s + "/pkg" + beegfs.MetaConfPath
 	mustExec(t, l, host, beegfs.SetupMetaTool+" -c "+cfg+" -p "+s+"/meta -s 1 -m 10.0.0.10 -x")
 	got := mustExec(t, l, host, "cat "+s+"/meta/format.conf "+s+"/meta/nodeNumID; "+
@@ -195,11 +187,7 @@ func TestLabStandInSetupMeta(t *testing.T) {
 func TestLabStandInStorageDaemonChecks(t *testing.T) {
 	l := lab.Require(t)
 	host := l.HostsWithRole(lab.RoleGPU)[0].Name
-	disk, err := l.Disk(host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := standInScratch(t, l, host, "beegfs-storage")
+	s, disk := standInScratchOnDisk(t, l, host, "beegfs-storage")
 	cfg := s + "/pkg" + beegfs.StorageConfPath
 	mustExec(t, l, host, beegfs.SetupStorageTool+" -c "+cfg+" -p "+s+"/good -s 3 -i 301 -m 10.0.0.10 >/dev/null && mkdir "+s+"/empty && head -c 3 /dev/urandom > "+s+"/short.auth")
 	auth := "connAuthFile=" + s + "/conn.auth"
