@@ -26,6 +26,8 @@ var dependencies = []dependency{
 	{"dpkg-deb", "dpkg"},
 	{"mkfs.ext4", "e2fsprogs"},
 	{"losetup", "mount"},
+	// make demo reads its plan with jq (tools/demo-apply.sh).
+	{"jq", "jq"},
 }
 
 // MissingPackages lists the Debian packages whose commands are not on PATH.
