@@ -41,6 +41,9 @@ func main() {
 		Address: "registry.terraform.io/gpucluster/gpucluster",
 		Debug:   debug,
 	})
+	// Serve returns when Terraform stops the plugin at the end of its run: the last moment to
+	// say, per host, what the run asked of it.
+	provider.CloseConnections()
 	if err != nil {
 		log.Fatal(err.Error())
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 // configureWith configures the provider with every setting null but one node block, gpu02,
@@ -65,5 +67,26 @@ func TestConfigureWarnsOnceAboutDeferredChecks(t *testing.T) {
 	}
 	if known := configureWith(t, tftypes.NewValue(tftypes.String, "10.0.0.12")); len(known.Diagnostics) != 0 {
 		t.Errorf("a known address gave %v, want no diagnostics", known.Diagnostics)
+	}
+}
+
+// CloseConnections, which main calls when Terraform stops the plugin, closes the pool of every
+// configured provider instance, so each host's run summary is logged before the process ends.
+func TestCloseConnectionsClosesEveryConfiguredPool(t *testing.T) {
+	var pools []*transport.Pool
+	for range 2 {
+		resp := configureWith(t, tftypes.NewValue(tftypes.String, "10.0.0.12"))
+		c, ok := resp.ResourceData.(*cluster)
+		if !ok {
+			t.Fatalf("Configure gave %T, want *cluster", resp.ResourceData)
+		}
+		pools = append(pools, c.pool)
+	}
+	CloseConnections()
+	cfg := transport.Config{Name: "gpu02", Address: "127.0.0.1", User: "admin", InsecureIgnoreHostKey: true, PrivateKey: []byte("unused")}
+	for i, pool := range pools {
+		if _, err := pool.Host(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "pool is closed") {
+			t.Errorf("provider instance %d: connecting after CloseConnections gave %v, want the pool closed", i, err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -241,13 +242,47 @@ func (p *gpuclusterProvider) Configure(ctx context.Context, req provider.Configu
 			"insecure_ignore_host_key is set: node identities are not verified, so anyone on the network path "+
 				"can impersonate a node and receive the sudo password.\n\nPin the nodes' keys with host_keys or known_hosts_file and remove the setting.")
 	}
-	if p.current != nil {
-		p.current.pool.Close()
-	}
 	c := newCluster(settings)
+	configured.replace(p.current, c)
 	p.current = c
 	resp.ResourceData = c
 	resp.DataSourceData = c
+}
+
+// configured holds the current cluster of every provider instance in this process. Terraform
+// ends a run by stopping the plugin's server; main then closes their connections
+// (CloseConnections), which logs each host's run summary at INFO.
+var configured clusters
+
+type clusters struct {
+	mu  sync.Mutex
+	set map[*cluster]struct{}
+}
+
+// replace closes old's connections, if any, and keeps c in their place.
+func (cs *clusters) replace(old, c *cluster) {
+	cs.mu.Lock()
+	if cs.set == nil {
+		cs.set = map[*cluster]struct{}{}
+	}
+	delete(cs.set, old)
+	cs.set[c] = struct{}{}
+	cs.mu.Unlock()
+	if old != nil {
+		old.pool.Close()
+	}
+}
+
+// CloseConnections ends every connection of the process's provider instances, logging what
+// the run asked of each host. main calls it when the plugin's server has stopped.
+func CloseConnections() {
+	configured.mu.Lock()
+	set := configured.set
+	configured.set = nil
+	configured.mu.Unlock()
+	for c := range set {
+		c.pool.Close()
+	}
 }
 
 func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Resource {

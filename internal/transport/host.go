@@ -31,6 +31,7 @@ func (h *Host) run(ctx context.Context, script string, stdin []byte) (Result, er
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.CommandTimeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
+	start := time.Now()
 	runErr, err := h.exec(ctx, Command("/bin/sh", "-c", script), func(sess *ssh.Session) error {
 		sess.Stdin = bytes.NewReader(stdin)
 		sess.Stdout = &stdout
@@ -40,6 +41,7 @@ func (h *Host) run(ctx context.Context, script string, stdin []byte) (Result, er
 	if err != nil {
 		return Result{}, err
 	}
+	h.pool.tally(ctx, h.cfg).ran(time.Since(start), stdout.Len()+stderr.Len())
 	return h.outcome(Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}, runErr)
 }
 

@@ -48,6 +48,7 @@ type Pool struct {
 	locks  map[string]chan struct{}
 	reads  map[string]*readCache
 
+	tallies map[string]*tally
 	reports reports
 }
 
@@ -61,6 +62,8 @@ func NewPool() *Pool {
 		shells: map[string]*shellSlot{},
 		locks:  map[string]chan struct{}{},
 		reads:  map[string]*readCache{},
+
+		tallies: map[string]*tally{},
 	}
 }
 
@@ -77,8 +80,10 @@ func (p *Pool) Host(ctx context.Context, cfg Config) (*Host, error) {
 	return &Host{pool: p, cfg: cfg}, nil
 }
 
-// Close ends every root shell and connection and stops dials in progress.
+// Close ends every root shell and connection and stops dials in progress, and logs what the run
+// asked of each connection (see tally).
 func (p *Pool) Close() {
+	defer p.logSummaries()
 	p.cancel()
 	p.mu.Lock()
 	conns, shells := p.conns, p.shells
@@ -365,6 +370,7 @@ func newConn(cfg Config) *conn {
 func (c *conn) dial(logCtx context.Context, p *Pool) {
 	defer close(c.ready)
 	start := time.Now()
+	p.tally(logCtx, c.cfg)
 	c.client, c.err = p.dial(p.ctx, c.cfg)
 	c.err = asDialError(c.cfg.Name, c.err)
 	fields := map[string]any{"node": c.cfg.Name, "address": c.cfg.hostPort(), "user": c.cfg.User, "duration_ms": time.Since(start).Milliseconds()}

@@ -243,14 +243,16 @@ type ctxKey struct{}
 
 // recordingLogger keeps what the pool logged and the request each line came with.
 type recordingLogger struct {
-	mu    sync.Mutex
-	lines []string
+	mu     sync.Mutex
+	lines  []string
+	fields []map[string]any
 }
 
 func (r *recordingLogger) record(ctx context.Context, level, msg string, fields map[string]any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lines = append(r.lines, fmt.Sprintf("%s %s request=%v node=%v", level, msg, ctx.Value(ctxKey{}), fields["node"]))
+	r.fields = append(r.fields, fields)
 }
 
 func (r *recordingLogger) Debug(ctx context.Context, msg string, fields map[string]any) {
@@ -307,6 +309,68 @@ func TestLogsCarryTheRequestAndTheNode(t *testing.T) {
 	}
 	if infos != 3 || commands != 2 {
 		t.Errorf("%d INFO lines and %d commands logged, want the connection, the root shell, 1 change and 2 commands:\n%s", infos, commands, strings.Join(logs.lines, "\n"))
+	}
+}
+
+// Closing the pool logs at INFO, once per connection, what the run asked of it: the commands
+// that ran (root shell and plain), the reads another caller's answered, the bytes that came back
+// and the time, tagged with the request that first used the connection.
+func TestCloseLogsEachHostsRunSummary(t *testing.T) {
+	client := newTestClient(t)
+	srv := newTestServer(t, client)
+	cfg := clientConfig(t, client, srv, srv)
+	cfg.Name = "gpu07"
+	cfg.SudoExe = writeScript(t, fakeSudo)
+	cfg.SudoPassword = []byte("right pw")
+	pool := newTestPool(t)
+	logs := &recordingLogger{}
+	pool.Logger = logs
+	ctx := context.WithValue(testContext(t), ctxKey{}, "plan-node-gpu07")
+	h, err := pool.Host(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	received := 0
+	for _, run := range []func() (Result, error){
+		func() (Result, error) { return h.Sudo(ctx, "printf abc", nil) },
+		func() (Result, error) { return h.Sudo(ctx, ReadOnly("printf hello; printf err >&2"), nil) },
+		func() (Result, error) { return h.Sudo(ctx, ReadOnly("printf hello; printf err >&2"), nil) },
+		func() (Result, error) { return h.Run(ctx, "printf 12345", nil) },
+	} {
+		res, err := run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		received += len(res.Stdout) + len(res.Stderr)
+	}
+	received -= len("helloerr") // the shared read's bytes came once
+	pool.Close()
+
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	var summaries []int
+	for i, line := range logs.lines {
+		if strings.HasPrefix(line, "INFO ssh run summary ") {
+			summaries = append(summaries, i)
+		}
+	}
+	if len(summaries) != 1 {
+		t.Fatalf("%d run summaries logged, want 1:\n%s", len(summaries), strings.Join(logs.lines, "\n"))
+	}
+	line, fields := logs.lines[summaries[0]], logs.fields[summaries[0]]
+	if !strings.HasSuffix(line, "request=plan-node-gpu07 node=gpu07") {
+		t.Errorf("summary %q lacks the request or the node", line)
+	}
+	want := map[string]any{"commands": 3, "shared_reads": 1, "bytes_received": received, "user": cfg.User, "address": cfg.hostPort()}
+	for k, v := range want {
+		if fields[k] != v {
+			t.Errorf("summary field %s = %v, want %v (fields %v)", k, fields[k], v, fields)
+		}
+	}
+	busy, _ := fields["command_ms"].(int64)
+	total, _ := fields["duration_ms"].(int64)
+	if busy < 0 || total < busy {
+		t.Errorf("summary times command_ms=%v duration_ms=%v, want 0 <= command_ms <= duration_ms", fields["command_ms"], fields["duration_ms"])
 	}
 }
 

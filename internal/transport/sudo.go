@@ -119,7 +119,12 @@ func (h *Host) Sudo(ctx context.Context, script string, stdin []byte) (Result, e
 func (h *Host) sharedSudo(ctx context.Context, script string, stdin []byte) (Result, error) {
 	cache := h.pool.readCache(h.cfg.machineKey())
 	if isReadOnly(script) && len(stdin) == 0 {
-		return cache.read(ctx, script, func() (Result, error) { return h.sudo(ctx, script, nil) })
+		ran := false
+		res, err := cache.read(ctx, script, func() (Result, error) { ran = true; return h.sudo(ctx, script, nil) })
+		if !ran && err == nil {
+			h.pool.tally(ctx, h.cfg).sharedRead()
+		}
+		return res, err
 	}
 	noteWrite(ctx)
 	cache.changing()
@@ -138,6 +143,7 @@ func (h *Host) sudo(ctx context.Context, script string, stdin []byte) (Result, e
 		h.debug(ctx, "sudo command failed", fields)
 		return Result{Status: -1}, err
 	}
+	h.pool.tally(ctx, h.cfg).ran(time.Since(start), len(reply.stdout)+len(reply.stderr))
 	fields["status"] = reply.status
 	h.debug(ctx, "sudo command", fields)
 	res := Result{Stdout: reply.stdout, Stderr: reply.stderr, Status: reply.status}
