@@ -147,7 +147,7 @@ func BuildImage(ctx context.Context, release string, log io.Writer) (Image, erro
 	img := CurrentImage(release)
 	if img.Built() {
 		logf(log, "image %s is cached in %s\n", img.Name, img.Layer)
-		return img, nil
+		return img, pruneStaleLayers(img, log)
 	}
 	if err := os.MkdirAll(CacheRoot, 0o700); err != nil {
 		return img, fmt.Errorf("create image cache: %w", err)
@@ -164,7 +164,7 @@ func BuildImage(ctx context.Context, release string, log io.Writer) (Image, erro
 		return img, err
 	}
 	logf(log, "image %s built in %s\n", img.Name, img.Layer)
-	return img, nil
+	return img, pruneStaleLayers(img, log)
 }
 
 // buildCached builds into a scratch directory next to dir and renames it

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -48,6 +49,14 @@ func Up(ctx context.Context, inst Instance, release, path string, gpuServers int
 		return nil, fmt.Errorf("network namespace %s exists without a descriptor (leftover of a failed run): run `gpucluster-lab down`", inst.Netns())
 	}
 	img := CurrentImage(release)
+	// Held until the hosts are up, so that an image build's prune cannot take their layer.
+	unlock, err := lockCache(CacheRoot, syscall.LOCK_SH)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err == nil {
+		defer unlock()
+	}
 	if !img.Built() {
 		return nil, fmt.Errorf("lab image %s is not built: run `%s=%s gpucluster-lab image`", img.Name, EnvRelease, release)
 	}
