@@ -40,6 +40,7 @@ type groupModel struct {
 	Nodes          types.Set    `tfsdk:"nodes"`
 	AllowSystemGID types.Bool   `tfsdk:"allow_system_gid"`
 	AllowAdmin     types.Bool   `tfsdk:"allow_admin_group"`
+	AllowNewGID    types.Bool   `tfsdk:"allow_new_gid_for_retired_name"`
 	NodeStatus     types.Map    `tfsdk:"node_status"`
 	AdoptedOn      types.Set    `tfsdk:"adopted_on"`
 	Recorded       types.Bool   `tfsdk:"recorded"`
@@ -66,7 +67,7 @@ func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Validators:          []validator.String{stringvalidator.RegexMatches(userNamePattern, "must be a POSIX group name (lower case, no leading '-')")},
 			},
 			"gid": schema.Int64Attribute{
-				MarkdownDescription: "Numeric group ID, identical on every node. 0 is refused; IDs below 1000 need `allow_system_gid`.",
+				MarkdownDescription: "Numeric group ID, identical on every node. 0 is refused; IDs below 1000 need `allow_system_gid`; an ID the ledger gave to another name, retired or not, is refused, and so is a new GID for a name the ledger records as retired, unless `allow_new_gid_for_retired_name` is set.",
 				Required:            true,
 			},
 			"nodes": nodesAttribute("group"),
@@ -82,6 +83,10 @@ func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Optional: true,
 				Computed: true,
 				Default:  booldefault.StaticBool(false),
+			},
+			allowNewGIDAttr: schema.BoolAttribute{
+				MarkdownDescription: allowNewGIDDescription,
+				Optional:            true,
 			},
 			"node_status": nodeStatusAttribute("group"),
 			"adopted_on":  adoptedOnAttribute("group"),
@@ -137,7 +142,8 @@ func (r *groupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	if !r.cluster.settingsKnown() || plan.GID.IsUnknown() || plan.Name.IsUnknown() || (unchanged && !unrecorded(state.Recorded)) {
 		return
 	}
-	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindGroup, plan.Name.ValueString(), plan.GID.ValueInt64(), path.Root("gid"))...)
+	name, gid := plan.Name.ValueString(), plan.GID.ValueInt64()
+	resp.Diagnostics.Append(r.cluster.checkLedger(ctx, users.KindGroup, name, gid, path.Root("gid"), retiredNameChecks(users.KindGroup, name, gid, plan.AllowNewGID)...)...)
 	if unchanged {
 		// Recording an imported group asks only the ledger, from the listing its Read shared.
 		return
@@ -256,6 +262,7 @@ func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStat
 		Nodes:          stringSet(nodeNames),
 		AllowSystemGID: types.BoolValue(gid < users.MinRegularID),
 		AllowAdmin:     types.BoolValue(len(users.AdminGroupsIn(name)) > 0),
+		AllowNewGID:    types.BoolNull(),
 		NodeStatus:     allInSync(nodeNames),
 		AdoptedOn:      stringSet(nil),
 		Recorded:       types.BoolValue(false),

@@ -222,6 +222,13 @@ func (r *userResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	resp.Diagnostics.Append(r.cluster.checkOnNodes(ctx, nodeNames, r.accountPlan(ctx, plan, state, &resp.Diagnostics))...)
 }
 
+// checkLedger is the cluster's checkLedger for a user, which also refuses a retired name given a
+// new UID unless the configuration allows it.
+func (r *userResource) checkLedger(ctx context.Context, plan userModel) diag.Diagnostics {
+	name, uid := plan.Name.ValueString(), plan.UID.ValueInt64()
+	return r.cluster.checkLedger(ctx, users.KindUser, name, uid, path.Root("uid"), retiredNameChecks(users.KindUser, name, uid, plan.AllowNewUID)...)
+}
+
 func (r *userResource) accountPlan(ctx context.Context, plan, state userModel, diags *diag.Diagnostics) accountPlan {
 	return accountPlan{
 		kind:     users.KindUser,

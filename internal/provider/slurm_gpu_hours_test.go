@@ -51,12 +51,15 @@ resource "gpucluster_slurm_qos" "gpu1" {
 `
 }
 
-const gpuHoursConfig = `
+// gpuHoursConfig reads the GPU hours from start on.
+func gpuHoursConfig(start string) string {
+	return fmt.Sprintf(`
 data "gpucluster_slurm_gpu_hours" "today" {
   controller = gpucluster_slurm_accounting.test.id
-  start      = "now-1days"
+  start      = %q
 }
-`
+`, start)
+}
 
 // TestAccSlurmAccounting_gpuHours is the issue's acceptance test: from bare hosts the cluster
 // with accounting applies; as the cluster user, two GPU jobs run at once and sacct records
@@ -66,13 +69,16 @@ data "gpucluster_slurm_gpu_hours" "today" {
 func TestAccSlurmAccounting_gpuHours(t *testing.T) {
 	l := lab.Require(t)
 	t.Cleanup(func() { _ = cancelJobs(l)(nil) })
+	// slurmdbd keeps every earlier run's jobs of the same user: the window starts at this run's
+	// start, by the lab's clock, which sacct reads too.
+	since := onHost(t, l, "login01", "date +%Y-%m-%dT%H:%M:%S")
 	pw := passwordVariable(accountingPassword)
 	accounting := `  tres    = ["gres/gpu"]
   enforce = ["associations", "limits", "qos"]
 `
 	users := []string{"gpucluster_slurm_user.alice"}
 	withUser := accountingCluster(1, accounting, associationsConfig(false))
-	withHours := accountingCluster(1, accounting, associationsConfig(false)+gpuHoursConfig)
+	withHours := accountingCluster(1, accounting, associationsConfig(false)+gpuHoursConfig(since))
 	withQOS := accountingCluster(1, accounting, associationsConfig(true))
 	var jobSeconds int64
 	resource.Test(t, resource.TestCase{
@@ -91,7 +97,7 @@ func TestAccSlurmAccounting_gpuHours(t *testing.T) {
 					checkOnHost(l, "login01", "sacctmgr -nP show association where account=research format=Account,User,ParentName,Fairshare | LC_ALL=C sort",
 						"research|"+slurmTestUser+"||1\nresearch||root|10"),
 					checkGPUJobs(l, "gpu01"),
-					checkJobsAccounted(l, &jobSeconds),
+					checkJobsAccounted(l, since, &jobSeconds),
 				),
 			},
 			{
@@ -147,17 +153,17 @@ func TestAccSlurmAccounting_gpuHours(t *testing.T) {
 	})
 }
 
-// checkJobsAccounted waits until sacct, from slurmdbd, lists the test user's two GPU jobs with
-// one gres/gpu each, and records their run time in seconds.
-func checkJobsAccounted(l *lab.Lab, seconds *int64) resource.TestCheckFunc {
+// checkJobsAccounted waits until sacct, from slurmdbd, lists the test user's two GPU jobs since
+// the time since with one gres/gpu each, and records their run time in seconds.
+func checkJobsAccounted(l *lab.Lab, since string, seconds *int64) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		return pollLab(time.Minute, func() error {
-			out, err := onHostErr(l, "login01", "sacct -u "+slurmTestUser+" -X -nP -S now-1days -o JobName,State,ElapsedRaw,AllocTRES")
+			out, err := onHostErr(l, "login01", "sacct -u "+slurmTestUser+" -X -nP -S "+since+" -o JobName,State,ElapsedRaw,AllocTRES")
 			if err != nil {
 				return err
 			}
 			var total int64
-			found := map[string]bool{}
+			found := map[string]int{}
 			for _, line := range strings.Split(out, "\n") {
 				f := strings.Split(line, "|")
 				if len(f) != 4 || !strings.HasPrefix(f[0], "gpujob") || f[1] == "RUNNING" || !strings.Contains(","+f[3]+",", ",gres/gpu=1,") {
@@ -167,11 +173,11 @@ func checkJobsAccounted(l *lab.Lab, seconds *int64) resource.TestCheckFunc {
 				if err != nil {
 					return err
 				}
-				found[f[0]] = true
+				found[f[0]]++
 				total += n
 			}
-			if !found["gpujob1"] || !found["gpujob2"] {
-				return fmt.Errorf("sacct does not list gpujob1 and gpujob2 ended with gres/gpu=1 in AllocTRES:\n%s", out)
+			if found["gpujob1"] != 1 || found["gpujob2"] != 1 {
+				return fmt.Errorf("sacct does not list gpujob1 and gpujob2 once each since %s, ended with gres/gpu=1 in AllocTRES:\n%s", since, out)
 			}
 			*seconds = total
 			return nil

@@ -139,7 +139,10 @@ func EnsureAccount(ctx context.Context, ex Executor, c AccountingClient, want Ac
 		if want.Description != "" {
 			words = append(words, "description="+want.Description)
 		}
-		return c.change(ctx, ex, words...)
+		if err := c.change(ctx, ex, words...); err != nil {
+			return err
+		}
+		return replaceKeptDescription(ctx, ex, c, want)
 	}
 	var set []string
 	if have.Parent != want.Parent {
@@ -155,12 +158,35 @@ func EnsureAccount(ctx context.Context, ex Executor, c AccountingClient, want Ac
 }
 
 // DeleteAccount removes the account's association on the client's cluster, and the account
-// with it when no other cluster uses it. Job records stay.
+// with it when no other cluster uses it: sacctmgr deletes the account itself only when the
+// command names no cluster, and a kept account keeps its description, which the next add of
+// the name leaves as it was. Job records stay.
 func DeleteAccount(ctx context.Context, ex Executor, c AccountingClient, name string) error {
 	if err := checkAssocName("account", name); err != nil {
 		return err
 	}
-	return c.deleteAfterJobRecords(ctx, ex, "account", c.onCluster(name))
+	if err := c.deleteAfterJobRecords(ctx, ex, "account", c.onCluster(name)); err != nil {
+		return err
+	}
+	clusters, err := c.run(ctx, ex, "sacctmgr", "-nP", "show", "association", "where", "account="+name, "format=Cluster")
+	if err != nil || len(clusters) > 0 {
+		return err
+	}
+	return c.change(ctx, ex, "delete", "account", "where", "name="+name)
+}
+
+// replaceKeptDescription sets the description of an account just added when slurmdbd still
+// held the account from before (a destroy by an earlier provider version removed only its
+// association): sacctmgr then adds the association and leaves the old description.
+func replaceKeptDescription(ctx context.Context, ex Executor, c AccountingClient, want Account) error {
+	if want.Description == "" {
+		return nil
+	}
+	rows, err := c.run(ctx, ex, "sacctmgr", "-nP", "show", "account", "where", "name="+want.Name, "format=Descr")
+	if err != nil || (len(rows) == 1 && rows[0][0] == want.Description) {
+		return err
+	}
+	return c.setWhere(ctx, ex, "account", []string{"name=" + want.Name}, []string{"description=" + want.Description})
 }
 
 // AccountingUser is a user's associations on the cluster: the accounts it may charge, its

@@ -174,3 +174,35 @@ func TestSlurmUserPlanReads(t *testing.T) {
 		t.Error("a name that is not a Slurm user name was looked up")
 	}
 }
+
+// sacctmgr deletes an account only when the command names no cluster: the association on the
+// client's cluster goes first, and the account with it unless another cluster still has one.
+func TestDeleteAccountRemovesTheAccount(t *testing.T) {
+	c := AccountingClient{Cluster: "cluster", Host: "login01", Port: 6819}
+	for assocs, want := range map[string][]string{
+		"":        {"sacctmgr -i delete account where name=research cluster=cluster", "sacctmgr -i delete account where name=research"},
+		"other\n": {"sacctmgr -i delete account where name=research cluster=cluster"},
+	} {
+		r := &recorder{reads: map[string]string{"show association": assocs}}
+		if err := DeleteAccount(context.Background(), r, c, "research"); err != nil || !reflect.DeepEqual(r.changes, want) {
+			t.Errorf("associations left %q: changes %q, %v; want %q", assocs, r.changes, err, want)
+		}
+	}
+}
+
+// An account slurmdbd kept from before (an earlier version's destroy removed only its
+// association) gets the declared description once added.
+func TestAddAccountReplacesAKeptDescription(t *testing.T) {
+	c := AccountingClient{Cluster: "cluster", Host: "login01", Port: 6819}
+	want := Account{Name: "research", Parent: "root", Fairshare: 10, Description: "gpu research"}
+	add := "sacctmgr -i add account research cluster=cluster parent=root fairshare=10 description=gpu research"
+	for kept, changes := range map[string][]string{
+		"gpu research\n": {add},
+		"old team\n":     {add, "sacctmgr -i modify account where name=research set description=gpu research"},
+	} {
+		r := &recorder{reads: map[string]string{"show account": kept}}
+		if err := EnsureAccount(context.Background(), r, c, want, nil); err != nil || !reflect.DeepEqual(r.changes, changes) {
+			t.Errorf("slurmdbd holding %q: changes %q, %v; want %q", kept, r.changes, err, changes)
+		}
+	}
+}

@@ -55,6 +55,7 @@ func TestDeletionsWaitForJobRecords(t *testing.T) {
 	}
 	want := "0 sacctmgr -i delete user where name=alice cluster=cluster\n" +
 		"0 sacctmgr -i delete account where name=research cluster=cluster\n" +
+		"0 sacctmgr -i delete account where name=research\n" +
 		"0 sacctmgr -i delete qos where name=gpu1"
 	if got := strings.Join(d.changes, "\n"); got != want {
 		t.Errorf("deletions, each after the queue size it was made at:\n%s\nwant:\n%s", got, want)

@@ -130,10 +130,13 @@ func (l *Ledger) CheckRetiredName(kind Kind, name string, id int64) error {
 	if len(retired) == 0 {
 		return nil
 	}
-	label := idLabel(kind)
+	label, old := idLabel(kind), strings.Join(retired, ", ")
+	kept := "files there are owned by number and keep owner " + old + ", its home included"
+	if kind == KindGroup {
+		kept = "files there record their group by number and keep group " + old
+	}
 	return fmt.Errorf("the ledger records %s %s as retired with %s %s; given %s %d, %s would not own what it left on shared storage "+
-		"(files there are owned by number and keep owner %s, its home included), and %s %s stays retired for good",
-		kind, name, label, strings.Join(retired, ", "), label, id, name, strings.Join(retired, ", "), label, strings.Join(retired, ", "))
+		"(%s), and %s %s stays retired for good", kind, name, label, old, label, id, name, kept, label, old)
 }
 
 // Claim records that name holds id, reactivating an entry the same name held

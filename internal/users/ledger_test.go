@@ -156,11 +156,12 @@ func TestCheckRetiredName(t *testing.T) {
 		kind Kind
 		name string
 		id   int64
-	}{{KindUser, "alice", 1005}, {KindGroup, "alice", 1005}}
+		kept string
+	}{{KindUser, "alice", 1005, "keep owner 1001, its home included"}, {KindGroup, "alice", 1005, "keep group 1001)"}}
 	for _, c := range refused {
 		err := l.CheckRetiredName(c.kind, c.name, c.id)
-		if err == nil || !strings.Contains(err.Error(), "retired with "+idLabel(c.kind)+" 1001") || !strings.Contains(err.Error(), "keep owner 1001") {
-			t.Errorf("%s %s %d: %v, want the retired 1001 named", c.kind, c.name, c.id, err)
+		if err == nil || !strings.Contains(err.Error(), "retired with "+idLabel(c.kind)+" 1001") || !strings.Contains(err.Error(), c.kept) {
+			t.Errorf("%s %s %d: %v, want the retired 1001 named and %q", c.kind, c.name, c.id, err, c.kept)
 		}
 	}
 	allowed := []struct {
