@@ -64,13 +64,14 @@ type WaitTimeoutError struct {
 }
 
 func (e *WaitTimeoutError) Error() string {
-	return fmt.Sprintf("%s (%s) %s after %s and %d attempts; last: %v", e.Node, e.Address, waitingFor(e.Waiting), e.Waited.Round(time.Second), e.Attempts, e.Last)
+	return fmt.Sprintf("%s (%s) %s after %s and %d attempts; last: %v", e.Node, e.Address, e.Outcome(), e.Waited.Round(time.Second), e.Attempts, e.Last)
 }
 
 func (e *WaitTimeoutError) Unwrap() error { return e.Last }
 
-func waitingFor(what string) string {
-	if what == "boot" {
+// Outcome says in words what the machine did not do in time.
+func (e *WaitTimeoutError) Outcome() string {
+	if e.Waiting == "boot" {
 		return "did not finish its first boot"
 	}
 	return "did not answer SSH"
