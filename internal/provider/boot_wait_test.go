@@ -30,6 +30,9 @@ const bootWaitLine = "node not up yet, waiting"
 // during that apply.
 func TestAccNode_bootWaitForMachinePoweredOnByApply(t *testing.T) {
 	l := lab.Require(t)
+	if l.Command == "" {
+		t.Fatal("the lab descriptor names no gpucluster-lab command to power gpu02 on with: restart the lab with `make lab-up`")
+	}
 	dir := t.TempDir()
 	logFile := filepath.Join(dir, "terraform.log")
 	started := filepath.Join(dir, "start.status")
@@ -75,10 +78,10 @@ func TestAccNode_bootWaitForMachinePoweredOnByApply(t *testing.T) {
 	})
 }
 
-// bootWaitProvider is the lab's provider with a short connect timeout: a powered-off node
-// costs one of them.
+// bootWaitProvider is the lab's provider with a connect timeout shorter than the delay before
+// the apply powers gpu02 on, so the apply's first dial surely fails.
 func bootWaitProvider(l *lab.Lab) string {
-	return providerConfig(l, "  connect_timeout = \"5s\"\n")
+	return providerConfig(l, "  connect_timeout = \"3s\"\n")
 }
 
 // poweredOnByApplyConfig starts gpu02 from a local-exec in the background, seconds after the
