@@ -1,4 +1,5 @@
 // Package nodes reads what a cluster node is (OS, CPU topology, memory, GPUs,
-// time synchronisation) and manages the guide's per-node SSH restriction.
+// time synchronisation), waits for a new machine's first boot to finish (WaitBooted), and
+// manages the guide's per-node SSH restriction.
 // It has no Terraform types.
 package nodes

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodes"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
@@ -154,6 +155,25 @@ func connectError(node string, err error) diag.Diagnostic {
 			"cluster plans and applies without it (the day-two guide, \"A GPU server that is down\")."
 	}
 	return diag.NewErrorDiagnostic("Cannot Connect To Node", nodeDetail(node, happened, advice, err))
+}
+
+// bootWaitError explains a node that create waited for in vain (boot_timeout), or whose first
+// boot failed; any other failure, a changed host key or a refused login among them, is the
+// connection's own error.
+func bootWaitError(node string, timeout time.Duration, err error) diag.Diagnostic {
+	var waited *transport.WaitTimeoutError
+	switch {
+	case errors.As(err, &waited):
+		return diag.NewAttributeErrorDiagnostic(path.Root("boot_timeout"), "Node Did Not Come Up", nodeDetail(node,
+			fmt.Sprintf("The provider waited %s (boot_timeout = %s) for the machine at %s, which %s in %d attempts; nothing was changed",
+				waited.Waited.Round(time.Second), shortDuration(timeout), waited.Address, waited.Outcome(), waited.Attempts),
+			"If the machine is still booting (a slow first boot, a long cloud-init run), raise boot_timeout and apply again. Otherwise look at the "+
+				"machine's console: it may not have powered on, may have no network or no route from the jump host, or its sshd may not start.", waited.Last))
+	case errors.Is(err, nodes.ErrBootFailed):
+		return nodeAttributeError(path.Root("boot_timeout"), "Node Boot Failed", node, "The machine answers SSH, but its first boot ended in a failed state; nothing was changed",
+			"Fix the boot on the machine (the error says where to look), then apply again.", err)
+	}
+	return connectError(node, err)
 }
 
 // cutShortError explains work that did not fail but was cut short, with the cause first and

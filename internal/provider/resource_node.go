@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
@@ -18,8 +19,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/nodes"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
@@ -42,6 +45,7 @@ type nodeModel struct {
 	Address        types.String `tfsdk:"address"`
 	Roles          types.Set    `tfsdk:"roles"`
 	SSHAllowGroups types.List   `tfsdk:"ssh_allow_groups"`
+	BootTimeout    types.String `tfsdk:"boot_timeout"`
 	factsModel
 }
 
@@ -82,6 +86,17 @@ func (r *nodeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				listvalidator.ValueStringsAre(stringvalidator.RegexMatches(userNamePattern, "must be a group name")),
 			},
 		},
+		"boot_timeout": schema.StringAttribute{
+			MarkdownDescription: "How long create waits for a machine that is still booting, as a Go duration (`10m` suits a cloud instance's first boot " +
+				"with cloud-init). Set it on a node whose machine the same apply creates or powers on. Create then waits for SSH to answer (a refused or " +
+				"timed-out connection, one closed during the handshake, or the jump host unable to reach the node is tried again, with each try logged " +
+				"at INFO), then for the first boot to finish: `cloud-init status` done where cloud-init is installed, and `systemctl is-system-running` " +
+				"running or degraded. A changed host key, a refused login, and a jump host that cannot be reached still fail at once. An update that " +
+				"changes `address` waits the same way. The plan's checks of the node, which need it up, run after the wait when the plan finds it " +
+				"not answering yet. Unset, the node must answer at once, as an existing node does, and a node that is down fails at plan.",
+			Optional:   true,
+			Validators: []validator.String{durationValidator{}},
+		},
 	}
 	for name, desc := range factDescriptions {
 		attrs[name] = computedFactAttribute(name, desc)
@@ -89,7 +104,8 @@ func (r *nodeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Declares one host of the cluster. Create checks that the host is reachable over SSH and " +
 			"reports the declared hostname, then records its facts (OS, hardware as `slurmd -C` sees it, GPUs, time " +
-			"synchronisation). Destroy only forgets the node, after lifting an `ssh_allow_groups` restriction: access is never broken.",
+			"synchronisation); with `boot_timeout` set it first waits for a machine that is still booting. " +
+			"Destroy only forgets the node, after lifting an `ssh_allow_groups` restriction: access is never broken.",
 		Attributes: attrs,
 	}
 }
@@ -138,6 +154,17 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	name, address := config.Name.ValueString(), r.dialAddress(config)
+	var prior *nodeModel
+	if !req.State.Raw.IsNull() {
+		state, ok := modelFrom[nodeModel](ctx, req.State, &resp.Diagnostics)
+		if !ok {
+			return
+		}
+		prior = &state
+	}
+	if r.notUpYet(ctx, config, prior, name, address) {
+		return
+	}
 	host, facts, diags := r.cluster.gatherFacts(ctx, name, address)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -159,6 +186,30 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	}
 }
 
+// notUpYet tells ModifyPlan to leave the node's checks to apply: the node waits for its boot
+// (waitsForBoot) and does not answer yet, the way a booting machine does not. Apply waits for
+// it, then checks it. Any other failure is the plan's to report.
+func (r *nodeResource) notUpYet(ctx context.Context, config nodeModel, prior *nodeModel, name, address string) bool {
+	if !r.waitsForBoot(config, prior) {
+		return false
+	}
+	_, err := r.cluster.host(ctx, address)
+	if err == nil || !transport.StillBooting(address)(err) {
+		return false
+	}
+	tflog.Info(ctx, "node not up yet: its checks run at apply, after the boot wait", map[string]any{"node": name, "address": address, "cause": err.Error()})
+	return true
+}
+
+// waitsForBoot reports whether applying m waits for the node's boot: boot_timeout is set and
+// the node is created (no prior) or dialled at a new address.
+func (r *nodeResource) waitsForBoot(m nodeModel, prior *nodeModel) bool {
+	if m.BootTimeout.IsNull() || m.BootTimeout.IsUnknown() {
+		return false
+	}
+	return prior == nil || r.dialAddress(*prior) != r.dialAddress(m)
+}
+
 func hostnameMismatch(name, address, reported string, err error) diag.Diagnostic {
 	return nodeAttributeError(path.Root("name"), "Hostname Mismatch", name,
 		fmt.Sprintf("The host at %s reports hostname %q", address, reported),
@@ -174,14 +225,14 @@ func (r *nodeResource) dialAddress(m nodeModel) string {
 
 func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *nodeModel) diag.Diagnostics {
-		return r.apply(ctx, m, true)
+		return r.apply(ctx, m, true, r.waitsForBoot(*m, nil))
 	})
 }
 
 func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	applyOverPrior(ctx, req.Plan, &req.State, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *nodeModel, prior nodeModel) diag.Diagnostics {
 		planned := m.factsModel
-		diags := r.apply(ctx, m, !prior.SSHAllowGroups.IsNull())
+		diags := r.apply(ctx, m, !prior.SSHAllowGroups.IsNull(), r.waitsForBoot(*m, &prior))
 		// The plan promised the facts of the last refresh; a fact that changed since (a reboot into
 		// a new kernel) shows at the next refresh instead of failing this apply as inconsistent.
 		m.factsModel = planned
@@ -191,11 +242,16 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 
 // apply checks the host, converges the sshd drop-in and records fresh facts, and the address
 // it dialled. managedBefore tells whether an existing drop-in is ours to remove when
-// ssh_allow_groups goes away.
-func (r *nodeResource) apply(ctx context.Context, m *nodeModel, managedBefore bool) diag.Diagnostics {
+// ssh_allow_groups goes away; waitBoot, whether to wait for the machine's boot first.
+func (r *nodeResource) apply(ctx context.Context, m *nodeModel, managedBefore, waitBoot bool) diag.Diagnostics {
 	m.Address = types.StringValue(r.dialAddress(*m))
 	m.ID = m.Name
 	name := m.Name.ValueString()
+	if waitBoot {
+		if diags := r.waitUntilBooted(ctx, *m); diags.HasError() {
+			return diags
+		}
+	}
 	host, facts, diags := r.cluster.gatherFacts(ctx, name, r.dialAddress(*m))
 	if diags.HasError() {
 		return diags
@@ -222,6 +278,21 @@ func (r *nodeResource) apply(ctx context.Context, m *nodeModel, managedBefore bo
 	}
 	m.factsModel = factsFrom(facts)
 	return diags
+}
+
+// waitUntilBooted waits up to boot_timeout for the node's machine to answer SSH and finish its
+// first boot.
+func (r *nodeResource) waitUntilBooted(ctx context.Context, m nodeModel) diag.Diagnostics {
+	name := m.Name.ValueString()
+	timeout, err := time.ParseDuration(m.BootTimeout.ValueString())
+	if err != nil {
+		return diag.Diagnostics{settingError(path.Root("boot_timeout"), "Invalid Boot Timeout", "boot_timeout is not a duration",
+			"Use a Go duration such as \"10m\".", err)}
+	}
+	if err := r.cluster.waitUntilBooted(ctx, name, r.dialAddress(m), timeout); err != nil {
+		return diag.Diagnostics{bootWaitError(name, timeout, err)}
+	}
+	return nil
 }
 
 func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -289,6 +360,7 @@ func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportState
 		Address:        types.StringValue(req.ID),
 		Roles:          types.SetNull(types.StringType),
 		SSHAllowGroups: types.ListNull(types.StringType),
+		BootTimeout:    types.StringNull(),
 		factsModel:     factsFrom(facts),
 	}
 	if facts.SSHAllowGroups != nil {

@@ -15,6 +15,7 @@
 // marked ReadOnly are answered once per host until a command changes that host. Work that the
 // caller's context ended is an *InterruptedError, work that a dropped connection or root shell
 // cut short a *ConnectionLostError, whatever step it was, so a caller reports the cause and not
-// the step's failure. The package has
+// the step's failure. HostWhenUp waits, up to a BootWait's deadline, for a machine that is still
+// booting, retrying only the failures a booting machine gives (StillBooting). The package has
 // no Terraform types; transporttest holds stand-ins for the packages that run scripts through it.
 package transport
