@@ -69,6 +69,8 @@ resource "gpucluster_node" "all" {
   for_each = toset(local.all_nodes)
   name     = each.key
   roles    = each.key == local.login_node ? ["controller"] : ["compute"]
+  # The machines are created in this apply: wait for SSH and their first boot (cloud-init).
+  boot_timeout = "10m"
 }
 
 resource "gpucluster_group" "users" {
