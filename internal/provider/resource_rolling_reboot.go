@@ -143,8 +143,11 @@ func rollingID(nodes []string, controller string) types.String {
 
 // ModifyPlan shows the run: every server at trigger in done, and the order of those not there yet.
 func (r *rollingRebootResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
 	plan, state, creating, ok := planAndState[rollingRebootModel](ctx, req, &resp.Diagnostics)
-	if req.Plan.Raw.IsNull() || !ok {
+	if !ok {
 		return
 	}
 	nodes, known := plan.nodeList(ctx, &resp.Diagnostics)
