@@ -276,13 +276,14 @@ func (r *rollingRebootResource) run(ctx context.Context, plan rollingRebootModel
 		DrainTimeout:   durationOr(plan.DrainTimeout, defaultDrainTimeout),
 		BootTimeout:    durationOr(plan.BootTimeout, defaultBootTimeout),
 	}
-	if err := rolling.Run(ctx, pending); err != nil {
+	if err := rolling.Reboot(ctx, pending); err != nil {
 		diags.Append(rollingError(controller, plan, err))
-		// The records say how far the run came, also when Terraform's context ended it.
+		// The records say how far the run came, also when Terraform's context ended it; unread,
+		// those from before the run stand, and the next plan reads them again.
 		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		if records, err = slurm.ReadRebootRecords(readCtx, h, nodes); err != nil {
-			return
+		if after, err := slurm.ReadRebootRecords(readCtx, h, nodes); err == nil {
+			records = after
 		}
 	} else {
 		records = map[string]string{}

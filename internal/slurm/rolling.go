@@ -39,8 +39,6 @@ type Rolling struct {
 	// DrainTimeout bounds the wait for a drained node's jobs; BootTimeout the wait for it to
 	// answer again and register with slurmctld.
 	DrainTimeout, BootTimeout time.Duration
-	// Done is told each node once it is back, after its record is written.
-	Done func(node string)
 }
 
 // Pending are the nodes, in order, whose last rolling reboot was not for trigger.
@@ -111,9 +109,9 @@ func writeRebootRecord(ctx context.Context, controller Executor, node, trigger s
 	return nil
 }
 
-// Run reboots order's nodes, at most MaxUnavailable at once. A node that fails stops the run
+// Reboot reboots order's nodes, at most MaxUnavailable at once. A node that fails stops the run
 // once the others of its wave are back; later nodes are not touched.
-func (r Rolling) Run(ctx context.Context, order []string) error {
+func (r Rolling) Reboot(ctx context.Context, order []string) error {
 	if err := CheckRollingNodes(order); err != nil {
 		return err
 	}
@@ -141,7 +139,7 @@ func (r Rolling) Run(ctx context.Context, order []string) error {
 // NodeRebootError is a node the run stopped on, and what was left of it.
 type NodeRebootError struct {
 	Node string
-	// Step is what failed: "drain", "jobs", "reboot", "boot", "hardware", "register", "resume".
+	// Step is what failed: "check" (nothing done yet), "drain", "jobs", "reboot", "boot", "hardware", "register", "resume".
 	Step string
 	// Drained: the node was left drained (reason RollingReason, or the one it had).
 	Drained bool
@@ -160,15 +158,15 @@ func (r Rolling) rebootNode(ctx context.Context, node string) error {
 	}
 	before, err := readNodeLine(ctx, r.Controller, node)
 	if err != nil {
-		return fail("drain", false, err)
+		return fail("check", false, err)
 	}
 	h, err := r.Connect(ctx, node)
 	if err != nil {
-		return fail("drain", false, err)
+		return fail("check", false, err)
 	}
 	boot, err := readBoot(ctx, h, node)
 	if err != nil {
-		return fail("drain", false, err)
+		return fail("check", false, err)
 	}
 	// A drain the node had is someone's decision: it stays after the reboot.
 	held := before.Drained && before.Reason != RollingReason
@@ -210,9 +208,6 @@ func (r Rolling) rebootNode(ctx context.Context, node string) error {
 	transport.Changed(ctx, r.Controller, "rebooted "+node+" for "+r.Trigger)
 	if err := writeRebootRecord(ctx, r.Controller, node, r.Trigger); err != nil {
 		return fail("resume", held, err)
-	}
-	if r.Done != nil {
-		r.Done(node)
 	}
 	return nil
 }

@@ -183,7 +183,7 @@ func (f *fakeCluster) rolling(trigger string, maxUnavailable int) Rolling {
 func TestRollingOneAtATime(t *testing.T) {
 	f := newFakeCluster("gpu01", "gpu02")
 	f.nodes["gpu01"].jobs = 2
-	if err := f.rolling("535", 1).Run(context.Background(), []string{"gpu01", "gpu02"}); err != nil {
+	if err := f.rolling("535", 1).Reboot(context.Background(), []string{"gpu01", "gpu02"}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"drain gpu01", "reboot gpu01", "resume gpu01", "drain gpu02", "reboot gpu02", "resume gpu02"}
@@ -200,7 +200,7 @@ func TestRollingOneAtATime(t *testing.T) {
 
 func TestRollingTwoAtATime(t *testing.T) {
 	f := newFakeCluster("gpu01", "gpu02", "gpu03")
-	if err := f.rolling("535", 2).Run(context.Background(), []string{"gpu01", "gpu02", "gpu03"}); err != nil {
+	if err := f.rolling("535", 2).Reboot(context.Background(), []string{"gpu01", "gpu02", "gpu03"}); err != nil {
 		t.Fatal(err)
 	}
 	if f.maxOut != 2 {
@@ -216,7 +216,7 @@ func TestRollingRefusesWhileJobsRun(t *testing.T) {
 	f.nodes["gpu01"].jobs = 1000
 	r := f.rolling("535", 1)
 	r.DrainTimeout = 500 * time.Millisecond
-	err := r.Run(context.Background(), []string{"gpu01", "gpu02"})
+	err := r.Reboot(context.Background(), []string{"gpu01", "gpu02"})
 	var jobs *JobsRunningError
 	var ne *NodeRebootError
 	if !errors.As(err, &jobs) || !errors.As(err, &ne) || ne.Node != "gpu01" || !ne.Drained {
@@ -232,7 +232,7 @@ func TestRollingStopsAtAServerThatDoesNotComeBack(t *testing.T) {
 	f.nodes["gpu01"].neverBack = true
 	r := f.rolling("535", 1)
 	r.BootTimeout = time.Second
-	err := r.Run(context.Background(), []string{"gpu01", "gpu02"})
+	err := r.Reboot(context.Background(), []string{"gpu01", "gpu02"})
 	var ne *NodeRebootError
 	if !errors.As(err, &ne) || ne.Node != "gpu01" || ne.Step != "boot" {
 		t.Fatalf("err = %v, want gpu01 not back", err)
@@ -257,7 +257,7 @@ func TestRollingStopsAtOtherHardware(t *testing.T) {
 		f.mu.Unlock()
 		return connect(ctx, node)
 	}
-	err := r.Run(context.Background(), []string{"gpu01", "gpu02"})
+	err := r.Reboot(context.Background(), []string{"gpu01", "gpu02"})
 	var ne *NodeRebootError
 	if !errors.As(err, &ne) || ne.Step != "hardware" || !strings.Contains(err.Error(), "3 GPUs after the reboot, 4 before") {
 		t.Fatalf("err = %v, want gpu01 back with a GPU missing", err)
@@ -270,7 +270,7 @@ func TestRollingStopsAtOtherHardware(t *testing.T) {
 func TestRollingKeepsADrainMadeBefore(t *testing.T) {
 	f := newFakeCluster("gpu01")
 	f.nodes["gpu01"].drained, f.nodes["gpu01"].reason = true, "bad fan"
-	if err := f.rolling("535", 1).Run(context.Background(), []string{"gpu01"}); err != nil {
+	if err := f.rolling("535", 1).Reboot(context.Background(), []string{"gpu01"}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"reboot gpu01"}; !reflect.DeepEqual(f.log, want) {
