@@ -25,16 +25,20 @@ func rollingCluster(trigger string) labCluster {
 }
 
 func rollingClusterOf(nodes, trigger string) labCluster {
+	return rollingClusterWith(nodes, trigger, "3m")
+}
+
+func rollingClusterWith(nodes, trigger, bootTimeout string) labCluster {
 	return labCluster{computeNodes: []string{"gpu01", "gpu02"}, extra: fmt.Sprintf(`
 resource "gpucluster_rolling_reboot" "gpus" {
   controller    = gpucluster_slurm_controller.test.slurmctld_host
   nodes         = %s
   trigger       = %q
   drain_timeout = "2m"
-  boot_timeout  = "3m"
+  boot_timeout  = %q
   depends_on    = [gpucluster_slurm_compute.gpu01, gpucluster_slurm_compute.gpu02]
 }
-`, nodes, trigger)}
+`, nodes, trigger, bootTimeout)}
 }
 
 // TestAccRollingReboot_twoGPUServers is the guide's driver update on the lab: with a job
@@ -42,7 +46,8 @@ resource "gpucluster_rolling_reboot" "gpus" {
 // reboots it, resumes it once slurmd is back, and only then does the same with gpu02. A sampler
 // watches sinfo throughout: the two are never out of service at once. Both end idle, with new
 // boot ids. Then a run stopped after gpu01 (its record written, gpu02's not) goes on with gpu02
-// alone.
+// alone. A server that does not come back stops the run with the other untouched, and the
+// next apply goes on from it.
 func TestAccRollingReboot_twoGPUServers(t *testing.T) {
 	l := lab.Require(t)
 	gpus := []string{"gpu01", "gpu02"}
@@ -117,6 +122,39 @@ func TestAccRollingReboot_twoGPUServers(t *testing.T) {
 				},
 				checkNodeStates(l, "gpu01:idle\ngpu02:idle"),
 			),
+		},
+		{
+			// gpu01 does not come back (no sshd after its reboot): the run stops there.
+			PreConfig: func() {
+				onHost(t, l, "gpu01", "systemctl mask ssh.service")
+				boots = bootIDs(t, l, gpus)
+			},
+			Config:      rollingClusterWith(`["gpu01", "gpu02"]`, "550.54.15-1", "20s").config(l),
+			ExpectError: regexp.MustCompile(`(?s)Server Did Not Come Back.*` + wrapped("The run stopped at gpu01; the servers after it were not touched.")),
+		},
+		{
+			// gpu02 was not touched; once gpu01 answers again, the next apply goes on from it.
+			PreConfig: func() {
+				if err := checkRebooted(l, boots, []string{"gpu01"}); err != nil {
+					t.Fatal(err)
+				}
+				if now := bootIDs(t, l, []string{"gpu02"}); now["gpu02"] != boots["gpu02"] {
+					t.Fatal("gpu02 was rebooted after gpu01 did not come back")
+				}
+				if err := checkNodeStates(l, "gpu01:drained\ngpu02:idle")(nil); err != nil {
+					t.Fatal(err)
+				}
+				onHost(t, l, "gpu01", "systemctl unmask ssh.service && systemctl start ssh.service")
+			},
+			Config: rollingClusterOf(`["gpu01", "gpu02"]`, "550.54.15-1").config(l),
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue(rollingAddr, tfjsonpath.New("plan_order"),
+						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("gpu01"), knownvalue.StringExact("gpu02")})),
+				},
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			Check: checkNodeStates(l, "gpu01:idle\ngpu02:idle"),
 		},
 	})
 }

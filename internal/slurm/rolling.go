@@ -320,7 +320,8 @@ func (r Rolling) waitBoot(ctx context.Context, node, old string) (bootState, err
 		}
 		if err != nil {
 			r.Forget(node)
-			return fmt.Errorf("%w: %w", errNotYet, err)
+			// Only the text: a failed dial here is the reboot's, not a connection setting to fix.
+			return fmt.Errorf("%w: %s", errNotYet, err.Error())
 		}
 		if b.id == old {
 			return fmt.Errorf("%s still runs its boot %s: %w", node, old, errNotYet)
