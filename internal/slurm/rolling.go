@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -242,7 +243,11 @@ func parseNodeLine(node, out string) (nodeLine, error) {
 			n.slurmdStart = v
 		}
 		if v, ok := strings.CutPrefix(field, "RealMemory="); ok {
-			_, _ = fmt.Sscan(v, &n.realMemory)
+			mem, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return nodeLine{}, fmt.Errorf("scontrol show node %s: RealMemory=%s: %w", node, v, err)
+			}
+			n.realMemory = mem
 		}
 	}
 	return n, nil

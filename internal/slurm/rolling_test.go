@@ -310,3 +310,19 @@ func TestCheckRollingNodes(t *testing.T) {
 		t.Error("a name with a shell word passed")
 	}
 }
+
+func TestParseNodeLine(t *testing.T) {
+	n, err := parseNodeLine("gpu01", "NodeName=gpu01 CPUTot=2 RealMemory=24105 State=IDLE+DRAIN SlurmdStartTime=2026-12-03T16:46:15 Reason=rolling reboot by gpucluster [root@2026-12-03T16:46:25]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.realMemory != 24105 || n.slurmdStart != "2026-12-03T16:46:15" || !n.Drained || n.Reason != RollingReason {
+		t.Errorf("parsed %+v", n)
+	}
+	if _, err := parseNodeLine("gpu01", "NodeName=gpu01 RealMemory=lots State=IDLE\n"); err == nil {
+		t.Error("an unreadable RealMemory passed")
+	}
+	if _, err := parseNodeLine("gpu01", "Node gpu01 not found\n"); err == nil {
+		t.Error("a node slurmctld does not know passed")
+	}
+}
