@@ -137,13 +137,20 @@ func (g *offlineGuard) offlineIn(ctx context.Context, data tfsdk.State) ([]strin
 			diags.AddError("Provider Error", fmt.Sprintf("The offline guard names attribute %s, which the schema lacks: %s", a, err))
 			continue
 		}
-		if _, isSet := typ.(types.SetType); isSet {
+		switch typ.(type) {
+		case types.SetType:
 			var set types.Set
 			diags.Append(data.GetAttribute(ctx, path.Root(a), &set)...)
 			if !set.IsNull() && !set.IsUnknown() {
 				diags.Append(set.ElementsAs(ctx, &refs, false)...)
 			}
-		} else {
+		case types.ListType:
+			var list types.List
+			diags.Append(data.GetAttribute(ctx, path.Root(a), &list)...)
+			if !list.IsNull() && !list.IsUnknown() {
+				diags.Append(list.ElementsAs(ctx, &refs, false)...)
+			}
+		default:
 			var s types.String
 			diags.Append(data.GetAttribute(ctx, path.Root(a), &s)...)
 			if !s.IsNull() && !s.IsUnknown() {

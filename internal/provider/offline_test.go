@@ -71,3 +71,32 @@ func TestOfflineGuardReadsEveryHostAttribute(t *testing.T) {
 		t.Errorf("offline nodes %v, want gpu07 from auth_nodes", offline)
 	}
 }
+
+// A list of nodes counts as a set does: gpucluster_rolling_reboot reaches each of its nodes.
+func TestOfflineGuardReadsAListOfNodes(t *testing.T) {
+	ctx := context.Background()
+	var g *offlineGuard
+	for _, newResource := range (&gpuclusterProvider{}).Resources(ctx) {
+		if r, ok := newResource().(*offlineGuard); ok {
+			if _, isRolling := r.inner.(*rollingRebootResource); isRolling {
+				g = r
+			}
+		}
+	}
+	if g == nil {
+		t.Fatal("gpucluster_rolling_reboot is not guarded")
+	}
+	g.cluster = newCluster(settings{overrides: []nodeOverride{{name: "gpu02", offline: true}}})
+	var schemaResp resource.SchemaResponse
+	g.Schema(ctx, resource.SchemaRequest{}, &schemaResp)
+	state := tfsdk.State{Schema: schemaResp.Schema, Raw: tftypes.NewValue(schemaResp.Schema.Type().TerraformType(ctx), nil)}
+	diags := state.SetAttribute(ctx, path.Root("controller"), "login01")
+	diags.Append(state.SetAttribute(ctx, path.Root("nodes"), types.ListValueMust(types.StringType, []attr.Value{types.StringValue("gpu01"), types.StringValue("gpu02")}))...)
+	offline, more := g.offlineIn(ctx, state)
+	if diags = append(diags, more...); diags.HasError() {
+		t.Fatal(diags)
+	}
+	if len(offline) != 1 || offline[0] != "gpu02" {
+		t.Errorf("offline nodes %v, want gpu02 from nodes", offline)
+	}
+}

@@ -217,23 +217,7 @@ func DrainForRemoval(ctx context.Context, ex Executor, node string, wait time.Du
 	if strings.TrimSpace(string(res.Stdout)) == "drained" {
 		transport.Changed(ctx, ex, "drained "+node+" before its removal")
 	}
-	deadline := time.Now().Add(wait)
-	pause := firstPoll
-	for {
-		jobs, err := jobsOn(ctx, ex, node)
-		if err != nil || len(jobs) == 0 {
-			return err
-		}
-		if time.Now().Add(pause).After(deadline) {
-			return &JobsRunningError{Node: node, Jobs: jobs}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("wait for the jobs on %s: %w", node, ctx.Err())
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, maxPoll)
-	}
+	return waitNoJobs(ctx, ex, node, wait)
 }
 
 // jobsOn lists the jobs slurmctld has running (or ending) on node; none while it does not run.

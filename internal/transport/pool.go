@@ -101,6 +101,27 @@ func (p *Pool) Close() {
 	}
 }
 
+// Forget closes the connection to the node cfg describes and drops it, a failed dial of it
+// too, so the next caller dials afresh. It is for a caller that took the node away itself (a
+// reboot) and waits for it to come back, where a failed dial is expected and passes; every
+// other failed dial stays for the run.
+func (p *Pool) Forget(cfg Config) {
+	key := cfg.withDefaults().key()
+	p.mu.Lock()
+	c := p.conns[key]
+	delete(p.conns, key)
+	p.mu.Unlock()
+	if c != nil {
+		go func() {
+			<-c.ready
+			c.markBroken(errForgotten)
+		}()
+	}
+}
+
+// errForgotten is the reason of a connection Forget closed.
+var errForgotten = errors.New("connection dropped to wait for the node to come back")
+
 func (p *Pool) debug(ctx context.Context, msg string, fields map[string]any) {
 	if p.Logger != nil {
 		p.Logger.Debug(ctx, msg, fields)

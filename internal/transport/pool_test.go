@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -374,4 +375,41 @@ func TestPoolKeepsConnectionsApartByTrust(t *testing.T) {
 	writeKnownHostsFor(t, &bad, srv, stranger)
 	_, err := pool.Host(ctx, bad)
 	assertHostKeyError(t, err, bad.Name)
+}
+
+// A node that went away (a reboot) fails its dials, and a failed dial stays for the run; once
+// the caller who took it away forgets it, the next use dials afresh and reaches it.
+func TestForgetRedialsAFailedDial(t *testing.T) {
+	ctx := testContext(t)
+	client := newTestClient(t)
+	srv := newTestServer(t, client)
+	cfg := clientConfig(t, client, srv, srv)
+	pool := newTestPool(t)
+	if _, err := pool.Host(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	addr := srv.listener.Addr().String()
+	_ = srv.listener.Close()
+	srv.dropConnections()
+	pool.Forget(cfg)
+	if _, err := pool.Host(ctx, cfg); err == nil {
+		t.Fatal("a node that does not listen was reached")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.listener = ln
+	go srv.serve()
+	if _, err := pool.Host(ctx, cfg); err == nil {
+		t.Fatal("a failed dial was retried without Forget")
+	}
+	pool.Forget(cfg)
+	h, err := pool.Host(ctx, cfg)
+	if err != nil {
+		t.Fatalf("after Forget: %v", err)
+	}
+	if res, err := h.Run(ctx, "printf back", nil); err != nil || string(res.Stdout) != "back" {
+		t.Fatalf("after Forget: %q, %v", res.Stdout, err)
+	}
 }
