@@ -94,7 +94,7 @@ func TestAccRollingReboot_twoGPUServers(t *testing.T) {
 				func(*terraform.State) error { return checkRebooted(l, boots, gpus) },
 				checkNodeStates(l, "gpu01:idle\ngpu02:idle"),
 				checkOnHosts(l, []string{"login01"}, "cat "+slurm.RebootRecordDir+"/gpu01 "+slurm.RebootRecordDir+"/gpu02", "535.104.05\n535.104.05"),
-				checkNoReason(l, gpus),
+				checkNoReason(l, gpus...),
 			),
 		},
 		{ResourceName: rollingAddr, ImportState: true, ImportStateId: "gpu01,gpu02@login01", ImportStateVerify: true,
@@ -157,22 +157,6 @@ func TestAccRollingReboot_twoGPUServers(t *testing.T) {
 			Check: checkNodeStates(l, "gpu01:idle\ngpu02:idle"),
 		},
 	})
-}
-
-// checkNoReason wants no reason left on the nodes, as sinfo -R lists them.
-func checkNoReason(l *lab.Lab, nodes []string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		for _, n := range nodes {
-			out, err := onHostErr(l, "login01", "scontrol show node -o "+n)
-			if err != nil {
-				return err
-			}
-			if _, reason, ok := strings.Cut(out, " Reason="); ok {
-				return fmt.Errorf("%s keeps Reason=%s after the rolling reboot", n, reason)
-			}
-		}
-		return nil
-	}
 }
 
 func bootIDs(t *testing.T, l *lab.Lab, hosts []string) map[string]string {

@@ -63,6 +63,8 @@ type slurmControllerModel struct {
 	TaskPlugin           types.String `tfsdk:"task_plugin"`
 	JobAcctGatherType    types.String `tfsdk:"job_acct_gather_type"`
 	MailProg             types.String `tfsdk:"mail_prog"`
+	Prolog               types.String `tfsdk:"prolog"`
+	Epilog               types.String `tfsdk:"epilog"`
 	Extra                types.Map    `tfsdk:"extra"`
 	Cgroup               types.Object `tfsdk:"cgroup"`
 	Version              types.String `tfsdk:"version"`
@@ -145,6 +147,8 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 				},
 			},
 		},
+		"prolog":  jobScriptAttribute("Prolog", slurm.PrologFile, "before each job, as root, on every node of the job's allocation, before its first step; a prolog that exits non-zero drains the node and requeues the job"),
+		"epilog":  jobScriptAttribute("Epilog", slurm.EpilogFile, "after each job, as root, on every node of its allocation; an epilog that exits non-zero drains the node"),
 		"version": computedKeptAttribute("Version of the installed slurmctld (`slurmctld -V`). Settings it does not know are refused at plan time."),
 		"status": schema.StringAttribute{
 			MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the controller: slurmctld not installed. A plan that changes it back to `" +
@@ -171,7 +175,7 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 			"Each change is classified by comparing the files before and after: " + classText(slurm.Reconfigure) + " " + classText(slurm.RestartController) + " " + classText(slurm.OrderedRestart) +
 			" Each attribute says which class a change of it needs; the activation's plan warns about restarts. Before a restart the new slurm.conf passes Slurm's own parser; if slurmctld does not come back, " +
 			"the previous files are restored, slurmctld restarted, and the error quotes its log.\n\n" +
-			"Make this resource depend on `gpucluster_munge_key` (pitfall P10): slurmctld authenticates with MUNGE, and the apply refuses to set it up where `munge -n | unmunge` fails. Destroy stops and disables slurmctld and removes the assembled files and its " +
+			"Make this resource depend on `gpucluster_munge_key` (pitfall P10): slurmctld authenticates with MUNGE, and the apply refuses to set it up where `munge -n | unmunge` fails. Destroy stops and disables slurmctld and removes the assembled files, the job scripts and its " +
 			"fragment; the packages, the state in `state_save_location` and the other resources' fragments stay. One resource per cluster.\n\n" +
 			"Import with the controller node, for example `login01`. A controller set up by hand (the guide's own steps) imports too: while `" + slurm.FragmentDir + "` holds no fragment, " +
 			"this resource and `gpucluster_slurm_node`, `gpucluster_slurm_partition` and `gpucluster_slurm_activation` read the `slurm.conf`, `cgroup.conf` and `gres.conf` slurmctld runs with " +
@@ -180,6 +184,22 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 			"not for the new layout, and the activation's plan warns first, naming the fragments. Until then a hand-built controller keeps Debian's `plugstack.conf`. " +
 			"What the resources cannot hold is refused with the line it is on: a second `SlurmctldHost`, `Include`, `NodeSet`, `DownNodes`, `Nodes=ALL`, gres.conf lines other than `Name=gpu` with `File=` or `AutoDetect=nvml`.",
 		Attributes: attrs,
+	}
+}
+
+// jobScriptAttribute is a job script's content: the activation writes it beside slurm.conf
+// and names it with key, and configless slurmd fetches both.
+func jobScriptAttribute(key, file, runs string) schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: fmt.Sprintf("Content of the `%[1]s` script that slurmd runs %[3]s (slurm.conf(5)). `gpucluster_slurm_activation` writes it to `%[4]s/%[2]s` "+
+			"(owner root, mode 0755, replaced whole and only when it changes) and sets `%[1]s=%[2]s`: a name beside slurm.conf, which configless slurmd fetches with the files "+
+			"and runs from its cache, so no file is written on the GPU servers themselves. A change of the script alone is applied with `scontrol reconfigure`, which sends it "+
+			"to every slurmd; running jobs continue. The script must start with an interpreter line (`#!/bin/sh`), hold no NUL byte and have at most %[5]d bytes; it runs "+
+			"with no login environment, so name programs by their full path. Unset (the default) writes no script and no `%[1]s` line, and leaves `%[1]s` to `extra`. "+
+			"A script edited by hand on the controller shows as drift in `gpucluster_slurm_activation`'s `status`.",
+			key, file, runs, slurm.ConfDir, slurm.MaxJobScriptSize),
+		Optional:   true,
+		Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 	}
 }
 

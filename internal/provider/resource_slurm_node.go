@@ -105,7 +105,7 @@ func (r *slurmNodeResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 		"drain_reason": schema.StringAttribute{
 			MarkdownDescription: "Drains the node for maintenance, with this reason: `gpucluster_slurm_activation` runs `scontrol update nodename=NAME state=drain reason=...` " +
 				"after it activates the files. No new job starts on the node; jobs running there run to their end (the node shows `draining`, then `drained`). " +
-				"A runtime state, not a line of slurm.conf: no daemon restarts. Remove it to resume the node (`state=undrain`, which clears the drain alone). " +
+				"A runtime state, not a line of slurm.conf: no daemon restarts. Remove it to resume the node (`state=undrain`, which clears the drain alone) and clear its reason: slurmctld clears a reason on a resume only through an accounting storage plugin, and otherwise only when it allocates the node to a job, so without `gpucluster_slurm_accounting` the activation makes an allocation that runs nothing (`salloc --no-shell`, job name `gpucluster-clear-reason`) and cancels it at once. A node whose CPUs are all taken keeps showing the old reason until its next job starts. " +
 				"Read back from `scontrol show node`, so a drain or resume made by hand, or a drain Slurm made itself (a node that reports less memory than declared), shows in the plan and apply puts back what the configuration says. " +
 				"Letters, digits, spaces and `._,:;/()+!?%&*=@-`, up to 200 characters.",
 			Optional:   true,

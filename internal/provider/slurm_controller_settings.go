@@ -64,6 +64,10 @@ func (m slurmControllerModel) settings(ctx context.Context, diags *diag.Diagnost
 			}
 		}
 	}
+	if m.Prolog.IsUnknown() || m.Epilog.IsUnknown() {
+		return s, false
+	}
+	s.Prolog, s.Epilog = m.Prolog.ValueString(), m.Epilog.ValueString()
 	s.Extra = mapValue(ctx, m.Extra, diags)
 	for _, v := range m.Extra.Elements() {
 		if v.IsUnknown() {
@@ -102,6 +106,7 @@ func (m *slurmControllerModel) setSettings(s slurm.ControllerSettings) {
 	m.SlurmctldPort, m.SlurmdPort = types.Int64Value(int64(s.SlurmctldPort)), types.Int64Value(int64(s.SlurmdPort))
 	m.ReturnToService = types.Int64Value(int64(s.ReturnToService))
 	m.SlurmctldParameters = stringList(s.SlurmctldParameters)
+	m.Prolog, m.Epilog = stringOrNull(s.Prolog), stringOrNull(s.Epilog)
 	m.Extra = extraValue(m.Extra, s.Extra)
 	m.Cgroup = cgroupObjectExtra(s.Cgroup, extraValue(priorCgroupExtra, s.Cgroup.Extra))
 }
@@ -140,8 +145,13 @@ func controllerAttr(field string) path.Path {
 		}
 		return path.Root("cgroup")
 	}
-	if field == slurm.ExtraField {
+	switch field {
+	case slurm.ExtraField:
 		return path.Root("extra")
+	case slurm.PrologField:
+		return path.Root("prolog")
+	case slurm.EpilogField:
+		return path.Root("epilog")
 	}
 	for _, cs := range controllerStrings {
 		if strings.EqualFold(cs.key, field) {

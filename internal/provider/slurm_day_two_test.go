@@ -30,7 +30,8 @@ const slurmRemovalReason = slurm.RemovalReason
 // hostname` runs on both GPU servers. Declaring drain_reason on gpu02 drains it with scontrol
 // while a job runs there: neither slurmctld nor slurmd restarts, the job runs to its end, a
 // new job does not start there. The drain imports, a resume by hand shows in the plan and
-// apply drains again, removing drain_reason resumes the node, and a drain by hand shows too.
+// apply drains again, removing drain_reason resumes the node and leaves it no reason (the lab
+// has no accounting storage, the case where slurmctld keeps it), and a drain by hand shows too.
 func TestAccSlurmNode_drain(t *testing.T) {
 	l := lab.Require(t)
 	gpus := []string{"gpu01", "gpu02"}
@@ -130,7 +131,7 @@ func TestAccSlurmNode_drain(t *testing.T) {
 					statecheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("reasons"),
 						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("resume gpu02")})),
 				},
-				Check: resource.ComposeAggregateTestCheckFunc(checkNodeState(l, "gpu02", "IDLE", ""), checkSinfo(l, "2:idle")),
+				Check: resource.ComposeAggregateTestCheckFunc(checkNodeState(l, "gpu02", "IDLE", ""), checkSinfo(l, "2:idle"), checkNoReason(l, "gpu02")),
 			},
 			{
 				// Drained by hand while the configuration declares no drain: the plan shows it.
@@ -181,6 +182,22 @@ func checkNodeState(l *lab.Lab, node, state, reason string) resource.TestCheckFu
 			}
 			return nil
 		})
+	}
+}
+
+// checkNoReason wants each node to show no reason in sinfo, as a node that was never drained.
+func checkNoReason(l *lab.Lab, nodes ...string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		for _, node := range nodes {
+			out, err := onHostErr(l, "login01", "sinfo -h -n "+node+" -o %E")
+			if err != nil {
+				return err
+			}
+			if out != "none" {
+				return fmt.Errorf("sinfo shows the reason %q for %s, want none", out, node)
+			}
+		}
+		return nil
 	}
 }
 

@@ -41,10 +41,11 @@ case "$(basename "$0") $1" in
 "systemctl disable") [ -e "$SANDBOX/stopfails" ] && { echo "Failed to stop slurmctld.service" >&2; exit 1; }; rm -f "$SANDBOX/active" ;;
 "apt-cache policy") printf 'slurmctld:\n  Installed: (none)\n  Candidate: 24.11.5-4+deb13u1\n' ;;
 "scontrol ping") [ -e "$SANDBOX/active" ] && echo "Slurmctld(primary) at login01 is UP" || { echo "Slurmctld(primary) at login01 is DOWN"; exit 1; } ;;
-"scontrol show") [ "$2" = node ] && { cat "$SANDBOX/nodes" 2>/dev/null; exit 0; }; grep -q '=invalid' "$SLURM_CONF" && { echo "scontrol: fatal: Invalid SlurmctldDebug invalid" >&2; exit 1; }; exit 0 ;;
+"scontrol show") [ "$2" = node ] && { if [ $# -eq 4 ]; then grep "^NodeName=$4 " "$SANDBOX/nodes"; else cat "$SANDBOX/nodes" 2>/dev/null; fi; exit 0; }; grep -q '=invalid' "$SLURM_CONF" && { echo "scontrol: fatal: Invalid SlurmctldDebug invalid" >&2; exit 1; }; exit 0 ;;
 "journalctl -u") echo "slurmctld: fatal: the stub refuses this config" ;;
 "scontrol update") case "$*" in *state=undrain*) sed -i "/^NodeName=${2#nodename=} /s/+DRAIN//" "$SANDBOX/nodes" 2>/dev/null ;; esac
 	[ -e "$SANDBOX/update-fails" ] && { echo "slurm_update error: Invalid node state specified" >&2; exit 1; }; exit 0 ;;
+"salloc -p") echo "salloc: Granted job allocation 7" >&2 ;;
 esac
 `
 
@@ -56,7 +57,7 @@ func newSandbox(t *testing.T, active bool) *sandbox {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{"systemctl", "scontrol", "slurmctld", "journalctl", "apt-cache"} {
+	for _, name := range []string{"systemctl", "scontrol", "slurmctld", "journalctl", "apt-cache", "salloc", "scancel"} {
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(stubs), 0o755); err != nil { //nolint:gosec // G306: the stubs must be executable.
 			t.Fatal(err)
 		}

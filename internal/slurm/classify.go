@@ -97,11 +97,14 @@ func settingClass(lowerKey string) ChangeClass {
 	return Reconfigure
 }
 
-// Files are the three files the controller serves to configless nodes.
+// Files are the files the controller serves to configless nodes: the three configuration
+// files and the job scripts, nil where there is none.
 type Files struct {
 	SlurmConf  []byte
 	CgroupConf []byte
 	GresConf   []byte
+	Prolog     []byte
+	Epilog     []byte
 }
 
 // Classification is a change's class, the settings that decided it, and
@@ -152,6 +155,13 @@ func Classify(old, new Files) (Classification, error) {
 	}
 	if !sameGresConf(old.GresConf, new.GresConf, union(slices.Collect(maps.Keys(before.nodes)), slices.Collect(maps.Keys(after.nodes)))) {
 		raise(Reconfigure, "gres.conf changed")
+	}
+	// Configless slurmctld sends the scripts it read at its start or last reconfigure.
+	if !bytes.Equal(old.Prolog, new.Prolog) {
+		raise(Reconfigure, PrologFile+" changed")
+	}
+	if !bytes.Equal(old.Epilog, new.Epilog) {
+		raise(Reconfigure, EpilogFile+" changed")
 	}
 	if c.Class == OrderedRestart {
 		for name := range after.nodes {

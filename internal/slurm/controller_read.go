@@ -39,8 +39,9 @@ type state struct {
 // exist, apart from every status base64 can return.
 const missingFile = 200
 
-// confFiles are the files assembled on the controller, by base name.
-var confFiles = []string{"slurm.conf", "cgroup.conf", "gres.conf"}
+// confFiles are the files assembled on the controller, by base name, in the order of
+// Files.contents.
+var confFiles = []string{"slurm.conf", "cgroup.conf", "gres.conf", PrologFile, EpilogFile}
 
 // fragmentsScript sends every fragment hex-encoded (the section parser drops blank lines, and
 // slurm.conf has them) from one perl process: a base64 per file cost the controller a process
@@ -126,7 +127,7 @@ func fileSections(sections map[string]transport.Section) (Files, error) {
 			return Files{}, err
 		}
 	}
-	return Files{SlurmConf: contents[0], CgroupConf: contents[1], GresConf: contents[2]}, nil
+	return Files{SlurmConf: contents[0], CgroupConf: contents[1], GresConf: contents[2], Prolog: contents[3], Epilog: contents[4]}, nil
 }
 
 // readStateScript reads every fragment, the three files, slurmctld's

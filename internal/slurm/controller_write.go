@@ -152,17 +152,25 @@ func configFile(path string, content []byte) transport.File {
 	return transport.File{Path: path, Content: content, Owner: "root", Group: "root", Mode: 0o644}
 }
 
-// writeFiles writes the three files, or removes one whose content is nil
-// (a rollback to a controller that had none). With expect set, each write is
-// conditional on the file still holding what expect has.
+// contents are the files in the order of confFiles.
+func (f Files) contents() [][]byte {
+	return [][]byte{f.SlurmConf, f.CgroupConf, f.GresConf, f.Prolog, f.Epilog}
+}
+
+// writeFiles writes the files, or removes one whose content is nil (a job script unset, a
+// rollback to a controller that had none). With expect set, each write is conditional on
+// the file still holding what expect has, and a file absent from both is left alone.
 func writeFiles(ctx context.Context, h ControllerHost, f Files, expect *Files) error {
-	contents := [][]byte{f.SlurmConf, f.CgroupConf, f.GresConf}
+	contents := f.contents()
 	var expected [][]byte
 	if expect != nil {
-		expected = [][]byte{expect.SlurmConf, expect.CgroupConf, expect.GresConf}
+		expected = expect.contents()
 	}
 	for i, name := range confFiles {
 		p := ConfDir + "/" + name
+		if contents[i] == nil && expected != nil && expected[i] == nil {
+			continue
+		}
 		if contents[i] == nil {
 			if _, err := h.Sudo(ctx, transport.ScriptEnv+"rm -f -- "+transport.Quote(p), nil); err != nil {
 				return fmt.Errorf("remove %s: %w", p, err)
@@ -170,6 +178,10 @@ func writeFiles(ctx context.Context, h ControllerHost, f Files, expect *Files) e
 			continue
 		}
 		file := configFile(p, contents[i])
+		if name == PrologFile || name == EpilogFile {
+			// slurmd executes the copy it fetches; the mode says what the file is.
+			file.Mode = 0o755
+		}
 		if expected != nil {
 			file.ExpectSHA256 = expectedSHA256(expected[i], expected[i] != nil)
 		}

@@ -3,6 +3,7 @@ package slurm
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -64,6 +65,8 @@ type field struct {
 	num64 *int64
 	list  *[]string
 	flag  *bool
+	// script is text of many lines, hex-encoded on its one line.
+	script *string
 }
 
 func (s *ControllerSettings) fields() []field {
@@ -82,6 +85,7 @@ func (s *ControllerSettings) fields() []field {
 		{key: "cgroup.ConstrainCores", flag: &s.Cgroup.ConstrainCores},
 		{key: "cgroup.ConstrainDevices", flag: &s.Cgroup.ConstrainDevices},
 		{key: "cgroup.ConstrainRAMSpace", flag: &s.Cgroup.ConstrainRAMSpace},
+		{key: PrologField, script: &s.Prolog}, {key: EpilogField, script: &s.Epilog},
 	}
 }
 
@@ -113,6 +117,8 @@ func (f field) encode() string {
 		return itoa(*f.num64)
 	case f.list != nil:
 		return strings.Join(*f.list, ",")
+	case f.script != nil:
+		return hex.EncodeToString([]byte(*f.script))
 	default:
 		return yesNo(*f.flag)
 	}
@@ -136,6 +142,12 @@ func (f field) decode(v string) error {
 		*f.num64 = n
 	case f.list != nil:
 		*f.list = strings.Split(v, ",")
+	case f.script != nil:
+		b, err := hex.DecodeString(v)
+		if err != nil {
+			return fmt.Errorf("%s: not hex: %w", f.key, err)
+		}
+		*f.script = string(b)
 	default:
 		if v != "yes" && v != "no" {
 			return fmt.Errorf("%s=%q: want yes or no", f.key, v)

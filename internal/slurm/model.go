@@ -35,6 +35,10 @@ type ControllerSettings struct {
 	// server without a mail client, and slurmctld then logs "Configured MailProg is invalid"
 	// at every start.
 	MailProg string
+	// Prolog and Epilog are the contents of the job scripts slurmd runs on a compute node
+	// before and after each job; empty sets none. They are files beside slurm.conf, named by
+	// a relative Prolog= and Epilog=, which configless slurmd fetches with slurm.conf.
+	Prolog, Epilog string
 	// Extra holds any other slurm.conf setting, by its Slurm name.
 	Extra  map[string]string
 	Cgroup CgroupSettings
@@ -151,7 +155,28 @@ func (s ControllerSettings) groups() [][]setting {
 			{"GresTypes", s.GresTypes}, {"SelectType", s.SelectType}, {"SelectTypeParameters", s.SelectTypeParameters},
 			{"ProctrackType", s.ProctrackType}, {"TaskPlugin", s.TaskPlugin}, {"JobAcctGatherType", s.JobAcctGatherType},
 		},
+		s.scriptSettings(),
 	}
+}
+
+// Job scripts beside slurm.conf. Configless slurmctld sends a Prolog or Epilog to the nodes
+// only when its name has no path separator; the prefix keeps an admin's own prolog.sh apart.
+const (
+	PrologFile = "gpucluster-prolog.sh"
+	EpilogFile = "gpucluster-epilog.sh"
+)
+
+// scriptSettings are the keys naming the job scripts that are set, and only those: a
+// cluster without them may still name its own scripts in Extra.
+func (s ControllerSettings) scriptSettings() []setting {
+	var out []setting
+	if s.Prolog != "" {
+		out = append(out, setting{"Prolog", PrologFile})
+	}
+	if s.Epilog != "" {
+		out = append(out, setting{"Epilog", EpilogFile})
+	}
+	return out
 }
 
 // returnToService keeps an explicit 0 (Slurm's default) out of the file like
@@ -288,6 +313,11 @@ func (s ControllerSettings) Validate() error {
 	}
 	if err := checkSettings("controller", "", owned); err != nil {
 		return err
+	}
+	for _, js := range []struct{ field, key, content string }{{PrologField, "Prolog", s.Prolog}, {EpilogField, "Epilog", s.Epilog}} {
+		if err := CheckJobScript(js.content); err != nil {
+			return &FieldError{Field: js.field, Err: fmt.Errorf("controller %s script: %w", js.key, err)}
+		}
 	}
 	// Node and partition lines belong to their own resources; Include
 	// would pull in files nobody manages.

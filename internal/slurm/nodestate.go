@@ -19,7 +19,7 @@ type NodeRuntime struct {
 	// Drained: the DRAIN flag is set, whether jobs still run there (draining) or not (drained).
 	Drained bool
 	// Reason is the reason slurmctld keeps for the node, without its "[user@time]" stamp;
-	// it outlives a resume until the node answers again, so it counts only while Drained.
+	// without accounting storage it outlives a resume, so it counts only while Drained.
 	Reason string
 }
 
@@ -167,24 +167,49 @@ func setNodeState(ctx context.Context, ex Executor, c NodeStateChange) error {
 		return fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", c.Node)
 	}
 	node := transport.Quote(c.Node)
-	// UNDRAIN clears the drain and leaves the base state alone. For a node that has not
-	// registered since slurmctld started (UNKNOWN+DRAIN: a node added again, whose drain from
-	// its removal slurmctld kept), Slurm clears the drain and still answers "Invalid node
-	// state specified": what counts is whether the drain is gone.
-	script := "out=$(scontrol update nodename=" + node + " state=undrain 2>&1) && exit 0\n" +
-		"scontrol show node -o " + node + " | grep -q ' State=[^ ]*DRAIN' || exit 0\n" +
-		"echo \"$out\" >&2; exit 1\n"
+	script := "n=" + node + "\n" + resumeScript
 	if c.Drain {
 		if err := CheckDrainReason(c.Reason); err != nil {
 			return err
 		}
 		script = "scontrol update nodename=" + node + " state=drain reason=" + transport.Quote(c.Reason) + "\n"
 	}
-	if _, err := ex.Sudo(ctx, transport.ScriptEnv+script, nil); err != nil {
+	res, err := ex.Sudo(ctx, transport.ScriptEnv+script, nil)
+	if err != nil {
 		return fmt.Errorf("%s: scontrol update: %w", c, err)
+	}
+	if strings.TrimSpace(string(res.Stdout)) == reasonKept {
+		transport.Changed(ctx, ex, c.Node+" keeps its last drain reason until a job can start there")
 	}
 	return nil
 }
+
+// reasonKept is what resumeScript prints when the node's old reason stays.
+const reasonKept = "reason kept"
+
+// resumeScript resumes node "$n" and clears its reason.
+//
+// UNDRAIN clears the drain and leaves the base state alone. For a node that has not
+// registered since slurmctld started (UNKNOWN+DRAIN: a node added again, whose drain from
+// its removal slurmctld kept), Slurm clears the drain and still answers "Invalid node
+// state specified": what counts is whether the drain is gone.
+//
+// slurmctld clears a node's reason on a resume only through its accounting storage plugin
+// (clusteracct_storage_g_node_up, a no-op without AccountingStorageType), and otherwise only
+// when it allocates the node to a job; no scontrol command clears it. So a resumed node that
+// still shows a reason gets an allocation that runs nothing (salloc --no-shell), cancelled
+// at once. A node whose CPUs are all taken keeps the reason until its next job starts.
+const resumeScript = "out=$(scontrol update nodename=\"$n\" state=undrain 2>&1) ||\n" +
+	"  if scontrol show node -o \"$n\" | grep -q ' State=[^ ]*DRAIN'; then echo \"$out\" >&2; exit 1; fi\n" +
+	"line=$(scontrol show node -o \"$n\") || exit 0\n" +
+	"case \"$line\" in *' Reason='*) ;; *) exit 0 ;; esac\n" +
+	"case \"$line\" in *' State='*DRAIN*|*' State='*FAIL*|*' State='*DOWN*) exit 0 ;; *' State=IDLE'*|*' State=MIXED'*) ;; *) exit 0 ;; esac\n" +
+	"part=$(printf '%s\\n' \"$line\" | sed -n 's/.* Partitions=\\([^ ,]*\\).*/\\1/p')\n" +
+	"[ -n \"$part\" ] || { echo '" + reasonKept + "'; exit 0; }\n" +
+	"id=$(cd / && salloc -p \"$part\" -w \"$n\" -N1 -n1 -t 1 --immediate=20 --no-shell -J gpucluster-clear-reason 2>&1 |\n" +
+	"  sed -n 's/^salloc: Granted job allocation \\([0-9][0-9]*\\)$/\\1/p')\n" +
+	"[ -n \"$id\" ] || { echo '" + reasonKept + "'; exit 0; }\n" +
+	"scancel \"$id\"\n"
 
 // RemovalReason is the drain reason of a node whose definition or compute setup is removed.
 const RemovalReason = "removed from the configuration by gpucluster"

@@ -103,7 +103,9 @@ func TestDrainReasonFragment(t *testing.T) {
 	}
 }
 
-// SetNodeStates drains and resumes with scontrol update, only where the runtime differs.
+// SetNodeStates drains and resumes with scontrol update, only where the runtime differs. A
+// resumed node that keeps its reason (no accounting storage) gets an allocation that runs
+// nothing, cancelled at once: only an allocation makes slurmctld drop the reason.
 func TestSetNodeStates(t *testing.T) {
 	ctx := context.Background()
 	s := newSandbox(t, true)
@@ -121,7 +123,7 @@ func TestSetNodeStates(t *testing.T) {
 	if err := WriteFragments(ctx, s, f); err != nil {
 		t.Fatal(err)
 	}
-	lines := "NodeName=gpu01 State=IDLE \nNodeName=gpu02 State=IDLE \nNodeName=gpu03 State=MIXED+DRAIN Reason=by hand [root@2026-12-01T14:00:00]\n"
+	lines := "NodeName=gpu01 State=IDLE \nNodeName=gpu02 State=IDLE \nNodeName=gpu03 State=MIXED+DRAIN Partitions=gpu Reason=by hand [root@2026-12-01T14:00:00]\n"
 	if err := os.WriteFile(s.root+"/nodes", []byte(lines), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +136,8 @@ func TestSetNodeStates(t *testing.T) {
 	if err != nil || len(done) != 2 {
 		t.Fatalf("set: %v %v", done, err)
 	}
-	want := "scontrol update nodename=gpu01 state=drain reason=GPU driver update|scontrol update nodename=gpu03 state=undrain"
+	want := "scontrol update nodename=gpu01 state=drain reason=GPU driver update|scontrol update nodename=gpu03 state=undrain|scontrol show node -o gpu03|" +
+		"salloc -p gpu -w gpu03 -N1 -n1 -t 1 --immediate=20 --no-shell -J gpucluster-clear-reason|scancel 7"
 	if got := strings.Join(s.calls(), "|"); got != want {
 		t.Errorf("calls %q, want %q", got, want)
 	}

@@ -21,6 +21,17 @@ func filesSHA256(f Files) string {
 		all = append(strconv.AppendInt(all, int64(len(b)), 10), ':')
 		all = append(all, b...)
 	}
+	// A job script counts only where there is one, so the digest of a cluster without any
+	// stays what it was before the scripts existed.
+	for _, s := range []struct {
+		name string
+		b    []byte
+	}{{PrologFile, f.Prolog}, {EpilogFile, f.Epilog}} {
+		if s.b != nil {
+			all = append(strconv.AppendInt(append(all, s.name+"="...), int64(len(s.b)), 10), ':')
+			all = append(all, s.b...)
+		}
+	}
 	sum := sha256.Sum256(all)
 	return hex.EncodeToString(sum[:])
 }
@@ -83,7 +94,8 @@ func prepare(st state, changes []Fragment) (change, error) {
 	if c.out.Warnings, err = checkBeforeWrite(st, c.fragments); err != nil {
 		return change{}, err
 	}
-	c.files = &Files{SlurmConf: slurmConf, CgroupConf: cgroupConf, GresConf: gresConf}
+	c.files = &Files{SlurmConf: slurmConf, CgroupConf: cgroupConf, GresConf: gresConf,
+		Prolog: scriptBytes(c.fragments.Controller.Prolog), Epilog: scriptBytes(c.fragments.Controller.Epilog)}
 	c.out.NextSHA256 = filesSHA256(*c.files)
 	if !filesEqual(st.files, *c.files) {
 		if c.out.Classification, err = Classify(st.files, *c.files); err != nil {
@@ -168,5 +180,5 @@ func checkBeforeWrite(st state, f Fragments) ([]string, error) {
 }
 
 func filesEqual(a, b Files) bool {
-	return bytes.Equal(a.SlurmConf, b.SlurmConf) && bytes.Equal(a.CgroupConf, b.CgroupConf) && bytes.Equal(a.GresConf, b.GresConf)
+	return bytes.Equal(a.SlurmConf, b.SlurmConf) && bytes.Equal(a.CgroupConf, b.CgroupConf) && bytes.Equal(a.GresConf, b.GresConf) && sameScripts(a, b)
 }
