@@ -433,12 +433,9 @@ func (r *slurmAccountingResource) Delete(ctx context.Context, req resource.Delet
 // ImportState takes CONTROLLER or NODE@CONTROLLER; the database settings are read from
 // slurmdbd.conf on the node, without its password.
 func (r *slurmAccountingResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	node, controller, ok := strings.Cut(req.ID, "@")
-	if !ok {
-		node, controller = req.ID, req.ID
-	}
-	if !nodeRefPattern.MatchString(node) || !nodeRefPattern.MatchString(controller) {
-		resp.Diagnostics.Append(invalidImportID(req.ID, "CONTROLLER (slurmdbd on the controller) or NODE@CONTROLLER", "db01@login01", ""))
+	node, controller, diags := parseAccountingImportID(req.ID)
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
 		return
 	}
 	h, ok := r.cluster.connect(ctx, node, &resp.Diagnostics)
@@ -466,4 +463,17 @@ func (r *slurmAccountingResource) ImportState(ctx context.Context, req resource.
 		m.DbdPort = types.Int64Value(int64(p))
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// parseAccountingImportID splits NODE@CONTROLLER; a bare CONTROLLER has slurmdbd on the
+// controller itself.
+func parseAccountingImportID(id string) (node, controller string, diags diag.Diagnostics) {
+	node, controller, ok := strings.Cut(id, "@")
+	if !ok {
+		node, controller = id, id
+	}
+	if !nodeRefPattern.MatchString(node) || !nodeRefPattern.MatchString(controller) {
+		diags.Append(invalidImportID(id, "CONTROLLER (slurmdbd on the controller) or NODE@CONTROLLER", "db01@login01", ""))
+	}
+	return node, controller, diags
 }
