@@ -1,0 +1,69 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	tfresource "github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+)
+
+// adminGroupBlock is the sudo group (GID 27 on Debian) with the given allow settings.
+func adminGroupBlock(allow string) string {
+	return fmt.Sprintf("resource \"gpucluster_group\" \"test\" {\n  name             = \"sudo\"\n  gid              = 27\n  nodes            = [\"login01\"]\n  allow_system_gid = true\n%s}\n", allow)
+}
+
+// TestGroupAllowAdminGroupsRenamed shows allow_admin_groups, the name gpucluster_user uses, and
+// its earlier name allow_admin_group, which keeps its meaning: either one lets the plan manage
+// an administrator group and sets both in the plan, neither is refused, and the two set to
+// different values are refused naming both.
+func TestGroupAllowAdminGroupsRenamed(t *testing.T) {
+	bothPlanned := func(want bool) tfresource.ConfigPlanChecks {
+		return tfresource.ConfigPlanChecks{PostApplyPreRefresh: []plancheck.PlanCheck{
+			plancheck.ExpectKnownValue("gpucluster_group.test", tfjsonpath.New("allow_admin_groups"), knownvalue.Bool(want)),
+			plancheck.ExpectKnownValue("gpucluster_group.test", tfjsonpath.New("allow_admin_group"), knownvalue.Bool(want)),
+		}}
+	}
+	for name, allow := range map[string]string{
+		"new name":         "  allow_admin_groups = true\n",
+		"deprecated name":  "  allow_admin_group = true\n",
+		"both, same value": "  allow_admin_groups = true\n  allow_admin_group  = true\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			tfresource.UnitTest(t, tfresource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []tfresource.TestStep{{
+					Config: unknownConnectionProvider + adminGroupBlock(allow), PlanOnly: true, ExpectNonEmptyPlan: true,
+					ConfigPlanChecks: bothPlanned(true),
+				}},
+			})
+		})
+	}
+	expectRefusedAtPlan(t, map[string]struct{ config, want string }{
+		"neither name": {adminGroupBlock(""), `(?s)Administrator Group Not Allowed.*allow_admin_groups = true`},
+		"deprecated name false": {adminGroupBlock("  allow_admin_group = false\n"),
+			`(?s)Administrator Group Not Allowed.*allow_admin_groups = true`},
+		"conflicting values": {adminGroupBlock("  allow_admin_groups = true\n  allow_admin_group  = false\n"),
+			diagPattern("Conflicting Attributes", "allow_admin_groups = true", "allow_admin_groups = true and allow_admin_group = false", "Remove allow_admin_group").String()},
+	})
+}
+
+// TestRenamedAttributesDeprecated checks that each earlier name carries a deprecation message
+// naming the current one, which Terraform shows as a warning wherever a configuration sets it.
+func TestRenamedAttributesDeprecated(t *testing.T) {
+	var resp resource.SchemaResponse
+	NewGroupResource().Schema(context.Background(), resource.SchemaRequest{}, &resp)
+	old, ok := resp.Schema.Attributes["allow_admin_group"].(schema.BoolAttribute)
+	if !ok || !strings.Contains(old.DeprecationMessage, "Use allow_admin_groups instead") {
+		t.Errorf("allow_admin_group: want a deprecation message naming allow_admin_groups, got %+v", resp.Schema.Attributes["allow_admin_group"])
+	}
+	if cur, ok := resp.Schema.Attributes["allow_admin_groups"].(schema.BoolAttribute); !ok || cur.DeprecationMessage != "" {
+		t.Errorf("allow_admin_groups: want a current attribute, got %+v", resp.Schema.Attributes["allow_admin_groups"])
+	}
+}
