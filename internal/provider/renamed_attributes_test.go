@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	dsschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	tfresource "github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -65,5 +67,14 @@ func TestRenamedAttributesDeprecated(t *testing.T) {
 	}
 	if cur, ok := resp.Schema.Attributes["allow_admin_groups"].(schema.BoolAttribute); !ok || cur.DeprecationMessage != "" {
 		t.Errorf("allow_admin_groups: want a current attribute, got %+v", resp.Schema.Attributes["allow_admin_groups"])
+	}
+	var ds datasource.SchemaResponse
+	NewClusterCheckDataSource().Schema(context.Background(), datasource.SchemaRequest{}, &ds)
+	states, ok := ds.Schema.Attributes["node_states"].(dsschema.MapAttribute)
+	if !ok || !strings.Contains(states.DeprecationMessage, "Use node_status instead") {
+		t.Errorf("node_states: want a deprecation message naming node_status, got %+v", ds.Schema.Attributes["node_states"])
+	}
+	if _, ok := ds.Schema.Attributes["node_status"].(dsschema.MapAttribute); !ok {
+		t.Error("gpucluster_cluster_check has no node_status")
 	}
 }
