@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -212,5 +213,27 @@ func idInState(address string) resource.ImportStateIdFunc {
 			return "", fmt.Errorf("%s is not in the state", address)
 		}
 		return rs.Primary.Attributes["id"], nil
+	}
+}
+
+// idInStateAt is the id the resource's state shows with the nodes of its attribute attr added
+// after @, as the import ID table says for a resource whose id leaves them out.
+func idInStateAt(address, attr string) resource.ImportStateIdFunc {
+	return func(s *terraform.State) (string, error) {
+		rs, ok := s.RootModule().Resources[address]
+		if !ok {
+			return "", fmt.Errorf("%s is not in the state", address)
+		}
+		var nodes []string
+		for k, v := range rs.Primary.Attributes {
+			if strings.HasPrefix(k, attr+".") && k != attr+".#" {
+				nodes = append(nodes, v)
+			}
+		}
+		if len(nodes) == 0 {
+			return "", fmt.Errorf("%s has no %s in the state", address, attr)
+		}
+		slices.Sort(nodes)
+		return rs.Primary.Attributes["id"] + "@" + strings.Join(nodes, ","), nil
 	}
 }

@@ -79,7 +79,7 @@ resource "gpucluster_slurm_partition" %[1]q {
 				ImportStateVerifyIdentifierAttribute: "name"},
 			{ResourceName: "gpucluster_slurm_partition.gpu", ImportState: true, ImportStateId: "gpu@login01", ImportStateVerify: true,
 				ImportStateVerifyIdentifierAttribute: "name"},
-			{ResourceName: "gpucluster_slurm_compute.gpu02", ImportState: true, ImportStateId: "gpu02", ImportStateVerify: true,
+			{ResourceName: "gpucluster_slurm_compute.gpu02", ImportState: true, ImportStateIdFunc: idInState("gpucluster_slurm_compute.gpu02"), ImportStateVerify: true,
 				ImportStateVerifyIdentifierAttribute: "node"},
 			{
 				// Broken by hand: slurmd's options deleted and a local slurm.conf left on gpu02,
