@@ -3,13 +3,18 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	dsschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	tfresource "github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -76,5 +81,68 @@ func TestRenamedAttributesDeprecated(t *testing.T) {
 	}
 	if _, ok := ds.Schema.Attributes["node_status"].(dsschema.MapAttribute); !ok {
 		t.Error("gpucluster_cluster_check has no node_status")
+	}
+}
+
+// validateGroup runs the provider's own validation of a gpucluster_group configuration with
+// the given attributes set, as Terraform does before a plan, and returns its diagnostics.
+func validateGroup(t *testing.T, set map[string]tftypes.Value) []*tfprotov6.Diagnostic {
+	t.Helper()
+	ctx := context.Background()
+	server := providerserver.NewProtocol6(New("test")())()
+	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ, ok := schemas.ResourceSchemas["gpucluster_group"].ValueType().(tftypes.Object)
+	if !ok {
+		t.Fatal("gpucluster_group's schema is not an object")
+	}
+	values := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		values[name] = tftypes.NewValue(at, nil)
+	}
+	for name, v := range set {
+		values[name] = v
+	}
+	config, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := server.ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: "gpucluster_group", Config: &config})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Diagnostics
+}
+
+// TestGroupDeprecatedNameWarns shows the warning a configuration that sets allow_admin_group
+// gets, naming allow_admin_groups, and none for the current name.
+func TestGroupDeprecatedNameWarns(t *testing.T) {
+	base := map[string]tftypes.Value{
+		"name":             tftypes.NewValue(tftypes.String, "sudo"),
+		"gid":              tftypes.NewValue(tftypes.Number, 27),
+		"nodes":            tftypes.NewValue(tftypes.Set{ElementType: tftypes.String}, []tftypes.Value{tftypes.NewValue(tftypes.String, "login01")}),
+		"allow_system_gid": tftypes.NewValue(tftypes.Bool, true),
+	}
+	with := func(attr string) map[string]tftypes.Value {
+		m := maps.Clone(base)
+		m[attr] = tftypes.NewValue(tftypes.Bool, true)
+		return m
+	}
+	var warned []string
+	for _, d := range validateGroup(t, with("allow_admin_group")) {
+		if d.Severity == tfprotov6.DiagnosticSeverityError {
+			t.Errorf("allow_admin_group = true refused: %s: %s", d.Summary, d.Detail)
+		}
+		if d.Severity == tfprotov6.DiagnosticSeverityWarning && strings.Contains(d.Detail, "Use allow_admin_groups instead") {
+			warned = append(warned, d.Summary)
+		}
+	}
+	if !slices.Equal(warned, []string{"Attribute Deprecated"}) {
+		t.Errorf("allow_admin_group = true: want one deprecation warning naming allow_admin_groups, got %v", warned)
+	}
+	if diags := validateGroup(t, with("allow_admin_groups")); len(diags) != 0 {
+		t.Errorf("allow_admin_groups = true: want no diagnostics, got %v", diags)
 	}
 }
