@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	tfresource "github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -144,5 +145,21 @@ func TestGroupDeprecatedNameWarns(t *testing.T) {
 	}
 	if diags := validateGroup(t, with("allow_admin_groups")); len(diags) != 0 {
 		t.Errorf("allow_admin_groups = true: want no diagnostics, got %v", diags)
+	}
+}
+
+// TestRenamedBoolReadBack shows a state written before the rename, which holds only the old
+// name, read back with the setting under the current name too, so the first plan after an
+// upgrade changes nothing.
+func TestRenamedBoolReadBack(t *testing.T) {
+	for _, tc := range []struct{ current, old, want types.Bool }{
+		{types.BoolNull(), types.BoolValue(true), types.BoolValue(true)},
+		{types.BoolNull(), types.BoolValue(false), types.BoolValue(false)},
+		{types.BoolValue(false), types.BoolValue(false), types.BoolValue(false)},
+		{types.BoolValue(true), types.BoolValue(true), types.BoolValue(true)},
+	} {
+		if got := groupAllowAdmin.readBack(tc.current, tc.old); !got.Equal(tc.want) {
+			t.Errorf("readBack(%v, %v) = %v, want %v", tc.current, tc.old, got, tc.want)
+		}
 	}
 }
