@@ -15,6 +15,10 @@ import (
 // docs/guides/import-ids.md lists each resource's form, and TestImportIDGuide parses every
 // example it gives, so the two cannot drift apart.
 
+// importIDGrammar closes every Invalid Import ID error.
+const importIDGrammar = "Every import ID has the form OBJECT[@NODE[,NODE...]], where @ names the nodes the object is found on; " +
+	"the provider's guide \"Import IDs\" (docs/guides/import-ids.md) gives each resource's form. Nothing was read or changed on any host."
+
 // slurmObjectForm is the import form of the objects defined on a Slurm controller.
 const slurmObjectForm = "NAME@CONTROLLER, or NAME alone when the controller is the provider's login_node"
 

@@ -237,3 +237,18 @@ func idInStateAt(address, attr string) resource.ImportStateIdFunc {
 		return rs.Primary.Attributes["id"] + "@" + strings.Join(nodes, ","), nil
 	}
 }
+
+// TestInvalidImportIDNamesTheGrammar shows every refusal of an import ID ending with the one
+// grammar and where its table is, and an account's bare name told what to add.
+func TestInvalidImportIDNamesTheGrammar(t *testing.T) {
+	_, _, diags := parseAccountImportID("alice", "user")
+	if !diags.HasError() {
+		t.Fatal("a bare account name imported, want a refusal")
+	}
+	detail := diags.Errors()[0].Detail()
+	for _, want := range []string{"the resource's id is the name alone, so add @ and the nodes", "OBJECT[@NODE[,NODE...]]", "docs/guides/import-ids.md", "Nothing was read or changed"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("detail %q lacks %q", detail, want)
+		}
+	}
+}
