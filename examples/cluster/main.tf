@@ -185,7 +185,7 @@ output "cluster_check" {
     problems        = data.gpucluster_cluster_check.guide.problems
     controller_ping = data.gpucluster_cluster_check.guide.controller_ping
     munge           = data.gpucluster_cluster_check.guide.munge
-    node_states     = data.gpucluster_cluster_check.guide.node_states
+    node_status     = data.gpucluster_cluster_check.guide.node_status
     home_mounts     = data.gpucluster_cluster_check.guide.home_mounts
     beegfs_healthy  = data.gpucluster_cluster_check.guide.beegfs_healthy
   }

@@ -241,7 +241,7 @@ func parseAccountImportID(id, kind string) (string, []string, diag.Diagnostics) 
 	if !hasNodes {
 		// The nodes are named, never taken from the provider's node blocks: the nodes in the
 		// state decide where destroy deletes the account, so the admin writes them down.
-		diags.Append(invalidImportID(id, form, example, "It names no nodes. "+nodesMean))
+		diags.Append(invalidImportID(id, form, example, "It names no nodes: the resource's id is the name alone, so add @ and the nodes its nodes lists (terraform state show prints them). "+nodesMean))
 		return "", nil, diags
 	}
 	nodeNames := strings.Split(nodeList, ",")

@@ -62,7 +62,7 @@ func TestAccountsRefusedAtPlan(t *testing.T) {
 		"the sudo group": {offlineProvider + groupBlock(`  name             = "sudo"
   gid              = 27
   allow_system_gid = true`), diagPattern("Administrator Group Not Allowed", `name             = "sudo"`,
-			"name is sudo, an administrator group", "set allow_admin_group = true")},
+			"name is sudo, an administrator group", "set allow_admin_groups = true")},
 		"home /etc": {offlineProvider + userBlock(`  name  = "dave"
   uid   = 1010
   group = "users"

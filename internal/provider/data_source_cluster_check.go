@@ -33,6 +33,7 @@ type clusterCheckModel struct {
 	Munge          types.Map    `tfsdk:"munge"`
 	ControllerPing types.String `tfsdk:"controller_ping"`
 	ControllerUp   types.Bool   `tfsdk:"controller_up"`
+	NodeStatus     types.Map    `tfsdk:"node_status"`
 	NodeStates     types.Map    `tfsdk:"node_states"`
 	HomeFSType     types.String `tfsdk:"home_fstype"`
 	HomeMounts     types.Map    `tfsdk:"home_mounts"`
@@ -80,8 +81,14 @@ func (d *clusterCheckDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			},
 			"controller_ping": schema.StringAttribute{MarkdownDescription: "What `scontrol ping` printed.", Computed: true},
 			"controller_up":   schema.BoolAttribute{MarkdownDescription: "Whether the primary slurmctld answered UP.", Computed: true},
-			"node_states": schema.MapAttribute{
+			"node_status": schema.MapAttribute{
 				MarkdownDescription: "Per node known to the controller, its state from `sinfo -a` (`idle`, `mixed`, `down*`, ...).",
+				Computed:            true,
+				ElementType:         types.StringType,
+			},
+			"node_states": schema.MapAttribute{
+				MarkdownDescription: "Deprecated: the same map as `node_status`, under its earlier name.",
+				DeprecationMessage:  "Use node_status instead, the name every resource gives its per-node map: node_states is its earlier name, kept so that existing configurations keep working.",
 				Computed:            true,
 				ElementType:         types.StringType,
 			},
@@ -166,7 +173,8 @@ func (d *clusterCheckDataSource) Read(ctx context.Context, req datasource.ReadRe
 	m.Munge = statusMap(decoded)
 	m.ControllerPing = types.StringValue(health.Ping)
 	m.ControllerUp = types.BoolValue(health.ControllerUp)
-	m.NodeStates = statusMap(health.NodeStates)
+	m.NodeStatus = statusMap(health.NodeStates)
+	m.NodeStates = m.NodeStatus
 	m.Problems = stringList(problems)
 	m.OK = types.BoolValue(len(problems) == 0)
 	if m.FailOnProblems.ValueBool() && len(problems) > 0 {

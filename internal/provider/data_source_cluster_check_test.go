@@ -59,6 +59,9 @@ data "gpucluster_cluster_check" "test" {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("munge"), knownvalue.MapExact(success)),
 					statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("controller_up"), knownvalue.Bool(false)),
+					// node_states is node_status's deprecated name: both hold sinfo's map, here empty with slurmctld down.
+					statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("node_status"), knownvalue.MapExact(map[string]knownvalue.Check{})),
+					statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("node_states"), knownvalue.MapExact(map[string]knownvalue.Check{})),
 					statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("ok"), knownvalue.Bool(false)),
 					statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("problems"),
 						knownvalue.ListPartial(map[int]knownvalue.Check{0: knownvalue.StringRegexp(regexp.MustCompile(`^slurmctld on login01 does not answer`))})),

@@ -326,12 +326,14 @@ const (
 )
 
 // invalidImportID is every resource's refusal of an import ID, in one wording: the ID given, the
-// form expected with an example, and why this ID does not fit when there is more to say.
+// form expected with an example, why this ID does not fit when there is more to say, and where
+// the one grammar every resource shares is written down.
 func invalidImportID(id, form, example, why string) diag.Diagnostic {
 	detail := fmt.Sprintf("The import ID %q does not have the form %s (for example %q).", id, form, example)
 	if why != "" {
 		detail += "\n\n" + why
 	}
+	detail += "\n\n" + importIDGrammar
 	return diag.NewErrorDiagnostic("Invalid Import ID", detail)
 }
 

@@ -135,13 +135,13 @@ func TestAccBeegfsClient_lifecycle(t *testing.T) {
 			{
 				ResourceName:      "gpucluster_beegfs_client.gpu01",
 				ImportState:       true,
-				ImportStateId:     "gpu01",
+				ImportStateIdFunc: idInState("gpucluster_beegfs_client.gpu01"),
 				ImportStateVerify: true,
 			},
 			{
 				ResourceName:      "gpucluster_beegfs_client.login01",
 				ImportState:       true,
-				ImportStateId:     "login01",
+				ImportStateIdFunc: idInState("gpucluster_beegfs_client.login01"),
 				ImportStateVerify: true,
 				// An action before the first mount, not something the node records.
 				ImportStateVerifyIgnore: []string{"migrate_local_home"},

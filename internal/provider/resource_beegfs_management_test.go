@@ -109,7 +109,7 @@ func TestAccBeegfsManagement_lifecycle(t *testing.T) {
 			{
 				ResourceName:      mgmtdAddr,
 				ImportState:       true,
-				ImportStateId:     "login01@gpu01,gpu02",
+				ImportStateIdFunc: idInStateAt(mgmtdAddr, "auth_nodes"),
 				ImportStateVerify: true,
 			},
 			{

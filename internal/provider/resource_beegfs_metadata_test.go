@@ -78,7 +78,7 @@ func TestAccBeegfsMetadata_lifecycle(t *testing.T) {
 			{
 				ResourceName:      metaAddr,
 				ImportState:       true,
-				ImportStateId:     "login01:" + labMetaPath,
+				ImportStateIdFunc: idInState(metaAddr),
 				ImportStateVerify: true,
 			},
 			{

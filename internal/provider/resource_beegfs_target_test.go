@@ -261,7 +261,7 @@ func TestAccBeegfsTarget_lifecycle(t *testing.T) {
 			{
 				ResourceName:      targetResource,
 				ImportState:       true,
-				ImportStateId:     "gpu01:/data/beegfs-storage",
+				ImportStateIdFunc: idInState(targetResource),
 				ImportStateVerify: true,
 			},
 			step(`sed -i 's/^storeAllowFirstRunInit.*/storeAllowFirstRunInit = true/' /etc/beegfs/beegfs-storage.conf`),

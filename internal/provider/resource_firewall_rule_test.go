@@ -83,7 +83,7 @@ func TestAccFirewallRule_lifecycle(t *testing.T) {
 				PreConfig:               func() { onHost(t, l, node, `sed -i '\|^allow:5601/tcp:from=10.0.0.0/24$|d' `+firewall.LedgerPath) },
 				ResourceName:            "gpucluster_firewall_rule.test",
 				ImportState:             true,
-				ImportStateId:           id,
+				ImportStateIdFunc:       idInState("gpucluster_firewall_rule.test"),
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"recorded"},
 				ImportStateCheck: func(states []*terraform.InstanceState) error {

@@ -86,7 +86,7 @@ func TestAccFirewall_guideRulesBlockOtherPorts(t *testing.T) {
 			{
 				ResourceName:      "gpucluster_firewall.test",
 				ImportState:       true,
-				ImportStateId:     node,
+				ImportStateIdFunc: idInState("gpucluster_firewall.test"),
 				ImportStateVerify: true,
 				// The import lists every rule of the node in rules and leaves ssh_rule unset, where
 				// this configuration names the SSH rule in ssh_rule and orders the others by depends_on;

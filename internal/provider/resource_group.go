@@ -39,7 +39,8 @@ type groupModel struct {
 	GID            types.Int64  `tfsdk:"gid"`
 	Nodes          types.Set    `tfsdk:"nodes"`
 	AllowSystemGID types.Bool   `tfsdk:"allow_system_gid"`
-	AllowAdmin     types.Bool   `tfsdk:"allow_admin_group"`
+	AllowAdmin     types.Bool   `tfsdk:"allow_admin_groups"`
+	AllowAdminOld  types.Bool   `tfsdk:"allow_admin_group"`
 	AllowNewGID    types.Bool   `tfsdk:"allow_new_gid_for_retired_name"`
 	NodeStatus     types.Map    `tfsdk:"node_status"`
 	AdoptedOn      types.Set    `tfsdk:"adopted_on"`
@@ -55,7 +56,7 @@ func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 		MarkdownDescription: "A local POSIX group with the same GID on every listed node. The GID is recorded in the " +
 			"ledger on the login node and can never be given to another group name.\n\n" +
 			"The group of the account the provider logs in as (named like the provider's `user`) is never managed, and an administrator group (" +
-			markdownList(users.AdminGroups) + ") only with `allow_admin_group`: changing or removing either could cut the provider's or the administrators' rights.\n\n" +
+			markdownList(users.AdminGroups) + ") only with `allow_admin_groups`: changing or removing either could cut the provider's or the administrators' rights.\n\n" +
 			"Import only reads: it refuses nodes that disagree on the GID and a GID the ledger gave to another name, and the apply that follows " +
 			"records the GID in the ledger (`recorded`), so a plan of an `import` block that is never applied changes nothing on any host.",
 		Attributes: map[string]schema.Attribute{
@@ -77,13 +78,9 @@ func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Computed:            true,
 				Default:             booldefault.StaticBool(false),
 			},
-			"allow_admin_group": schema.BoolAttribute{
-				MarkdownDescription: "Allow managing an administrator group: " + markdownList(users.AdminGroups) +
-					". They grant root (sudo, admin, wheel, root) or the system logs (adm), and an apply that renumbers or removes one can lock administrators out. Defaults to `false`.",
-				Optional: true,
-				Computed: true,
-				Default:  booldefault.StaticBool(false),
-			},
+			groupAllowAdmin.name: groupAllowAdmin.attribute("Allow managing an administrator group: " + markdownList(users.AdminGroups) +
+				". They grant root (sudo, admin, wheel, root) or the system logs (adm), and an apply that renumbers or removes one can lock administrators out."),
+			groupAllowAdmin.oldName: groupAllowAdmin.oldAttribute(),
 			allowNewGIDAttr: schema.BoolAttribute{
 				MarkdownDescription: allowNewGIDDescription,
 				Optional:            true,
@@ -95,6 +92,10 @@ func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 	}
 }
 
+// groupAllowAdmin is allow_admin_groups, the name gpucluster_user has too, and its earlier
+// name on this resource.
+var groupAllowAdmin = renamedBool{name: "allow_admin_groups", oldName: "allow_admin_group"}
+
 func (r *groupResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
 }
@@ -104,11 +105,13 @@ func (r *groupResource) ValidateConfig(ctx context.Context, req resource.Validat
 	if !ok {
 		return
 	}
-	if !m.Name.IsUnknown() && !m.AllowAdmin.IsUnknown() && !m.AllowAdmin.ValueBool() {
+	resp.Diagnostics.Append(groupAllowAdmin.validate(m.AllowAdmin, m.AllowAdminOld)...)
+	allowAdmin := groupAllowAdmin.value(m.AllowAdmin, m.AllowAdminOld)
+	if !m.Name.IsUnknown() && !allowAdmin.IsUnknown() && !allowAdmin.ValueBool() {
 		resp.Diagnostics.Append(refuseAdminGroups(path.Root("name"), "name is", []string{m.Name.ValueString()},
 			"Its members may become root or read the logs, and an apply that renumbers it, or a destroy that deletes it where the resource created it, "+
 				"changes who does: administrators can lose their rights",
-			"Leave the group to the nodes' own setup, or set allow_admin_group = true to manage it.")...)
+			"Leave the group to the nodes' own setup, or set allow_admin_groups = true to manage it.")...)
 	}
 	if m.GID.IsNull() || m.GID.IsUnknown() || m.AllowSystemGID.IsUnknown() {
 		return
@@ -119,10 +122,14 @@ func (r *groupResource) ValidateConfig(ctx context.Context, req resource.Validat
 }
 
 func (r *groupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.cluster == nil {
+	if req.Plan.Raw.IsNull() {
 		return
 	}
 	plan, _ := modelFrom[groupModel](ctx, req.Plan, &resp.Diagnostics)
+	plan.AllowAdmin = groupAllowAdmin.plan(ctx, req, resp)
+	if r.cluster == nil {
+		return
+	}
 	state := priorModel[groupModel](ctx, req.State, &resp.Diagnostics)
 	// Every group in state is due to be in the ledger; Update records one that Read found missing.
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(recordedAttr), true)...)
@@ -216,6 +223,7 @@ func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp
 		return g.Exists, users.DiffGroup(node, name, state.GID.ValueInt64(), g)
 	})
 	state.ID, state.NodeStatus = state.Name, status
+	state.AllowAdmin = groupAllowAdmin.readBack(state.AllowAdmin, state.AllowAdminOld)
 	if found && !resp.Diagnostics.HasError() {
 		state.Recorded = r.cluster.recordedInLedger(ctx, &resp.Diagnostics, users.KindGroup, name, state.GID.ValueInt64(), state.Recorded)
 	}
@@ -262,6 +270,7 @@ func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStat
 		Nodes:          stringSet(nodeNames),
 		AllowSystemGID: types.BoolValue(gid < users.MinRegularID),
 		AllowAdmin:     types.BoolValue(len(users.AdminGroupsIn(name)) > 0),
+		AllowAdminOld:  types.BoolValue(len(users.AdminGroupsIn(name)) > 0),
 		AllowNewGID:    types.BoolNull(),
 		NodeStatus:     allInSync(nodeNames),
 		AdoptedOn:      stringSet(nil),

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/compare"
@@ -59,7 +58,7 @@ func TestAccGroup_lifecycle(t *testing.T) {
 			{
 				ResourceName:      "gpucluster_group.test",
 				ImportState:       true,
-				ImportStateId:     name + "@" + strings.Join(all, ","),
+				ImportStateIdFunc: idInStateAt("gpucluster_group.test", "nodes"),
 				ImportStateVerify: true,
 			},
 			{

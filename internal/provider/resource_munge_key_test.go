@@ -97,7 +97,7 @@ func TestAccMungeKey_lifecycle(t *testing.T) {
 			{
 				ResourceName:      mungeKeyAddr,
 				ImportState:       true,
-				ImportStateId:     "login01@" + strings.Join(all, ","),
+				ImportStateIdFunc: idInStateAt(mungeKeyAddr, "nodes"),
 				ImportStateVerify: true,
 			},
 			{

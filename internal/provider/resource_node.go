@@ -63,11 +63,13 @@ func (r *nodeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a hostname")},
 		},
 		"address": schema.StringAttribute{
-			MarkdownDescription: "Address the provider dials. Defaults to `name`, resolved by the jump host. It may come from another resource and be unknown until apply.",
-			Optional:            true,
-			Computed:            true,
-			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			Validators:          []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a hostname or an IP address")},
+			MarkdownDescription: "Address this resource dials to read the node's facts and write its sshd setting. Defaults to `name`, resolved by the jump host. It may come from another resource and be unknown until apply. " +
+				"It changes how this resource alone reaches the node: every other resource still dials the node by its name, through a provider `node` block when one names it. " +
+				"To give the node an address for every resource, set it in a provider `node` block (`name` and `address`) instead.",
+			Optional:      true,
+			Computed:      true,
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			Validators:    []validator.String{stringvalidator.RegexMatches(nodeRefPattern, "must be a hostname or an IP address")},
 		},
 		"roles": schema.SetAttribute{
 			MarkdownDescription: "What the node does in the cluster, any of " + markdownList(nodeRoles) + ". It changes nothing on the node. " +

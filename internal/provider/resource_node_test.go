@@ -63,7 +63,7 @@ func TestAccNode_lifecycle(t *testing.T) {
 			{
 				ResourceName:            "gpucluster_node.test",
 				ImportState:             true,
-				ImportStateId:           "gpu01",
+				ImportStateIdFunc:       idInState("gpucluster_node.test"),
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"roles"},
 			},

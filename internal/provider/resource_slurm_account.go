@@ -51,7 +51,7 @@ func (r *slurmAccountResource) Metadata(_ context.Context, req resource.Metadata
 func (r *slurmAccountResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A Slurm account on the cluster: a node in the association tree under `root`, with its fair-share. Users are put in accounts with " +
-			"`gpucluster_slurm_user`. " + associationsDoc + " Import with `NAME@CONTROLLER`, for example `research@login01`.",
+			"`gpucluster_slurm_user`. " + associationsDoc + " Import with `NAME@CONTROLLER`, for example `research@login01` (or the bare name, as the resource's `id` shows it, when the controller is the provider's `login_node`).",
 		Attributes: map[string]schema.Attribute{
 			"id":         computedKeptAttribute("The account name."),
 			"controller": nodeAttribute("The controller, as `gpucluster_slurm_accounting.NAME.id`. Changing it replaces the resource."),

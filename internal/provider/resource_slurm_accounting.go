@@ -95,7 +95,7 @@ func (r *slurmAccountingResource) Schema(ctx context.Context, _ resource.SchemaR
 			"changed by hand (the file's password is tried on the node), packages removed. Destroy stops slurmdbd and removes " +
 			"slurmdbd.conf and the fragment; the database, and with it every job's history, stays in MariaDB, and so does its user.\n\n" +
 			"When `node` is not the controller, slurmctld reaches slurmdbd on `dbd_port` over the network: allow it with a `gpucluster_firewall_rule`. " +
-			"Import with `CONTROLLER` (slurmdbd on the controller) or `NODE@CONTROLLER`; `database_password_wo` is then needed in the configuration before the next update.",
+			"Import with `NODE@CONTROLLER`, or with `CONTROLLER`, the resource's `id`, for slurmdbd on the node the controller's accounting names (`AccountingStorageHost`, the controller itself when it has none); `database_password_wo` is then needed in the configuration before the next update.",
 		Attributes: map[string]schema.Attribute{
 			"id":         computedKeptAttribute("The controller."),
 			"controller": nodeAttribute("The controller node, as `gpucluster_slurm_controller.NAME.id`: where the fragment is kept and whose `ClusterName` is registered. Changing it replaces the resource."),
@@ -430,16 +430,21 @@ func (r *slurmAccountingResource) Delete(ctx context.Context, req resource.Delet
 	}
 }
 
-// ImportState takes CONTROLLER or NODE@CONTROLLER; the database settings are read from
+// ImportState takes NODE@CONTROLLER, or CONTROLLER, the id the state shows, with slurmdbd on
+// the node the controller's accounting fragment names; the database settings are read from
 // slurmdbd.conf on the node, without its password.
 func (r *slurmAccountingResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	node, controller, ok := strings.Cut(req.ID, "@")
-	if !ok {
-		node, controller = req.ID, req.ID
-	}
-	if !nodeRefPattern.MatchString(node) || !nodeRefPattern.MatchString(controller) {
-		resp.Diagnostics.Append(invalidImportID(req.ID, "CONTROLLER (slurmdbd on the controller) or NODE@CONTROLLER", "db01@login01", ""))
+	node, controller, diags := parseAccountingImportID(req.ID)
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
 		return
+	}
+	if !strings.Contains(req.ID, "@") {
+		node, diags = r.slurmdbdNode(ctx, controller)
+		resp.Diagnostics.Append(diags...)
+		if diags.HasError() {
+			return
+		}
 	}
 	h, ok := r.cluster.connect(ctx, node, &resp.Diagnostics)
 	if !ok {
@@ -466,4 +471,28 @@ func (r *slurmAccountingResource) ImportState(ctx context.Context, req resource.
 		m.DbdPort = types.Int64Value(int64(p))
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// slurmdbdNode is the node slurmdbd runs on as the controller's accounting fragment names it
+// (AccountingStorageHost), or the controller itself when it has no fragment, as on a controller
+// set up by hand.
+func (r *slurmAccountingResource) slurmdbdNode(ctx context.Context, controller string) (string, diag.Diagnostics) {
+	st, diags := r.cluster.readSlurmStatus(ctx, controller)
+	if diags.HasError() || st.Fragments.Accounting == nil || st.Fragments.Accounting.StorageHost == "" {
+		return controller, diags
+	}
+	return st.Fragments.Accounting.StorageHost, diags
+}
+
+// parseAccountingImportID splits NODE@CONTROLLER; a bare CONTROLLER stands for both until
+// ImportState reads where slurmdbd runs.
+func parseAccountingImportID(id string) (node, controller string, diags diag.Diagnostics) {
+	node, controller, ok := strings.Cut(id, "@")
+	if !ok {
+		node, controller = id, id
+	}
+	if !nodeRefPattern.MatchString(node) || !nodeRefPattern.MatchString(controller) {
+		diags.Append(invalidImportID(id, "NODE@CONTROLLER, or CONTROLLER for slurmdbd where the controller's accounting points", "db01@login01", ""))
+	}
+	return node, controller, diags
 }

@@ -81,7 +81,7 @@ func TestAccSlurmAccounting_lifecycle(t *testing.T) {
 			{
 				ResourceName:                         slurmAccountingAddr,
 				ImportState:                          true,
-				ImportStateId:                        "login01",
+				ImportStateIdFunc:                    idInState(slurmAccountingAddr),
 				ImportStateVerify:                    true,
 				ImportStateVerifyIdentifierAttribute: "controller",
 				ImportStateVerifyIgnore:              []string{"database_password_wo_version"},
@@ -279,6 +279,17 @@ func TestAccSlurmAccounting_otherNode(t *testing.T) {
 				ResourceName:                         slurmAccountingAddr,
 				ImportState:                          true,
 				ImportStateId:                        "gpu02@login01",
+				ImportStateVerify:                    true,
+				ImportStateVerifyIdentifierAttribute: "controller",
+				ImportStateVerifyIgnore:              []string{"database_password_wo_version"},
+				ConfigVariables:                      pw,
+			},
+			{
+				// The id the state shows, the controller alone: slurmdbd is found on gpu02,
+				// where the controller's AccountingStorageHost points.
+				ResourceName:                         slurmAccountingAddr,
+				ImportState:                          true,
+				ImportStateIdFunc:                    idInState(slurmAccountingAddr),
 				ImportStateVerify:                    true,
 				ImportStateVerifyIdentifierAttribute: "controller",
 				ImportStateVerifyIgnore:              []string{"database_password_wo_version"},

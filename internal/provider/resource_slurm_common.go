@@ -319,15 +319,6 @@ func int64OrNull(n int64) types.Int64 {
 	return types.Int64Value(n)
 }
 
-// parseNameAtController splits an import ID NAME@CONTROLLER.
-func parseNameAtController(id, example string) (name, controller string, diags diag.Diagnostics) {
-	name, controller, ok := strings.Cut(id, "@")
-	if !ok || name == "" || !nodeRefPattern.MatchString(controller) || !slurm.NamePattern.MatchString(name) {
-		diags.Append(invalidImportID(id, "NAME@CONTROLLER, the name and the controller node", example, ""))
-	}
-	return name, controller, diags
-}
-
 // readSlurmStatus reads the controller's fragments and files in one round trip.
 func (c *cluster) readSlurmStatus(ctx context.Context, controller string) (slurm.Status, diag.Diagnostics) {
 	h, diags := c.slurmController(ctx, controller)

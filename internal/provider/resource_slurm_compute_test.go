@@ -72,11 +72,14 @@ resource "gpucluster_slurm_partition" %[1]q {
 					checkMultiNode(l),
 				),
 			},
-			{ResourceName: "gpucluster_slurm_node.gpu01", ImportState: true, ImportStateId: "gpu01@login01", ImportStateVerify: true,
+			// Both by the id their state shows, the bare name, found on the provider's login_node.
+			{ResourceName: "gpucluster_slurm_node.gpu01", ImportState: true, ImportStateIdFunc: idInState("gpucluster_slurm_node.gpu01"), ImportStateVerify: true,
 				ImportStateVerifyIdentifierAttribute: "name", ImportStateVerifyIgnore: []string{"facts_source"}},
+			{ResourceName: "gpucluster_slurm_partition.gpu", ImportState: true, ImportStateIdFunc: idInState("gpucluster_slurm_partition.gpu"), ImportStateVerify: true,
+				ImportStateVerifyIdentifierAttribute: "name"},
 			{ResourceName: "gpucluster_slurm_partition.gpu", ImportState: true, ImportStateId: "gpu@login01", ImportStateVerify: true,
 				ImportStateVerifyIdentifierAttribute: "name"},
-			{ResourceName: "gpucluster_slurm_compute.gpu02", ImportState: true, ImportStateId: "gpu02", ImportStateVerify: true,
+			{ResourceName: "gpucluster_slurm_compute.gpu02", ImportState: true, ImportStateIdFunc: idInState("gpucluster_slurm_compute.gpu02"), ImportStateVerify: true,
 				ImportStateVerifyIdentifierAttribute: "node"},
 			{
 				// Broken by hand: slurmd's options deleted and a local slurm.conf left on gpu02,

@@ -63,7 +63,7 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 			{
 				ResourceName:                         slurmControllerAddr,
 				ImportState:                          true,
-				ImportStateId:                        "login01",
+				ImportStateIdFunc:                    idInState(slurmControllerAddr),
 				ImportStateVerify:                    true,
 				ImportStateVerifyIdentifierAttribute: "node",
 			},
@@ -71,7 +71,7 @@ func TestAccSlurmController_lifecycle(t *testing.T) {
 				// An import reads what is pending; what the last activation did is not on the host.
 				ResourceName:                         slurmActivationAddr,
 				ImportState:                          true,
-				ImportStateId:                        "login01",
+				ImportStateIdFunc:                    idInState(slurmActivationAddr),
 				ImportStateVerify:                    true,
 				ImportStateVerifyIdentifierAttribute: "controller",
 				ImportStateVerifyIgnore:              []string{"change_class", "reasons"},

@@ -141,7 +141,7 @@ func (r *slurmNodeResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"after " + removalGrace.String() + "; `gpucluster_slurm_compute`, destroyed before it, is where to wait longer for them (`timeouts.delete`).\n\n" +
 			"Do not give nodes `lifecycle { create_before_destroy = true }`: Terraform would then remove a node's fragment only after the activation, " +
 			"which leaves the removal pending until the next apply.\n\n" +
-			"Import with `NAME@CONTROLLER`, for example `gpu01@login01`: one resource per node, also where slurm.conf defines several nodes in one hostlist line such as `NodeName=gpu[01-03]`. " +
+			"Import with `NAME@CONTROLLER`, for example `gpu01@login01` (or the bare name, as the resource's `id` shows it, when the controller is the provider's `login_node`): one resource per node, also where slurm.conf defines several nodes in one hostlist line such as `NodeName=gpu[01-03]`. " +
 			"On a controller set up by hand the node is read from that line, with the `NodeName=DEFAULT` attributes before it and its GPU files from gres.conf (see `gpucluster_slurm_controller`).",
 		Attributes: attrs,
 	}
@@ -364,10 +364,10 @@ func (r *slurmNodeResource) Delete(ctx context.Context, req resource.DeleteReque
 	}
 }
 
-// ImportState takes NAME@CONTROLLER; Read then reads the definition from the node's fragment,
+// ImportState takes NAME@CONTROLLER, or a bare NAME on the login node; Read then reads the definition from the node's fragment,
 // or from slurm.conf on a controller set up by hand.
 func (r *slurmNodeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importState(ctx, req, resp, "gpu01@login01", func(controller types.String, name string) slurmNodeModel {
+	importState(ctx, r.cluster, req, resp, "gpu01@login01", func(controller types.String, name string) slurmNodeModel {
 		m := slurmNodeModel{Controller: controller, Name: types.StringValue(name), FactsSource: types.StringNull()}
 		m.setDef(slurm.NodeDef{Name: name})
 		return m

@@ -61,7 +61,7 @@ func (r *slurmPartitionResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"is never written with an undefined node. A literal name is checked against the controller's node fragments at plan time.\n\n" +
 			"With `AllowGroups` the partition is hidden from other accounts, admin included: use `sinfo -a` or `sudo scontrol show partition`.\n\n" +
 			"Destroy removes the partition's fragment, and the activation removes its line with a reconfigure; jobs already in it keep running. " +
-			"Import with `NAME@CONTROLLER`, for example `gpu@login01`; on a controller set up by hand the partition is read from its `PartitionName` line (see `gpucluster_slurm_controller`).",
+			"Import with `NAME@CONTROLLER`, for example `gpu@login01` (or the bare name, as the resource's `id` shows it, when the controller is the provider's `login_node`); on a controller set up by hand the partition is read from its `PartitionName` line (see `gpucluster_slurm_controller`).",
 		Attributes: map[string]schema.Attribute{
 			"id":         computedKeptAttribute("The partition name."),
 			"controller": nodeAttribute("The controller node, as `gpucluster_slurm_controller.NAME.id`: where the partition's fragment is kept. Changing it replaces the resource."),
@@ -229,10 +229,10 @@ func (r *slurmPartitionResource) Delete(ctx context.Context, req resource.Delete
 	}
 }
 
-// ImportState takes NAME@CONTROLLER; Read then reads the definition from the partition's
+// ImportState takes NAME@CONTROLLER, or a bare NAME on the login node; Read then reads the definition from the partition's
 // fragment, or from slurm.conf on a controller set up by hand.
 func (r *slurmPartitionResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importState(ctx, req, resp, "gpu@login01", func(controller types.String, name string) slurmPartitionModel {
+	importState(ctx, r.cluster, req, resp, "gpu@login01", func(controller types.String, name string) slurmPartitionModel {
 		m := slurmPartitionModel{Controller: controller}
 		m.setDef(slurm.PartitionDef{Name: name, Nodes: []string{}})
 		return m

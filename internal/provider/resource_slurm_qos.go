@@ -53,7 +53,7 @@ func (r *slurmQOSResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"(`max_tres_per_user = { \"gres/gpu\" = 1 }`). A job beyond the limit pends with the reason `QOSMaxGRESPerUser`. Limits apply only with " +
 			"`enforce` including `limits` or `qos` on `gpucluster_slurm_accounting`, and to users whose association allows the QOS (`gpucluster_slurm_user`'s `qos`). " +
 			"A limit on `gres/gpu` needs slurmdbd to know that TRES, which slurmctld registers when it first runs with `tres = [\"gres/gpu\"]`: set " +
-			"`controller = gpucluster_slurm_activation.NAME.id` so the activation comes first. " + associationsDoc + " Import with `NAME@CONTROLLER`, for example `gpu1@login01`.",
+			"`controller = gpucluster_slurm_activation.NAME.id` so the activation comes first. " + associationsDoc + " Import with `NAME@CONTROLLER`, for example `gpu1@login01` (or the bare name, as the resource's `id` shows it, when the controller is the provider's `login_node`).",
 		Attributes: map[string]schema.Attribute{
 			"id":         computedKeptAttribute("The QOS name."),
 			"controller": nodeAttribute("The controller, as `gpucluster_slurm_activation.NAME.id` (or `gpucluster_slurm_accounting.NAME.id` when no limit names a gres). Changing it replaces the resource."),

@@ -57,7 +57,7 @@ func (r *slurmUserResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			" When the controller and its accounting exist at plan time, the plan refuses an account that slurmdbd does not have and no `gpucluster_slurm_account` " +
 			"of the configuration declares, and warns about a new user that has no Unix account on the controller (`getent passwd`) and that no `gpucluster_user` " +
 			"of the configuration puts there." +
-			" Import with `NAME@CONTROLLER`, for example `alice@login01`.",
+			" Import with `NAME@CONTROLLER`, for example `alice@login01` (or the bare name, as the resource's `id` shows it, when the controller is the provider's `login_node`).",
 		Attributes: map[string]schema.Attribute{
 			"id":         computedKeptAttribute("The user name."),
 			"controller": nodeAttribute("The controller, as `gpucluster_slurm_accounting.NAME.id`. Changing it replaces the resource."),
@@ -142,9 +142,9 @@ func (m slurmUserModel) target() (controller, name string) {
 	return m.Controller.ValueString(), m.Name.ValueString()
 }
 
-// ImportState takes NAME@CONTROLLER and reads the associations, QOS included.
+// ImportState takes NAME@CONTROLLER, or a bare NAME on the login node, and reads the associations, QOS included.
 func (r *slurmUserResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	name, controller, diags := parseNameAtController(req.ID, "alice@login01")
+	name, controller, diags := parseNameAtController(req.ID, "alice@login01", r.cluster.importLoginNode())
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return

@@ -82,8 +82,12 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Validators:          []validator.String{stringvalidator.RegexMatches(userNamePattern, "must be a POSIX user name (lower case, no leading '-', no shell characters)")},
 			},
 			"uid": schema.Int64Attribute{
-				MarkdownDescription: "Numeric user ID, identical on every node because the shared filesystem stores ownership by number. 0 is refused; IDs below 1000 need `allow_system_uid`; an ID the ledger gave to another name is refused, and so is a new UID for a name the ledger records as retired, unless `allow_new_uid_for_retired_name` is set.",
-				Required:            true,
+				MarkdownDescription: "Numeric user ID, identical on every node because the shared filesystem stores ownership by number. 0 is refused; IDs below 1000 need `allow_system_uid`; an ID the ledger gave to another name is refused, and so is a new UID for a name the ledger records as retired, unless `allow_new_uid_for_retired_name` is set.\n\n" +
+					"Changing it renumbers the account in place: the ledger records the new UID and keeps the old one retired, never given to another name, and every node in `nodes` runs `usermod -u`. " +
+					"`usermod` re-owns the files under the user's home directory that carry the old UID, so on the shared /home the first node to run it re-owns the home and the others find nothing left to change. " +
+					"Files anywhere else (a scratch directory, job output outside the home, another BeeGFS directory) keep the old number, which no name then owns: re-own them by hand (`find DIR -uid OLD -exec chown NEW {} +`). " +
+					"`usermod` refuses while the user has processes on a node, such as a running job: that node's apply fails and the others are renumbered, so wait for the jobs to end or drain the node, then apply again.",
+				Required: true,
 			},
 			"group": schema.StringAttribute{
 				MarkdownDescription: "Primary group. It must exist on every node; refer to a `gpucluster_group` by its `id` so it is created first. An administrator group needs `allow_admin_groups`.",

@@ -68,7 +68,7 @@ func TestAccUser_lifecycle(t *testing.T) {
 			{
 				ResourceName:            "gpucluster_user.test",
 				ImportState:             true,
-				ImportStateId:           name + "@" + strings.Join(nodes, ","),
+				ImportStateIdFunc:       idInStateAt("gpucluster_user.test", "nodes"),
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"home_on"},
 			},

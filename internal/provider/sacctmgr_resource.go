@@ -78,9 +78,9 @@ func (r *sacctmgrResource[T, M, PM]) Delete(ctx context.Context, req resource.De
 	resp.Diagnostics.Append(r.object.delete(ctx, r.cluster, controller, name)...)
 }
 
-// ImportState takes NAME@CONTROLLER and leaves the rest to the Read that follows.
+// ImportState takes NAME@CONTROLLER, or a bare NAME on the login node, and leaves the rest to the Read that follows.
 func (r *sacctmgrResource[T, M, PM]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	name, controller, diags := parseNameAtController(req.ID, r.importExample)
+	name, controller, diags := parseNameAtController(req.ID, r.importExample, r.cluster.importLoginNode())
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return

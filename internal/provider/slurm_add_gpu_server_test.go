@@ -89,7 +89,7 @@ func TestAccSlurm_addGPUServers(t *testing.T) {
 			},
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("ok"), knownvalue.Bool(true)),
-				statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("node_states"), knownvalue.MapExact(nodeStates)),
+				statecheck.ExpectKnownValue("data.gpucluster_cluster_check.test", tfjsonpath.New("node_status"), knownvalue.MapExact(nodeStates)),
 				statecheck.ExpectKnownValue(slurmActivationAddr, tfjsonpath.New("change_class"), knownvalue.StringExact(slurm.OrderedRestart.String())),
 			},
 			Check: resource.ComposeAggregateTestCheckFunc(

@@ -77,10 +77,10 @@ func (k slurmFragmentKind[D]) read(ctx context.Context, c *cluster, diags *diag.
 	return def, st, false
 }
 
-// importState takes NAME@CONTROLLER (example shows one) and stores the model newModel makes
-// from them; Read then reads the definition.
-func importState[M any](ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse, example string, newModel func(controller types.String, name string) M) {
-	name, controller, diags := parseNameAtController(req.ID, example)
+// importState takes NAME@CONTROLLER or a bare NAME on the login node (example shows one) and
+// stores the model newModel makes from them; Read then reads the definition.
+func importState[M any](ctx context.Context, c *cluster, req resource.ImportStateRequest, resp *resource.ImportStateResponse, example string, newModel func(controller types.String, name string) M) {
+	name, controller, diags := parseNameAtController(req.ID, example, c.importLoginNode())
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return

@@ -126,7 +126,7 @@ func TestAccSlurmAccounting_gpuHours(t *testing.T) {
 				ImportStateVerifyIdentifierAttribute: "name", ConfigVariables: pw},
 			{ResourceName: users[0], ImportState: true, ImportStateId: slurmTestUser + "@login01", ImportStateVerify: true,
 				ImportStateVerifyIdentifierAttribute: "name", ConfigVariables: pw},
-			{ResourceName: "gpucluster_slurm_qos.gpu1", ImportState: true, ImportStateId: "gpu1@login01", ImportStateVerify: true,
+			{ResourceName: "gpucluster_slurm_qos.gpu1", ImportState: true, ImportStateIdFunc: idInState("gpucluster_slurm_qos.gpu1"), ImportStateVerify: true,
 				ImportStateVerifyIdentifierAttribute: "name", ConfigVariables: pw},
 			{
 				// Drift made with sacctmgr by hand: each resource shows it, and apply puts it back.

@@ -4,7 +4,9 @@ resource "gpucluster_node" "login01" {
 }
 
 resource "gpucluster_node" "gpu01" {
-  name    = "gpu01"
+  name = "gpu01"
+  # How this resource alone dials gpu01. Every other resource dials gpu01 by name: to give them
+  # all this address, set it in a provider node block (name = "gpu01", address = "10.0.0.11").
   address = "10.0.0.11"
   roles   = ["compute", "storage"]
 

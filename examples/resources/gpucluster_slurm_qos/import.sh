@@ -1,2 +1,3 @@
-# NAME@CONTROLLER: the QOS name and the controller.
+# NAME@CONTROLLER: the QOS as slurmdbd on the controller knows it. A bare NAME, the
+# resource's id, is found on the provider's login_node.
 terraform import gpucluster_slurm_qos.gpu1 gpu1@login01
