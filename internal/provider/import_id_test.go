@@ -42,6 +42,12 @@ var importParsers = map[string]func(id string) error{
 	"gpucluster_beegfs_metadata":   func(id string) error { _, _, err := parseNodePathID(id); return err },
 	"gpucluster_beegfs_target":     func(id string) error { _, _, err := parseNodePathID(id); return err },
 	"gpucluster_beegfs_client":     matching(nodeRefPattern),
+	"gpucluster_rolling_reboot": func(id string) error {
+		if _, _, ok := parseRollingImportID(id); !ok {
+			return errors.New("not NODE,NODE@CONTROLLER")
+		}
+		return nil
+	},
 }
 
 func slurmObjectParser(id string) error {

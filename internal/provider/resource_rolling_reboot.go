@@ -357,9 +357,8 @@ func (r *rollingRebootResource) Delete(context.Context, resource.DeleteRequest, 
 
 // ImportState takes NODE,NODE@CONTROLLER.
 func (r *rollingRebootResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	list, controller, ok := strings.Cut(req.ID, "@")
-	nodes := strings.Split(list, ",")
-	if !ok || !nodeRefPattern.MatchString(controller) || slurm.CheckRollingNodes(nodes) != nil {
+	nodes, controller, ok := parseRollingImportID(req.ID)
+	if !ok {
 		resp.Diagnostics.Append(invalidImportID(req.ID, "NODE,NODE@CONTROLLER, the servers in the run's order and the controller", "gpu01,gpu02@login01", ""))
 		return
 	}
@@ -369,6 +368,13 @@ func (r *rollingRebootResource) ImportState(ctx context.Context, req resource.Im
 		BootTimeout: types.StringValue(shortDuration(defaultBootTimeout)), Done: types.MapNull(types.StringType), PlanOrder: stringList([]string{}),
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// parseRollingImportID reads NODE,NODE@CONTROLLER, the form of the resource's id.
+func parseRollingImportID(id string) (nodes []string, controller string, ok bool) {
+	list, controller, found := strings.Cut(id, "@")
+	nodes = strings.Split(list, ",")
+	return nodes, controller, found && nodeRefPattern.MatchString(controller) && slurm.CheckRollingNodes(nodes) == nil
 }
 
 // forget drops the pool's connection to node, so the next use dials it afresh.
