@@ -262,36 +262,11 @@ func (r *slurmActivationResource) activate(ctx context.Context, m *slurmActivati
 	if diags.HasError() {
 		return diags
 	}
-	st, err := slurm.ReadStatus(ctx, h)
-	if err != nil {
-		diags.Append(nodeError("Cannot Read Slurm Configuration", controller, "Reading the fragments in "+slurm.FragmentDir+" before the activation failed",
-			"A fragment edited by hand that no longer parses must be fixed or removed by hand.", err))
+	out, activateDiags := r.cluster.activateWithHealthCheck(ctx, controller, h, wait)
+	diags.Append(activateDiags...)
+	if diags.HasError() {
 		return diags
 	}
-	// slurmd runs the health check program from its own node: it is there before the key
-	// that names it, and goes only after the key.
-	content := healthCheckContent(st)
-	var written []string
-	if content != "" {
-		var syncDiags diag.Diagnostics
-		written, syncDiags = r.cluster.syncHealthCheck(ctx, r.cluster.healthCheckNodes(st), content)
-		diags.Append(syncDiags...)
-		if diags.HasError() {
-			return diags
-		}
-	}
-	out, err := slurm.Activate(ctx, h, wait)
-	if err != nil {
-		diags.Append(nodeError("Cannot Activate Slurm Configuration", controller,
-			"Assembling, validating or activating "+slurm.ConfDir+"/slurm.conf from the fragments in "+slurm.FragmentDir+" failed", slurmActivationAdvice(err), err))
-		return diags
-	}
-	if content == "" && st.NamesHealthCheck {
-		removed, removeDiags := r.cluster.syncHealthCheck(ctx, r.cluster.healthCheckNodes(st), "")
-		diags.Append(removeDiags...)
-		written = removed
-	}
-	out.Reasons = append(out.Reasons, written...)
 	for _, w := range out.Warnings {
 		diags.Append(pitfallWarning(controller, w))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -53,6 +54,40 @@ func healthCheckNodeStateAttribute() schema.ListAttribute {
 		ElementType: types.StringType,
 		Validators:  []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.OneOf(slurm.HealthCheckNodeStates...))},
 	}
+}
+
+// activateWithHealthCheck is slurm.Activate with the health check program on the nodes:
+// slurmd runs it from its own node, so it is written there before the key that names it, and
+// removed only after the key is gone. The outcome's reasons say where it was written or removed.
+func (c *cluster) activateWithHealthCheck(ctx context.Context, controller string, h *transport.Host, wait time.Duration) (slurm.Outcome, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	st, err := slurm.ReadStatus(ctx, h)
+	if err != nil {
+		diags.Append(nodeError("Cannot Read Slurm Configuration", controller, "Reading the fragments in "+slurm.FragmentDir+" before the activation failed",
+			"A fragment edited by hand that no longer parses must be fixed or removed by hand.", err))
+		return slurm.Outcome{}, diags
+	}
+	content := healthCheckContent(st)
+	var changed []string
+	if content != "" {
+		changed, diags = c.syncHealthCheck(ctx, c.healthCheckNodes(st), content)
+		if diags.HasError() {
+			return slurm.Outcome{}, diags
+		}
+	}
+	out, err := slurm.Activate(ctx, h, wait)
+	if err != nil {
+		diags.Append(nodeError("Cannot Activate Slurm Configuration", controller,
+			"Assembling, validating or activating "+slurm.ConfDir+"/slurm.conf from the fragments in "+slurm.FragmentDir+" failed", slurmActivationAdvice(err), err))
+		return out, diags
+	}
+	if content == "" && st.NamesHealthCheck {
+		var removeDiags diag.Diagnostics
+		changed, removeDiags = c.syncHealthCheck(ctx, c.healthCheckNodes(st), "")
+		diags.Append(removeDiags...)
+	}
+	out.Reasons = append(out.Reasons, changed...)
+	return out, diags
 }
 
 // healthCheckContent is the program the controller's fragment declares, "" for none.

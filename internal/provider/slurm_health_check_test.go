@@ -48,7 +48,8 @@ const healthCheckMarker = "/tmp/gpucluster-healthcheck-ran"
 // GPU servers: the activation writes it on both (root, 0755) before slurm.conf names it, and
 // slurmd runs it on both, which the file it writes shows. A new program alone is one write per
 // server and restarts no slurmd, and it runs. A program edited by hand on gpu02 shows in the
-// activation's plan and is written back there alone. Unset, the keys and both files go.
+// activation's plan and is written back there alone. Unset, the keys and both files go; set
+// again, destroy removes it from both servers.
 func TestAccSlurmController_healthCheck(t *testing.T) {
 	l := lab.Require(t)
 	gpus := []string{"gpu01", "gpu02"}
@@ -66,7 +67,10 @@ func TestAccSlurmController_healthCheck(t *testing.T) {
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             checkClusterDestroyed(l, gpus),
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			checkClusterDestroyed(l, gpus),
+			checkOnHosts(l, gpus, "ls "+slurm.HealthCheckPath+" 2>/dev/null | wc -l", "0"),
+		),
 		Steps: []resource.TestStep{
 			{
 				Config:           withCheck("v1").config(l),
@@ -140,6 +144,11 @@ func TestAccSlurmController_healthCheck(t *testing.T) {
 					checkOnHost(l, "login01", "grep -ci '^HealthCheck' "+slurm.ConfDir+"/slurm.conf || true", "0"),
 					checkOnHosts(l, gpus, "ls "+slurm.HealthCheckPath+" 2>/dev/null | wc -l", "0"),
 				),
+			},
+			{
+				// Set again, for destroy: each compute node's destroy removes it from its server.
+				Config: withCheck("v3").config(l),
+				Check:  checkHealthCheckRan(l, gpus, "v3"),
 			},
 		},
 	})
