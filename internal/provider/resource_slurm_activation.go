@@ -75,7 +75,7 @@ func (r *slurmActivationResource) Schema(ctx context.Context, _ resource.SchemaR
 				Computed: true,
 			},
 			"reasons": schema.ListAttribute{
-				MarkdownDescription: "What decided the last activation's class: the settings, nodes and partitions that changed, slurmctld not running, slurmd restarts still due; and the drains and resumes it made (`drain gpu02 (GPU driver update)`, `resume gpu02`).",
+				MarkdownDescription: "What decided the last activation's class: the settings, nodes and partitions that changed, slurmctld not running, slurmd restarts still due; the drains and resumes it made (`drain gpu02 (GPU driver update)`, `resume gpu02`), and where it wrote or removed the health check program (`wrote " + slurm.HealthCheckPath + " on gpu02`).",
 				Computed:            true,
 				ElementType:         types.StringType,
 			},
@@ -86,7 +86,7 @@ func (r *slurmActivationResource) Schema(ctx context.Context, _ resource.SchemaR
 			"status": schema.StringAttribute{
 				MarkdownDescription: "`" + inSync + "`, or the activation the last refresh found pending on the controller, with its class and reasons: fragments written but not " +
 					"activated, a file in `" + slurm.ConfDir + "` edited by hand, slurmctld not running, slurmd restarts still due after an ordered restart, a node drained or resumed " +
-					"other than its `drain_reason` says. A plan that changes " +
+					"other than its `drain_reason` says, the health check program missing or different on a node. A plan that changes " +
 					"it back to `" + inSync + "` activates.",
 				Computed: true,
 			},
@@ -262,10 +262,9 @@ func (r *slurmActivationResource) activate(ctx context.Context, m *slurmActivati
 	if diags.HasError() {
 		return diags
 	}
-	out, err := slurm.Activate(ctx, h, wait)
-	if err != nil {
-		diags.Append(nodeError("Cannot Activate Slurm Configuration", controller,
-			"Assembling, validating or activating "+slurm.ConfDir+"/slurm.conf from the fragments in "+slurm.FragmentDir+" failed", slurmActivationAdvice(err), err))
+	out, activateDiags := r.cluster.activateWithHealthCheck(ctx, controller, h, wait)
+	diags.Append(activateDiags...)
+	if diags.HasError() {
 		return diags
 	}
 	for _, w := range out.Warnings {
@@ -324,6 +323,12 @@ func (r *slurmActivationResource) read(ctx context.Context, m *slurmActivationMo
 	case out.Class != slurm.NoChange || len(out.RestartNodes) > 0 || len(out.NodeStates) > 0:
 		status = fmt.Sprintf("activation pending (%s): %s", out.Class, strings.Join(activationReasons(out), ", "))
 	}
+	drift, driftDiags := r.cluster.healthCheckDrift(ctx, st)
+	diags.Append(driftDiags...)
+	if diags.HasError() {
+		return false, diags
+	}
+	status = withHealthCheckDrift(status, out.Class, drift)
 	if status != inSync {
 		diags.AddWarning("Slurm Activation Pending On "+controller,
 			fmt.Sprintf("The files slurmctld runs with, or the daemons, are not what the fragments in %s say: %s.\n\nApply activates them.", slurm.FragmentDir, status))
@@ -336,6 +341,18 @@ func (r *slurmActivationResource) read(ctx context.Context, m *slurmActivationMo
 		m.Reasons = stringList(nil)
 	}
 	return true, diags
+}
+
+// withHealthCheckDrift adds to status what differs in the health check program on the nodes,
+// which the activation writes back.
+func withHealthCheckDrift(status string, class slurm.ChangeClass, drift []string) string {
+	switch {
+	case len(drift) == 0:
+		return status
+	case status == inSync:
+		return fmt.Sprintf("activation pending (%s): %s", class, strings.Join(drift, ", "))
+	}
+	return status + ", " + strings.Join(drift, ", ")
 }
 
 // Delete changes nothing: the configuration stays active, and the resources that own the

@@ -62,8 +62,8 @@ func (r *slurmComputeResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"and after `gpucluster_munge_key` (pitfall P10: slurmd " +
 			"authenticates with MUNGE; the apply refuses to start slurmd where `munge -n | unmunge` fails). `" + slurm.ClientPackage + "` is installed too: a batch job runs `srun` on its first node to start its steps.\n\n" +
 			"Destroy first drains the node on the controller (reason `" + slurm.RemovalReason + "`, or the drain it has), so no new job starts there, and waits for the jobs running there " +
-			"for up to `timeouts.delete`: while jobs still run, destroy fails and changes nothing else. Then it stops and disables slurmd; the packages and `" +
-			slurm.SlurmdDefaultsPath + "` stay. Import with the node's name.",
+			"for up to `timeouts.delete`: while jobs still run, destroy fails and changes nothing else. Then it stops and disables slurmd and removes the health check program `" +
+			slurm.HealthCheckPath + "` (see `gpucluster_slurm_controller`'s `health_check_program`), which only slurmd runs; the packages and `" + slurm.SlurmdDefaultsPath + "` stay. Import with the node's name.",
 		Attributes: map[string]schema.Attribute{
 			"id": computedKeptAttribute("The node name."),
 			"node": schema.StringAttribute{
@@ -259,7 +259,7 @@ func (r *slurmComputeResource) readCompute(ctx context.Context, node string) (sl
 	return st, diags
 }
 
-// Delete stops and disables slurmd. The packages and the defaults file stay: the node is
+// Delete stops and disables slurmd and removes the health check program. The packages and the defaults file stay: the node is
 // out of the cluster's scheduling until a compute resource covers it again.
 func (r *slurmComputeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	state, ok := modelFrom[slurmComputeModel](ctx, req.State, &resp.Diagnostics)

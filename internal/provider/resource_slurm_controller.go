@@ -65,6 +65,9 @@ type slurmControllerModel struct {
 	MailProg             types.String `tfsdk:"mail_prog"`
 	Prolog               types.String `tfsdk:"prolog"`
 	Epilog               types.String `tfsdk:"epilog"`
+	HealthCheckProgram   types.String `tfsdk:"health_check_program"`
+	HealthCheckInterval  types.Int64  `tfsdk:"health_check_interval"`
+	HealthCheckNodeState types.List   `tfsdk:"health_check_node_state"`
 	Extra                types.Map    `tfsdk:"extra"`
 	Cgroup               types.Object `tfsdk:"cgroup"`
 	Version              types.String `tfsdk:"version"`
@@ -147,9 +150,12 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 				},
 			},
 		},
-		"prolog":  jobScriptAttribute("Prolog", slurm.PrologFile, "before each job, as root, on every node of the job's allocation, before its first step; a prolog that exits non-zero drains the node and requeues the job"),
-		"epilog":  jobScriptAttribute("Epilog", slurm.EpilogFile, "after each job, as root, on every node of its allocation; an epilog that exits non-zero drains the node"),
-		"version": computedKeptAttribute("Version of the installed slurmctld (`slurmctld -V`). Settings it does not know are refused at plan time."),
+		"prolog":                  jobScriptAttribute("Prolog", slurm.PrologFile, "before each job, as root, on every node of the job's allocation, before its first step; a prolog that exits non-zero drains the node and requeues the job"),
+		"epilog":                  jobScriptAttribute("Epilog", slurm.EpilogFile, "after each job, as root, on every node of its allocation; an epilog that exits non-zero drains the node"),
+		"health_check_program":    healthCheckProgramAttribute(),
+		"health_check_interval":   healthCheckIntervalAttribute(),
+		"health_check_node_state": healthCheckNodeStateAttribute(),
+		"version":                 computedKeptAttribute("Version of the installed slurmctld (`slurmctld -V`). Settings it does not know are refused at plan time."),
 		"status": schema.StringAttribute{
 			MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the controller: slurmctld not installed. A plan that changes it back to `" +
 				inSync + "` repairs the controller. What differs in the files slurmctld runs with, or slurmctld not running, is `gpucluster_slurm_activation`'s `status`.",

@@ -68,6 +68,9 @@ func (m slurmControllerModel) settings(ctx context.Context, diags *diag.Diagnost
 		return s, false
 	}
 	s.Prolog, s.Epilog = m.Prolog.ValueString(), m.Epilog.ValueString()
+	if !m.healthCheck(ctx, &s, diags) {
+		return s, false
+	}
 	s.Extra = mapValue(ctx, m.Extra, diags)
 	for _, v := range m.Extra.Elements() {
 		if v.IsUnknown() {
@@ -90,6 +93,24 @@ func (m slurmControllerModel) settings(ctx context.Context, diags *diag.Diagnost
 	return s, true
 }
 
+// healthCheck copies the health check attributes into s; false while one is unknown.
+func (m slurmControllerModel) healthCheck(ctx context.Context, s *slurm.ControllerSettings, diags *diag.Diagnostics) bool {
+	if m.HealthCheckProgram.IsUnknown() || m.HealthCheckInterval.IsUnknown() || m.HealthCheckNodeState.IsUnknown() {
+		return false
+	}
+	s.HealthCheckProgram, s.HealthCheckInterval = m.HealthCheckProgram.ValueString(), int(m.HealthCheckInterval.ValueInt64())
+	if m.HealthCheckNodeState.IsNull() {
+		return true
+	}
+	diags.Append(m.HealthCheckNodeState.ElementsAs(ctx, &s.HealthCheckNodeState, false)...)
+	for _, e := range m.HealthCheckNodeState.Elements() {
+		if e.IsUnknown() {
+			return false
+		}
+	}
+	return true
+}
+
 // setSettings writes what a controller fragment holds into the model; the extra maps keep the
 // model's empty-or-null form when the fragment has none.
 func (m *slurmControllerModel) setSettings(s slurm.ControllerSettings) {
@@ -107,6 +128,11 @@ func (m *slurmControllerModel) setSettings(s slurm.ControllerSettings) {
 	m.ReturnToService = types.Int64Value(int64(s.ReturnToService))
 	m.SlurmctldParameters = stringList(s.SlurmctldParameters)
 	m.Prolog, m.Epilog = stringOrNull(s.Prolog), stringOrNull(s.Epilog)
+	m.HealthCheckProgram, m.HealthCheckInterval = stringOrNull(s.HealthCheckProgram), int64OrNull(int64(s.HealthCheckInterval))
+	m.HealthCheckNodeState = types.ListNull(types.StringType)
+	if len(s.HealthCheckNodeState) > 0 {
+		m.HealthCheckNodeState = stringList(s.HealthCheckNodeState)
+	}
 	m.Extra = extraValue(m.Extra, s.Extra)
 	m.Cgroup = cgroupObjectExtra(s.Cgroup, extraValue(priorCgroupExtra, s.Cgroup.Extra))
 }
@@ -152,6 +178,12 @@ func controllerAttr(field string) path.Path {
 		return path.Root("prolog")
 	case slurm.EpilogField:
 		return path.Root("epilog")
+	case slurm.HealthCheckField:
+		return path.Root("health_check_program")
+	case "HealthCheckInterval":
+		return path.Root("health_check_interval")
+	case "HealthCheckNodeState":
+		return path.Root("health_check_node_state")
 	}
 	for _, cs := range controllerStrings {
 		if strings.EqualFold(cs.key, field) {

@@ -182,9 +182,10 @@ fi
 	return nil
 }
 
-// StopSlurmd stops and disables slurmd; a node without slurmd is fine.
+// StopSlurmd stops and disables slurmd and removes the health check program, which only
+// slurmd runs; a node without slurmd is fine.
 func StopSlurmd(ctx context.Context, ex Executor) error {
-	script := transport.ScriptEnv + "command -v slurmd >/dev/null || exit 0\nsystemctl disable --now --quiet slurmd\n"
+	script := transport.ScriptEnv + "rm -f -- " + transport.Quote(HealthCheckPath) + " || exit\ncommand -v slurmd >/dev/null || exit 0\nsystemctl disable --now --quiet slurmd\n"
 	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("stop slurmd: %w", err)
 	}

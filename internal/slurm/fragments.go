@@ -86,6 +86,8 @@ func (s *ControllerSettings) fields() []field {
 		{key: "cgroup.ConstrainDevices", flag: &s.Cgroup.ConstrainDevices},
 		{key: "cgroup.ConstrainRAMSpace", flag: &s.Cgroup.ConstrainRAMSpace},
 		{key: PrologField, script: &s.Prolog}, {key: EpilogField, script: &s.Epilog},
+		{key: HealthCheckField, script: &s.HealthCheckProgram}, {key: "HealthCheckInterval", num: &s.HealthCheckInterval},
+		{key: "HealthCheckNodeState", list: &s.HealthCheckNodeState},
 	}
 }
 

@@ -39,6 +39,12 @@ type ControllerSettings struct {
 	// before and after each job; empty sets none. They are files beside slurm.conf, named by
 	// a relative Prolog= and Epilog=, which configless slurmd fetches with slurm.conf.
 	Prolog, Epilog string
+	// HealthCheckProgram is the content of the program slurmd runs on every compute node
+	// every HealthCheckInterval seconds; empty sets none. Configless Slurm does not send it,
+	// so it is written on each node at HealthCheckPath.
+	HealthCheckProgram   string
+	HealthCheckInterval  int
+	HealthCheckNodeState []string
 	// Extra holds any other slurm.conf setting, by its Slurm name.
 	Extra  map[string]string
 	Cgroup CgroupSettings
@@ -156,6 +162,7 @@ func (s ControllerSettings) groups() [][]setting {
 			{"ProctrackType", s.ProctrackType}, {"TaskPlugin", s.TaskPlugin}, {"JobAcctGatherType", s.JobAcctGatherType},
 		},
 		s.scriptSettings(),
+		s.healthCheckSettings(),
 	}
 }
 
@@ -318,6 +325,9 @@ func (s ControllerSettings) Validate() error {
 		if err := CheckJobScript(js.content); err != nil {
 			return &FieldError{Field: js.field, Err: fmt.Errorf("controller %s script: %w", js.key, err)}
 		}
+	}
+	if err := s.checkHealthCheck(); err != nil {
+		return err
 	}
 	// Node and partition lines belong to their own resources; Include
 	// would pull in files nobody manages.

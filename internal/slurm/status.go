@@ -24,6 +24,9 @@ type Status struct {
 	// Adopted: FragmentDir holds no fragment, and Fragments were read from the hand-written
 	// files slurmctld runs with (AdoptFiles).
 	Adopted bool
+	// NamesHealthCheck: the slurm.conf slurmctld runs with names HealthCheckPath, so the nodes
+	// may hold the program.
+	NamesHealthCheck bool
 }
 
 // ReadStatus reads the controller's Status.
@@ -36,7 +39,8 @@ func ReadStatus(ctx context.Context, ex Executor) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	return Status{Fragments: fragments, Version: st.version, Runtime: st.runtime, DebianPlugstack: st.debianPlugstack, Adopted: st.adopted}, nil
+	return Status{Fragments: fragments, Version: st.version, Runtime: st.runtime, DebianPlugstack: st.debianPlugstack, Adopted: st.adopted,
+		NamesHealthCheck: NamesHealthCheck(st.files.SlurmConf)}, nil
 }
 
 // StopController stops and disables slurmctld and removes the files assembled for it; the
