@@ -79,7 +79,7 @@ func (r *slurmBackupResource) Schema(_ context.Context, _ resource.SchemaRequest
 					"disk it backs up is lost with that disk. Changing it replaces the resource (the backups at the old place stay).",
 				Required:      true,
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:    []validator.String{stringCheck{description: "destination must be an absolute directory path", check: slurm.CheckDestination}},
+				Validators:    []validator.String{stringCheck{description: "destination must be a directory of its own on the controller", check: slurm.CheckDestination}},
 			},
 			"retention": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("How many backups to keep in `destination`, the newest ones. Defaults to %d.", defaultBackupRetention),

@@ -192,3 +192,19 @@ func restoreProcedure(t *testing.T, backup string) string {
 	}
 	return "set -e\nB=" + backup + "\n" + rest
 }
+
+// Bad arguments are refused at plan, naming the attribute, before any host is asked.
+func TestSlurmBackupRefusedAtPlan(t *testing.T) {
+	backup := func(destination, retention, trigger string) string {
+		return fmt.Sprintf("resource \"gpucluster_slurm_backup\" \"test\" {\n  controller  = \"login01\"\n  destination = %q\n  retention   = %s\n  trigger     = %q\n}\n",
+			destination, retention, trigger)
+	}
+	expectRefusedAtPlan(t, map[string]struct{ config, want string }{
+		"relative destination":   {backup("backups", "2", "t"), `(?s)destination.*absolute`},
+		"destination with ..":    {backup("/var/backups/../../etc", "2", "t"), `(?s)destination.*without\s+\.\s+or\s+\.\.\s+parts`},
+		"destination with quote": {backup("/var/b'x", "2", "t"), `(?s)destination.*absolute`},
+		"system destination":     {backup("/var", "2", "t"), `(?s)destination.*system\s+directory`},
+		"no backup kept":         {backup("/var/backups/slurm", "0", "t"), `(?s)retention.*at least 1`},
+		"trigger with a newline": {backup("/var/backups/slurm", "2", "a\nb"), `(?s)trigger.*printable\s+ASCII`},
+	})
+}

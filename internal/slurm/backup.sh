@@ -24,7 +24,7 @@ if systemctl is-active --quiet slurmctld; then
 fi
 tar -C "$state" -czf "$tmp/statesave.tar.gz" .
 if [ -n "$db" ]; then
-	dump=$(command -v mariadb-dump || command -v mysqldump)
+	dump=$(command -v mariadb-dump || command -v mysqldump) || { echo "neither mariadb-dump nor mysqldump is installed" >&2; exit 1; }
 	"$dump" --single-transaction --databases "$db" --result-file="$tmp/$db.sql"
 	gzip -- "$tmp/$db.sql"
 fi
