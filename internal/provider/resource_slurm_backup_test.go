@@ -80,7 +80,7 @@ func TestAccSlurmBackup_restore(t *testing.T) {
 					// The archive holds slurmctld's state files, the dump the finished job's row.
 					func(s *terraform.State) error {
 						return checkOnHost(l, "login01", "cd "+first+" && stat -c %a . && tar -tzf statesave.tar.gz | grep -cxE '\\./(job_state|node_state|clustername)' && "+
-							"zcat slurm_acct_db.sql.gz | grep -c "+probe+"-done", "700\n3\n1")(s)
+							"{ zcat slurm_acct_db.sql.gz | grep -q "+probe+"-done && echo dumped; }", "700\n3\ndumped")(s)
 					},
 					checkOnHost(l, "login01", "systemctl is-active slurmctld", "active"),
 				),
@@ -126,6 +126,9 @@ func TestAccSlurmBackup_restore(t *testing.T) {
 				PreConfig: func() {
 					onHost(t, l, "login01", "systemctl stop slurmctld slurmdbd && find /var/spool/slurmctld -mindepth 1 -delete && mysql -e 'DROP DATABASE slurm_acct_db'")
 					onHost(t, l, "login01", restoreProcedure(t, latest))
+					if err := checkSinfo(l, "1:idle")(nil); err != nil {
+						t.Fatal(err)
+					}
 				},
 				Config:           withBackup("t3"),
 				ConfigVariables:  pw,
@@ -144,6 +147,7 @@ func TestAccSlurmBackup_restore(t *testing.T) {
 						})
 					},
 					checkOnHost(l, "login01", "sacct -X -n -P -j "+done+" -o JobName,State", probe+"-done|COMPLETED"),
+					cancelJobs(l),
 				),
 			},
 		},
@@ -156,7 +160,7 @@ func submitProbeJobs(t *testing.T, l *lab.Lab, probe string) (held, done string)
 	t.Helper()
 	sbatch := "cd /tmp && timeout 60 runuser -u " + slurmTestUser + " -- sbatch --parsable -t 1 -o /dev/null "
 	held = onHost(t, l, "login01", sbatch+"--hold -J "+probe+"-held --wrap true")
-	done = onHost(t, l, "login01", sbatch+"--wait -J "+probe+"-done --wrap true")
+	done = onHost(t, l, "login01", sbatch+"--wait --gres=gpu:1 -J "+probe+"-done --wrap true")
 	if err := checkSinfoShows(l, "sacct -X -n -P -j "+done+" -o JobName,State", probe+"-done|COMPLETED")(nil); err != nil {
 		t.Fatal(err)
 	}
