@@ -140,13 +140,15 @@ func TestAccSlurmBackup_restore(t *testing.T) {
 							if err != nil {
 								return err
 							}
-							if want := "JobName=" + probe + "-held JobState=PENDING Reason=JobHeldUser "; out != want {
+							if want := "JobName=" + probe + "-held JobState=PENDING Reason=JobHeldUser"; out != want {
 								return fmt.Errorf("after the restore, scontrol show job %s: %q, want %q", held, out, want)
 							}
 							return nil
 						})
 					},
-					checkOnHost(l, "login01", "sacct -X -n -P -j "+done+" -o JobName,State", probe+"-done|COMPLETED"),
+					func(s *terraform.State) error {
+						return checkOnHost(l, "login01", "sacct -X -n -P -j "+done+" -o JobName,State", probe+"-done|COMPLETED")(s)
+					},
 					cancelJobs(l),
 				),
 			},
