@@ -25,23 +25,23 @@ const (
 	dayTwoGuide = "../../templates/guides/day-two-operations.md.tmpl"
 )
 
-// backupConfig is the guide's backup of the lab's controller and its accounting, two kept.
-func backupConfig(trigger string) string {
+// backupConfig is the guide's backup of the lab's controller and its accounting.
+func backupConfig(trigger string, retention int) string {
 	return fmt.Sprintf(`
 resource "gpucluster_slurm_backup" "slurm" {
   controller         = gpucluster_slurm_accounting.test.id
   destination        = %q
-  retention          = 2
+  retention          = %d
   trigger            = %q
   include_accounting = true
   depends_on         = [gpucluster_slurm_activation.test]
 }
-`, backupDir, trigger)
+`, backupDir, retention, trigger)
 }
 
 // TestAccSlurmBackup_restore is the issue's acceptance test: with a held job in the queue and a
 // finished job in the accounting, backups hold both; the retention keeps two of three; a backup
-// deleted by hand is taken again; and the guide's restore procedure, run on a controller whose
+// deleted by hand is taken again; a lower retention alone removes the older one; and the guide's restore procedure, run on a controller whose
 // state and database were wiped, brings the held job back to slurmctld and the finished job back
 // to sacct.
 func TestAccSlurmBackup_restore(t *testing.T) {
@@ -53,14 +53,15 @@ func TestAccSlurmBackup_restore(t *testing.T) {
 	})
 	pw := passwordVariable(accountingPassword)
 	probe := "backup-probe-" + randomToken()[:8]
-	withBackup := func(trigger string) string { return accountingCluster(1, "", backupConfig(trigger)).config(l) }
-	var held, done, first, latest string
+	withBackup := func(trigger string) string { return accountingCluster(1, "", backupConfig(trigger, 2)).config(l) }
+	keepOne := accountingCluster(1, "", backupConfig("t3", 1)).config(l)
+	var held, done, first, latest, activeSince string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
 			checkAccountingDestroyed(l),
 			// Destroy leaves the backups.
-			checkOnHost(l, "login01", "ls "+backupDir+" | grep -c '^slurm-backup-'", "2"),
+			checkOnHost(l, "login01", "ls "+backupDir+" | grep -c '^slurm-backup-'", "1"),
 		),
 		Steps: []resource.TestStep{
 			{
@@ -122,6 +123,24 @@ func TestAccSlurmBackup_restore(t *testing.T) {
 				},
 			},
 			{
+				// The retention alone changes: the older backup goes, and no new one is taken.
+				PreConfig:       func() { activeSince = slurmctldActiveSince(t, l) },
+				Config:          keepOne,
+				ConfigVariables: pw,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(backupAddr, tfjsonpath.New("backups"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringFunc(func(v string) error {
+						if v != latest {
+							return fmt.Errorf("backups = [%s], want [%s]", v, latest)
+						}
+						return nil
+					})})),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkOnHost(l, "login01", "ls "+backupDir+" | grep -c '^slurm-backup-'", "1"),
+					func(*terraform.State) error { return checkActiveSince(l, activeSince, false) },
+				),
+			},
+			{
 				// A fresh controller: no state, no database. The guide's procedure brings both back.
 				PreConfig: func() {
 					onHost(t, l, "login01", "systemctl stop slurmctld slurmdbd && find /var/spool/slurmctld -mindepth 1 -delete && mysql -e 'DROP DATABASE slurm_acct_db'")
@@ -130,7 +149,7 @@ func TestAccSlurmBackup_restore(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config:           withBackup("t3"),
+				Config:           keepOne,
 				ConfigVariables:  pw,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check: resource.ComposeAggregateTestCheckFunc(
