@@ -84,6 +84,10 @@ func TestAccSlurmBackup_restore(t *testing.T) {
 							"{ zcat slurm_acct_db.sql.gz | grep -q "+probe+"-done && echo dumped; }", "700\n3\ndumped")(s)
 					},
 					checkOnHost(l, "login01", "systemctl is-active slurmctld", "active"),
+					// The database user's password is in no file of the backup.
+					func(s *terraform.State) error {
+						return checkOnHost(l, "login01", "{ zcat "+first+"/slurm_acct_db.sql.gz; tar -xzOf "+first+"/statesave.tar.gz; } | grep -c -a -F "+accountingPassword+" || true", "0")(s)
+					},
 				),
 			},
 			{
