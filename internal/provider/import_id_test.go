@@ -42,6 +42,12 @@ var importParsers = map[string]func(id string) error{
 	"gpucluster_beegfs_metadata":   func(id string) error { _, _, err := parseNodePathID(id); return err },
 	"gpucluster_beegfs_target":     func(id string) error { _, _, err := parseNodePathID(id); return err },
 	"gpucluster_beegfs_client":     matching(nodeRefPattern),
+	"gpucluster_slurm_backup": func(id string) error {
+		if _, _, ok := parseBackupImportID(id); !ok {
+			return errors.New("not DESTINATION@CONTROLLER")
+		}
+		return nil
+	},
 	"gpucluster_rolling_reboot": func(id string) error {
 		if _, _, ok := parseRollingImportID(id); !ok {
 			return errors.New("not NODE,NODE@CONTROLLER")

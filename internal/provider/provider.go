@@ -301,6 +301,7 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		guardOffline(guardOwned(NewSlurmUserResource, recordedOn("slurm_user", "controller", "name")), "controller"),
 		guardOffline(guardOwned(NewSlurmQOSResource, recordedOn("slurm_qos", "controller", "name")), "controller"),
 		guardOffline(NewRollingRebootResource, "controller", "nodes"),
+		guardOffline(NewSlurmBackupResource, "controller"),
 		guardOffline(NewFirewallRuleResource, "node"),
 		guardOffline(guardOwned(NewFirewallResource, recordedPerNode("firewall", "node", "ufw")), "node"),
 		guardOffline(guardOwned(NewBeegfsClientResource, recordedPerNode("beegfs_client", "node", "client")), "node"),

@@ -1,0 +1,4 @@
+import {
+  to = gpucluster_slurm_backup.slurm
+  id = "/var/backups/slurm@login01"
+}
