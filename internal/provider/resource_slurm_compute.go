@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -229,15 +230,14 @@ func (r *slurmComputeResource) installPackages(ctx context.Context, h slurm.Exec
 	if !ok {
 		return nil, diags
 	}
-	ctl, err := packages.Installed(ctx, ch, "slurmctld")
-	if err != nil {
-		diags.Append(nodeError("Cannot Read Installed Version", controller, "Asking dpkg for the version of slurmctld failed", "", err))
-		return nil, diags
-	}
-	if ctl["slurmctld"] == "" || packages.CompareVersions(ctl["slurmctld"], version) < 0 {
+	if err := slurm.CheckControllerFirst(ctx, ch, version); err != nil {
+		if !errors.Is(err, slurm.ErrControllerBehind) {
+			diags.Append(nodeError("Cannot Read Installed Version", controller, "Asking dpkg for the version of slurmctld failed", "", err))
+			return nil, diags
+		}
 		diags.Append(nodeAttributeError(slurmVersionPath, "Slurmctld Not Upgraded Yet", node,
-			fmt.Sprintf("slurm_version asks for slurmd %s, but slurmctld on the controller %s is at %q: Slurm upgrades slurmd only after slurmctld, which must be at the same version or newer; nothing was changed on the node", version, controller, ctl["slurmctld"]),
-			"Set the controller's slurm_version to "+version+" too, and make this resource depend on gpucluster_slurm_activation, which depends on the controller, so the controller is upgraded first in the same apply.", nil))
+			"slurm_version asks for slurmd "+version+", newer than slurmctld on the controller "+controller+": Slurm upgrades slurmd only after slurmctld; nothing was changed on the node",
+			"Set the controller's slurm_version to "+version+" too, and make this resource depend on gpucluster_slurm_activation, which depends on the controller, so the controller is upgraded first in the same apply.", err))
 		return nil, diags
 	}
 	res, more := upgradeSlurm(ctx, h, node, slurm.NodeUpgrade{Version: version, Packages: st.Packages()})

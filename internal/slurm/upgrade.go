@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -251,6 +252,23 @@ fi`).String()
 		return WaitSlurmdbd(ctx, ex, *u.Accounting, u.Wait)
 	case d == "slurmctld":
 		return waitController(ctx, ex, u.Wait)
+	}
+	return nil
+}
+
+// ErrControllerBehind means slurmctld runs an older version than the slurmd asked for: Slurm
+// upgrades slurmd only after slurmctld.
+var ErrControllerBehind = errors.New("slurmctld is older than the slurmd asked for")
+
+// CheckControllerFirst asks the controller, through ex, for its slurmctld's version and
+// refuses a slurmd version newer than it.
+func CheckControllerFirst(ctx context.Context, ex Executor, version string) error {
+	ctl, err := packages.Installed(ctx, ex, "slurmctld")
+	if err != nil {
+		return err
+	}
+	if ctl["slurmctld"] == "" || packages.CompareVersions(ctl["slurmctld"], version) < 0 {
+		return fmt.Errorf("%w: slurmctld is at %q, slurmd asked for %s", ErrControllerBehind, ctl["slurmctld"], version)
 	}
 	return nil
 }

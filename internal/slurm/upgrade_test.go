@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -170,5 +171,30 @@ func TestBackupStateSaveLocationRuns(t *testing.T) {
 	list, err := (transporttest.Shell{}).Sudo(context.Background(), "tar -tzf "+transport.Quote(path)+"\n", nil)
 	if err != nil || !strings.Contains(string(list.Stdout), "./job_state") || !strings.HasPrefix(path, out+"/slurmctld-state-") {
 		t.Fatalf("backup %q lists %q, %v", path, list.Stdout, err)
+	}
+}
+
+func TestCheckControllerFirst(t *testing.T) {
+	tests := []struct {
+		name, ctl  string
+		wantBehind bool
+	}{
+		{"same build", "slurmctld\tii \t" + buildB + "\n", false},
+		{"controller newer", "slurmctld\tii \t25.05.1-1\n", false},
+		{"controller older", "slurmctld\tii \t" + buildA + "\n", true},
+		{"no slurmctld", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			if tt.ctl == "" {
+				err = notInstalled()
+			}
+			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: tt.ctl, Err: err}}}
+			got := CheckControllerFirst(context.Background(), f, buildB)
+			if behind := errors.Is(got, ErrControllerBehind); behind != tt.wantBehind || (!tt.wantBehind && got != nil) {
+				t.Errorf("CheckControllerFirst = %v, want behind=%v", got, tt.wantBehind)
+			}
+		})
 	}
 }
