@@ -159,17 +159,24 @@ func checkPackageVersion(l *lab.Lab, hosts []string, pkg, want string) resource.
 	return checkOnHosts(l, hosts, "dpkg-query -W -f '${Version}' "+pkg, want)
 }
 
+// TestAccSlurmUpgrade_ordered installs the cluster at build A while apt offers build B, adds
+// accounting beside the pinned controller, then upgrades everything to B.
 func TestAccSlurmUpgrade_ordered(t *testing.T) {
 	l := lab.Require(t)
 	gpus := []string{"gpu01", "gpu02"}
-	base := labCluster{computeNodes: gpus, extra: accountingConfig(1, ""), activationDeps: []string{slurmAccountingAddr}}
-	pinned := base
-	pinned.controllerExtra = fmt.Sprintf("  slurm_version = %q\n", labSlurmBuildB)
-	pinned.computeExtra = pinned.controllerExtra
+	at := func(version string, accounting bool) labCluster {
+		c := labCluster{computeNodes: gpus}
+		if accounting {
+			c.extra, c.activationDeps = accountingConfig(1, ""), []string{slurmAccountingAddr}
+		}
+		c.controllerExtra = fmt.Sprintf("  slurm_version = %q\n", version)
+		c.computeExtra = c.controllerExtra
+		return c
+	}
 	pw := passwordVariable(accountingPassword)
 	before := map[string]int64{}
 	refused := func(version, want string) resource.TestStep {
-		c := pinned
+		c := at(labSlurmBuildB, true)
 		c.controllerExtra = fmt.Sprintf("  slurm_version = %q\n", version)
 		return resource.TestStep{Config: c.config(l), ConfigVariables: pw, PlanOnly: true, ExpectError: regexp.MustCompile(want)}
 	}
@@ -178,28 +185,39 @@ func TestAccSlurmUpgrade_ordered(t *testing.T) {
 		CheckDestroy:             resource.ComposeAggregateTestCheckFunc(checkClusterDestroyed(l, gpus), checkAccountingDestroyed(l)),
 		Steps: []resource.TestStep{
 			{
-				Config:          base.config(l),
-				ConfigVariables: pw,
-				Check: resource.ComposeAggregateTestCheckFunc(
-					checkSinfo(l, "2:idle"),
-					checkPackageVersion(l, []string{"login01"}, "slurmctld", labSlurmBuildA),
-				),
-			},
-			{
 				PreConfig: func() {
 					for _, h := range append([]string{"login01"}, gpus...) {
 						addSecondSlurmBuild(t, l, h)
 					}
+				},
+				Config: at(labSlurmBuildA, false).config(l),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSinfo(l, "2:idle"),
+					checkPackageVersion(l, []string{"login01"}, "slurmctld", labSlurmBuildA),
+					checkPackageVersion(l, gpus, "slurmd", labSlurmBuildA),
+				),
+			},
+			{
+				Config:          at(labSlurmBuildA, true).config(l),
+				ConfigVariables: pw,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkPackageVersion(l, []string{"login01"}, "slurmdbd", labSlurmBuildA),
+					checkPackageVersion(l, []string{"login01"}, "slurmctld", labSlurmBuildA),
+					checkOnHost(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
+				),
+			},
+			{
+				PreConfig: func() {
 					onHost(t, l, "login01", "rm -rf "+slurm.BackupDir)
 					for _, u := range [][2]string{{"login01", "slurmdbd"}, {"login01", "slurmctld"}, {"gpu01", "slurmd"}, {"gpu02", "slurmd"}} {
-						at, err := unitActiveSince(l, u[0], u[1])
+						since, err := unitActiveSince(l, u[0], u[1])
 						if err != nil {
 							t.Fatal(err)
 						}
-						before[u[0]+"/"+u[1]] = at
+						before[u[0]+"/"+u[1]] = since
 					}
 				},
-				Config:          pinned.config(l),
+				Config:          at(labSlurmBuildB, true).config(l),
 				ConfigVariables: pw,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					expectBeforeValue(slurmController, "installed_version", labSlurmBuildA),
@@ -218,25 +236,25 @@ func TestAccSlurmUpgrade_ordered(t *testing.T) {
 				),
 			},
 			{
-				Config:           pinned.config(l),
+				Config:           at(labSlurmBuildB, true).config(l),
 				ConfigVariables:  pw,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check: func(*terraform.State) error {
 					if err := checkBackupBeforeStart(l); err != nil {
 						return err
 					}
-					at, err := unitActiveSince(l, "login01", "slurmctld")
+					since, err := unitActiveSince(l, "login01", "slurmctld")
 					if err != nil {
 						return err
 					}
-					if at != before["slurmctld-after"] {
-						return fmt.Errorf("slurmctld active since %d, after the upgrade %d: the no-op apply restarted it", at, before["slurmctld-after"])
+					if since != before["slurmctld-after"] {
+						return fmt.Errorf("slurmctld active since %d, after the upgrade %d: the no-op apply restarted it", since, before["slurmctld-after"])
 					}
 					return nil
 				},
 			},
-			refused("26.05.1-1", `(?s)Slurm Upgrade Refused.*26\.05\.1-1 \(release 26\.05\) is 3 major releases after the installed\s+24\.11\.5-4\+deb13u1\+gpucluster1`),
-			refused(labSlurmBuildA, `(?s)Slurm Upgrade Refused.*cannot be downgraded`),
+			refused("26.05.1-1", `(?s)Slurm Upgrade Refused.*26\.05\.1-1 \(release 26\.05\) is 3 major\s+releases`),
+			refused(labSlurmBuildA, `(?s)Slurm Upgrade Refused.*cannot\s+be\s+downgraded`),
 		},
 	})
 }

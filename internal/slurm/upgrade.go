@@ -161,7 +161,8 @@ func UpgradeNode(ctx context.Context, ex Executor, u NodeUpgrade) (UpgradeResult
 	if err != nil {
 		return res, err
 	}
-	if installed["slurmctld"] != "" && u.StateSaveLocation != "" {
+	changes := func(d string) bool { return installed[d] != "" && daemonChanges(d, res.Installed) }
+	if changes("slurmctld") && u.StateSaveLocation != "" {
 		if res.Backup, err = stopAndBackUp(ctx, ex, u.StateSaveLocation, active["slurmctld"]); err != nil {
 			return res, err
 		}
@@ -170,7 +171,7 @@ func UpgradeNode(ctx context.Context, ex Executor, u NodeUpgrade) (UpgradeResult
 		return res, err
 	}
 	for _, d := range upgradeOrder {
-		if !active[d] {
+		if !active[d] || !changes(d) {
 			continue
 		}
 		if err := restartUpgraded(ctx, ex, d, u); err != nil {
@@ -206,6 +207,17 @@ func outdated(names []string, installed map[string]string, version string) []str
 		}
 	}
 	return out
+}
+
+// daemonChanges tells whether the install of changed replaces daemon d's own package or one
+// it loads plugins from; a daemon whose files stay keeps running.
+func daemonChanges(d string, changed []string) bool {
+	for _, p := range changed {
+		if p == d || p == basicPlugins || (d == "slurmdbd" && p == "slurm-wlm-mysql-plugin") {
+			return true
+		}
+	}
+	return false
 }
 
 // activeDaemons asks systemd which of Slurm's daemons run.
@@ -271,4 +283,20 @@ func CheckControllerFirst(ctx context.Context, ex Executor, version string) erro
 		return fmt.Errorf("%w: slurmctld is at %q, slurmd asked for %s", ErrControllerBehind, ctl["slurmctld"], version)
 	}
 	return nil
+}
+
+// InstalledFamilyVersion is the version of Slurm's packages already on the node, "" when none
+// is: a package of the family added later must come at that version, or apt would upgrade
+// the others with it, outside Slurm's order.
+func InstalledFamilyVersion(ctx context.Context, ex Executor) (string, error) {
+	installed, err := packages.Installed(ctx, ex, PackageFamily...)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range PackageFamily {
+		if v := installed[p]; v != "" {
+			return v, nil
+		}
+	}
+	return "", nil
 }

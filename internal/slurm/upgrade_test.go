@@ -198,3 +198,27 @@ func TestCheckControllerFirst(t *testing.T) {
 		})
 	}
 }
+
+func TestInstalledFamilyVersion(t *testing.T) {
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: "slurmctld\tii \t" + buildA + "\n", Err: notInstalled()}, {Err: notInstalled()}}}
+	if v, err := InstalledFamilyVersion(context.Background(), f); err != nil || v != buildA {
+		t.Errorf("controller: %q, %v; want %q", v, err, buildA)
+	}
+	if v, err := InstalledFamilyVersion(context.Background(), f); err != nil || v != "" {
+		t.Errorf("bare node: %q, %v; want none", v, err)
+	}
+}
+
+// TestUpgradeNodeAddsSlurmdbdBesideSlurmctld installs slurmdbd at the controller's version:
+// slurmctld's files stay, so it is neither stopped nor restarted.
+func TestUpgradeNodeAddsSlurmdbdBesideSlurmctld(t *testing.T) {
+	controller := "slurmctld\tii \t" + buildA + "\nslurm-client\tii \t" + buildA + "\nslurm-wlm-basic-plugins\tii \t" + buildA + "\n"
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: controller, Err: notInstalled()}, {Stdout: "slurmctld\n"}, {}}}
+	res, err := UpgradeNode(context.Background(), f, NodeUpgrade{Version: buildA, Packages: []string{"slurmdbd", ClientPackage}, StateSaveLocation: "/var/spool/slurmctld"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"slurm-wlm-mysql-plugin", "slurmdbd"}; !reflect.DeepEqual(res.Installed, want) || res.Backup != "" || len(res.Restarted) != 0 {
+		t.Errorf("got %+v, want %v installed, no backup, no restart", res, want)
+	}
+}
