@@ -48,7 +48,7 @@ for p in %[4]s; do
 	f="${p}_${B}_${arch}.deb"
 	dpkg-deb -Zgzip -b "$d" "$f" >/dev/null
 	rm -rf "$d"
-	{ echo; dpkg-deb -f "$f"; echo "Filename: ./$f"; echo "Size: $(stat -c %%s "$f")"; echo "SHA256: $(sha256sum "$f" | cut -d' ' -f1)"; } >> Packages
+	{ dpkg-deb -f "$f"; echo "Filename: ./$f"; echo "Size: $(stat -c %%s "$f")"; echo "SHA256: $(sha256sum "$f" | cut -d' ' -f1)"; echo; } >> Packages
 done
 apt-get update -qq
 apt-cache madison slurmctld | grep -c "$B"
