@@ -35,6 +35,7 @@ func BackupStateSaveLocation(ctx context.Context, ex Executor, dir string) (stri
 
 func backupScript(dir string) string {
 	return transport.NewScript().Set("d", dir).Set("b", BackupDir).Set("p", stateBackupPrefix).Text(`[ -d "$d" ] || { echo "$d is not a directory" >&2; exit 1; }
+umask 077
 install -d -m 0700 -- "$b" || exit
 f="$b/$p$(date -u +%Y%m%dT%H%M%S.%NZ).tar.gz"
 tar -C "$d" -czf "$f.partial" . || { rm -f -- "$f.partial"; exit 1; }

@@ -168,6 +168,9 @@ func TestBackupStateSaveLocationRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := strings.TrimSpace(string(res.Stdout))
+	if mode, err := (transporttest.Shell{}).Sudo(context.Background(), "stat -c %a "+transport.Quote(path)+"\n", nil); err != nil || strings.TrimSpace(string(mode.Stdout)) != "600" {
+		t.Errorf("backup mode %q, %v; want 600: the state holds job scripts", mode.Stdout, err)
+	}
 	list, err := (transporttest.Shell{}).Sudo(context.Background(), "tar -tzf "+transport.Quote(path)+"\n", nil)
 	if err != nil || !strings.Contains(string(list.Stdout), "./job_state") || !strings.HasPrefix(path, out+"/slurmctld-state-") {
 		t.Fatalf("backup %q lists %q, %v", path, list.Stdout, err)
