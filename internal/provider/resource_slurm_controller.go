@@ -380,12 +380,12 @@ func (r *slurmControllerResource) upgradeControlPlane(ctx context.Context, h *tr
 	}
 	u := slurm.NodeUpgrade{Version: version, Packages: controllerPackages, StateSaveLocation: s.StateSaveLocation, Wait: defaultActivationWait}
 	if client, err := slurm.ClientFor(st.Fragments); err == nil {
-		here, err := packages.Installed(ctx, h, "slurmdbd")
+		host, err := slurm.Hostname(ctx, h)
 		if err != nil {
-			diags.Append(nodeError("Cannot Read Installed Version", node, "Asking dpkg whether slurmdbd is installed failed", "", err))
+			diags.Append(nodeError("Cannot Read Host Name", node, "Reading the node's host name, to tell whether slurmdbd runs there, failed", "", err))
 			return diags
 		}
-		if here["slurmdbd"] != "" {
+		if host == client.Host {
 			u.Accounting = &client
 		} else {
 			dh, ok := r.cluster.connect(ctx, client.Host, &diags)

@@ -258,3 +258,73 @@ func TestAccSlurmUpgrade_ordered(t *testing.T) {
 		},
 	})
 }
+
+// TestAccSlurmUpgrade_accountingElsewhere puts slurmdbd on gpu02, a node with no other Slurm
+// package: it comes at the controller's pinned build, not the newer one apt offers, and the
+// controller's upgrade restarts it there before slurmctld.
+func TestAccSlurmUpgrade_accountingElsewhere(t *testing.T) {
+	l := lab.Require(t)
+	at := func(version string) labCluster {
+		pin := fmt.Sprintf("  slurm_version = %q\n", version)
+		return labCluster{computeNodes: []string{"gpu01"}, controllerExtra: pin, computeExtra: pin,
+			extra: accountingConfig(1, "  node = \"gpu02\"\n"), activationDeps: []string{slurmAccountingAddr}}
+	}
+	pw := passwordVariable(accountingPassword)
+	before := map[string]int64{}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkClusterDestroyed(l, []string{"gpu01"}),
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					for _, h := range labNodeNames(l) {
+						addSecondSlurmBuild(t, l, h)
+					}
+				},
+				Config:          at(labSlurmBuildA).config(l),
+				ConfigVariables: pw,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkPackageVersion(l, []string{"gpu02"}, "slurmdbd", labSlurmBuildA),
+					checkPackageVersion(l, []string{"login01"}, "slurmctld", labSlurmBuildA),
+					checkSinfo(l, "1:idle"),
+				),
+			},
+			{
+				PreConfig: func() {
+					onHost(t, l, "login01", "rm -rf "+slurm.BackupDir)
+					for _, u := range [][2]string{{"gpu02", "slurmdbd"}, {"login01", "slurmctld"}} {
+						since, err := unitActiveSince(l, u[0], u[1])
+						if err != nil {
+							t.Fatal(err)
+						}
+						before[u[0]] = since
+					}
+				},
+				Config:          at(labSlurmBuildB).config(l),
+				ConfigVariables: pw,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkPackageVersion(l, []string{"gpu02"}, "slurmdbd", labSlurmBuildB),
+					checkPackageVersion(l, []string{"login01"}, "slurmctld", labSlurmBuildB),
+					checkPackageVersion(l, []string{"gpu01"}, "slurmd", labSlurmBuildB),
+					func(*terraform.State) error {
+						dbd, err := unitActiveSince(l, "gpu02", "slurmdbd")
+						if err != nil {
+							return err
+						}
+						ctld, err := unitActiveSince(l, "login01", "slurmctld")
+						if err != nil {
+							return err
+						}
+						if dbd <= before["gpu02"] || ctld <= before["login01"] || dbd >= ctld {
+							return fmt.Errorf("slurmdbd on gpu02 active since %d (before %d), slurmctld since %d (before %d): want both restarted, slurmdbd first",
+								dbd, before["gpu02"], ctld, before["login01"])
+						}
+						return checkBackupBeforeStart(l)
+					},
+					checkOnHost(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
+					checkSinfo(l, "1:idle"),
+				),
+			},
+		},
+	})
+}
