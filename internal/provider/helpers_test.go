@@ -456,6 +456,8 @@ type labCluster struct {
 	extra string
 	// controllerExtra is added to the controller's resource.
 	controllerExtra string
+	// computeExtra is added to every compute node's resource.
+	computeExtra string
 	// activationDeps are the resources of extra that the activation depends on too.
 	activationDeps []string
 }
@@ -477,8 +479,8 @@ resource "gpucluster_slurm_compute" %[1]q {
   node       = gpucluster_slurm_node.%[1]s.id
   controller = gpucluster_slurm_controller.test.slurmctld_host
   depends_on = [gpucluster_munge_key.test, gpucluster_slurm_activation.test]
-}
-`, n, c.nodeExtra[n])
+%[3]s}
+`, n, c.nodeExtra[n], c.computeExtra)
 		ids = append(ids, fmt.Sprintf("gpucluster_slurm_node.%s.id", n))
 	}
 	deps := append([]string{"gpucluster_slurm_partition.gpu"}, c.activationDeps...)

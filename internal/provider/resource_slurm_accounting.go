@@ -77,7 +77,8 @@ func (r *slurmAccountingResource) Schema(ctx context.Context, _ resource.SchemaR
 		MarkdownDescription: "Slurm accounting: MariaDB and slurmdbd on a node (the controller unless `node` says otherwise), and the slurm.conf lines " +
 			"that point slurmctld at them, in the guide's order: \"deploy MariaDB and slurmdbd first, then set AccountingStorageType=accounting_storage/slurmdbd, " +
 			"and only then add the TRES list\".\n\n" +
-			"Apply installs `mariadb-server`, `slurmdbd` and `slurm-client` with apt where missing, writes `" + slurm.MariaDBConfPath + "` (`innodb_snapshot_isolation` off, " +
+			"Apply installs `mariadb-server`, `slurmdbd` and `slurm-client` with apt where missing (slurmdbd at the version of the Slurm packages the node has already, or else at the controller's, " +
+			"such as its `slurm_version`, so that installing it upgrades nothing else and slurmdbd is never older than slurmctld), writes `" + slurm.MariaDBConfPath + "` (`innodb_snapshot_isolation` off, " +
 			"since MariaDB 11.6.2 and later, Debian 13's 11.8 among them, otherwise fail slurmdbd's association updates with error 1020; `innodb_lock_wait_timeout = 900`, as Slurm asks; " +
 			"slurmdbd's warning about `innodb_buffer_pool_size` is left to the admin, who knows the node's memory), creates the database and its user (with `mysql` as root over " +
 			"the unix socket; see `database_user` for the accounts it never changes), writes `" + slurm.SlurmdbdConfPath + "` (owner SlurmUser, mode 0600, only when it changes), starts slurmdbd (restarted when the file " +
@@ -303,9 +304,8 @@ func (r *slurmAccountingResource) converge(ctx context.Context, m *slurmAccounti
 		diags.Append(mungeError(node, "slurmdbd", err))
 		return diags
 	}
-	if _, err := packages.Ensure(ctx, h, slurm.DatabasePackages...); err != nil {
-		diags.Append(nodeError("Cannot Install Slurmdbd", node, "Installing "+strings.Join(slurm.DatabasePackages, " ")+" with apt failed",
-			"Check the node's apt sources (apt-get install "+strings.Join(slurm.DatabasePackages, " ")+" must work there), then apply again.", err))
+	diags.Append(r.installDatabasePackages(ctx, h, node, controller)...)
+	if diags.HasError() {
 		return diags
 	}
 	host, err := slurm.Hostname(ctx, h)
@@ -495,4 +495,42 @@ func parseAccountingImportID(id string) (node, controller string, diags diag.Dia
 		diags.Append(invalidImportID(id, "NODE@CONTROLLER, or CONTROLLER for slurmdbd where the controller's accounting points", "db01@login01", ""))
 	}
 	return node, controller, diags
+}
+
+// installDatabasePackages installs the accounting node's packages where missing; slurmdbd at
+// the version of the Slurm packages the node has already, or else the controller's, such as
+// its pinned slurm_version, so that installing it upgrades nothing else and slurmdbd is never
+// older than slurmctld.
+func (r *slurmAccountingResource) installDatabasePackages(ctx context.Context, h slurm.Executor, node, controller string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	fail := func(err error) diag.Diagnostics {
+		return append(diags, nodeError("Cannot Install Slurmdbd", node, "Installing "+strings.Join(slurm.DatabasePackages, " ")+" with apt failed",
+			"Check the node's apt sources (apt-get install "+strings.Join(slurm.DatabasePackages, " ")+" must work there), then apply again.", err))
+	}
+	version, err := slurm.InstalledFamilyVersion(ctx, h)
+	if err != nil {
+		return fail(err)
+	}
+	if version == "" && node != controller {
+		ch, ok := r.cluster.connect(ctx, controller, &diags)
+		if !ok {
+			return diags
+		}
+		if version, err = slurm.InstalledFamilyVersion(ctx, ch); err != nil {
+			return fail(err)
+		}
+	}
+	if version == "" {
+		if _, err := packages.Ensure(ctx, h, slurm.DatabasePackages...); err != nil {
+			return fail(err)
+		}
+		return diags
+	}
+	if _, err := packages.Ensure(ctx, h, slurm.DatabaseServerPackage); err != nil {
+		return fail(err)
+	}
+	if _, err := slurm.UpgradeNode(ctx, h, slurm.NodeUpgrade{Version: version, Packages: []string{"slurmdbd", slurm.ClientPackage}}); err != nil {
+		return fail(err)
+	}
+	return diags
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -42,6 +43,8 @@ type slurmComputeModel struct {
 	ConfServerPort types.Int64    `tfsdk:"conf_server_port"`
 	NVMLPlugin     types.Bool     `tfsdk:"nvml_plugin"`
 	Version        types.String   `tfsdk:"version"`
+	SlurmVersion   types.String   `tfsdk:"slurm_version"`
+	Installed      types.String   `tfsdk:"installed_version"`
 	Status         types.String   `tfsdk:"status"`
 	Timeouts       timeouts.Value `tfsdk:"timeouts"`
 }
@@ -90,7 +93,9 @@ func (r *slurmComputeResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Computed:            true,
 				PlanModifiers:       []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 			},
-			"version": computedKeptAttribute("Version of the installed slurmd (`slurmd -V`)."),
+			"version":           computedKeptAttribute("Version of the installed slurmd (`slurmd -V`)."),
+			"slurm_version":     slurmVersionAttribute("`" + slurm.SlurmdPackage + "`, `" + slurm.ClientPackage + "` and the plugins they need"),
+			"installed_version": installedVersionAttribute(slurm.SlurmdPackage),
 			"status": schema.StringAttribute{
 				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the node: `" + slurm.SlurmdDefaultsPath + "` missing or different, a local slurm.conf, " +
 					"slurmd not running, not enabled or not installed. A plan that changes it back to `" + inSync + "` repairs the node.",
@@ -107,12 +112,22 @@ func (r *slurmComputeResource) Configure(_ context.Context, req resource.Configu
 	r.cluster = clusterFrom(req.ProviderData, &resp.Diagnostics)
 }
 
-// ModifyPlan marks the node in sync, so drift shows in the plan as a change back to it.
+// ModifyPlan marks the node in sync, so drift shows in the plan as a change back to it, and
+// shows and checks a change of slurm_version.
 func (r *slurmComputeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(inSync))...)
+	var plan, state slurmComputeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	planSlurmVersion(ctx, resp, plan.Node.ValueString(), plan.SlurmVersion, state.Installed, "slurmd")
 }
 
 func (r *slurmComputeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -167,10 +182,8 @@ func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeMode
 		diags.Append(nodeError("Cannot Write Slurmd Options", node, "Writing "+slurm.SlurmdDefaultsPath+" failed", "", err))
 		return diags
 	}
-	installed, err := packages.Ensure(ctx, h, st.Packages()...)
-	if err != nil {
-		diags.Append(nodeError("Cannot Install Slurmd", node, "Installing "+strings.Join(st.Packages(), " ")+" with apt failed",
-			"Check the node's apt sources, then apply again.", err))
+	installed, more := r.installPackages(ctx, h, m, st)
+	if diags.Append(more...); diags.HasError() {
 		return diags
 	}
 	if st.LocalSlurmConf && !st.Controller {
@@ -190,7 +203,45 @@ func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeMode
 	if diags.HasError() {
 		return diags
 	}
-	return append(diags, daemonApplied(ctx, h, "slurmd", m.Node, &m.ID, &m.Version, &m.Status)...)
+	diags.Append(daemonApplied(ctx, h, "slurmd", m.Node, &m.ID, &m.Version, &m.Status)...)
+	if diags.HasError() {
+		return diags
+	}
+	m.Installed, more = installedVersion(ctx, h, node, slurm.SlurmdPackage)
+	return append(diags, more...)
+}
+
+// installPackages installs the node's packages where missing, or, with slurm_version, at that
+// version, upgrading slurmd only once the controller's slurmctld is at that version or newer,
+// as Slurm's order wants. It returns the packages it installed or upgraded.
+func (r *slurmComputeResource) installPackages(ctx context.Context, h slurm.Executor, m *slurmComputeModel, st slurm.ComputeState) ([]string, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	node := m.Node.ValueString()
+	if m.SlurmVersion.IsNull() {
+		installed, err := packages.Ensure(ctx, h, st.Packages()...)
+		if err != nil {
+			diags.Append(nodeError("Cannot Install Slurmd", node, "Installing "+strings.Join(st.Packages(), " ")+" with apt failed",
+				"Check the node's apt sources, then apply again.", err))
+		}
+		return installed, diags
+	}
+	version, controller := m.SlurmVersion.ValueString(), m.Controller.ValueString()
+	ch, ok := r.cluster.connect(ctx, controller, &diags)
+	if !ok {
+		return nil, diags
+	}
+	if err := slurm.CheckControllerFirst(ctx, ch, version); err != nil {
+		if !errors.Is(err, slurm.ErrControllerBehind) {
+			diags.Append(nodeError("Cannot Read Installed Version", controller, "Asking dpkg for the version of slurmctld failed", "", err))
+			return nil, diags
+		}
+		diags.Append(nodeAttributeError(slurmVersionPath, "Slurmctld Not Upgraded Yet", node,
+			"slurm_version asks for slurmd "+version+", newer than slurmctld on the controller "+controller+": Slurm upgrades slurmd only after slurmctld; nothing was changed on the node",
+			"Set the controller's slurm_version to "+version+" too, and make this resource depend on gpucluster_slurm_activation, which depends on the controller, so the controller is upgraded first in the same apply.", err))
+		return nil, diags
+	}
+	res, more := upgradeSlurm(ctx, h, node, slurm.NodeUpgrade{Version: version, Packages: st.Packages()})
+	return res.Installed, append(diags, more...)
 }
 
 // invalidConfServer refuses a controller or port that cannot go into --conf-server.
@@ -242,6 +293,14 @@ func (r *slurmComputeResource) Read(ctx context.Context, req resource.ReadReques
 	state.Version = types.StringNull()
 	if st.Version != nil {
 		state.Version = types.StringValue(st.Version.Original())
+	}
+	h, ok := r.cluster.connect(ctx, node, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	state.Installed, diags = installedVersion(ctx, h, node, slurm.SlurmdPackage)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
@@ -71,6 +72,8 @@ type slurmControllerModel struct {
 	Extra                types.Map    `tfsdk:"extra"`
 	Cgroup               types.Object `tfsdk:"cgroup"`
 	Version              types.String `tfsdk:"version"`
+	SlurmVersion         types.String `tfsdk:"slurm_version"`
+	InstalledVersion     types.String `tfsdk:"installed_version"`
 	Status               types.String `tfsdk:"status"`
 }
 
@@ -156,6 +159,8 @@ func (r *slurmControllerResource) Schema(_ context.Context, _ resource.SchemaReq
 		"health_check_interval":   healthCheckIntervalAttribute(),
 		"health_check_node_state": healthCheckNodeStateAttribute(),
 		"version":                 computedKeptAttribute("Version of the installed slurmctld (`slurmctld -V`). Settings it does not know are refused at plan time."),
+		"slurm_version":           slurmVersionAttribute("`" + strings.Join(controllerPackages, "`, `") + "`, and slurmdbd's packages where `gpucluster_slurm_accounting` runs it"),
+		"installed_version":       installedVersionAttribute("slurmctld"),
 		"status": schema.StringAttribute{
 			MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the controller: slurmctld not installed. A plan that changes it back to `" +
 				inSync + "` repairs the controller. What differs in the files slurmctld runs with, or slurmctld not running, is `gpucluster_slurm_activation`'s `status`.",
@@ -269,6 +274,10 @@ func (r *slurmControllerResource) ModifyPlan(ctx context.Context, req resource.M
 	}
 	plan.Status = types.StringValue(inSync)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), plan.Status)...)
+	planSlurmVersion(ctx, resp, plan.Node.ValueString(), plan.SlurmVersion, state.InstalledVersion, "slurmctld")
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	if (!creating && resp.Plan.Raw.Equal(req.State.Raw)) || plan.Node.IsUnknown() {
 		return
 	}
@@ -325,9 +334,8 @@ func (r *slurmControllerResource) converge(ctx context.Context, m *slurmControll
 		diags.Append(mungeError(node, "slurmctld", err))
 		return diags
 	}
-	if _, err := packages.Ensure(ctx, h, controllerPackages...); err != nil {
-		diags.Append(nodeError("Cannot Install Slurmctld", node, "Installing "+strings.Join(controllerPackages, " ")+" with apt failed",
-			"Check the node's apt sources (apt-get install "+strings.Join(controllerPackages, " ")+" must work there), then apply again.", err))
+	diags.Append(r.installPackages(ctx, h, m, s)...)
+	if diags.HasError() {
 		return diags
 	}
 	if err := slurm.QuietPlugstack(ctx, h); err != nil {
@@ -345,7 +353,59 @@ func (r *slurmControllerResource) converge(ctx context.Context, m *slurmControll
 		return diags
 	}
 	m.SlurmctldHost = types.StringValue(s.SlurmctldHost)
-	return append(diags, daemonApplied(ctx, h, "slurmctld", m.Node, &m.ID, &m.Version, &m.Status)...)
+	diags.Append(daemonApplied(ctx, h, "slurmctld", m.Node, &m.ID, &m.Version, &m.Status)...)
+	if diags.HasError() {
+		return diags
+	}
+	var more diag.Diagnostics
+	m.InstalledVersion, more = installedVersion(ctx, h, node, "slurmctld")
+	return append(diags, more...)
+}
+
+// installPackages installs the controller's packages where missing, or, with slurm_version,
+// brings the control plane to that version in Slurm's order (upgradeControlPlane).
+func (r *slurmControllerResource) installPackages(ctx context.Context, h *transport.Host, m *slurmControllerModel, s slurm.ControllerSettings) diag.Diagnostics {
+	var diags diag.Diagnostics
+	node := m.Node.ValueString()
+	if m.SlurmVersion.IsNull() {
+		if _, err := packages.Ensure(ctx, h, controllerPackages...); err != nil {
+			diags.Append(nodeError("Cannot Install Slurmctld", node, "Installing "+strings.Join(controllerPackages, " ")+" with apt failed",
+				"Check the node's apt sources (apt-get install "+strings.Join(controllerPackages, " ")+" must work there), then apply again.", err))
+		}
+		return diags
+	}
+	return r.upgradeControlPlane(ctx, h, node, m.SlurmVersion.ValueString(), s)
+}
+
+// upgradeControlPlane upgrades slurmdbd first where it runs on another node, then the
+// controller's node, where UpgradeNode restarts slurmdbd before slurmctld when both run there.
+func (r *slurmControllerResource) upgradeControlPlane(ctx context.Context, h *transport.Host, node, version string, s slurm.ControllerSettings) diag.Diagnostics {
+	st, diags := r.cluster.readSlurmStatus(ctx, node)
+	if diags.HasError() {
+		return diags
+	}
+	u := slurm.NodeUpgrade{Version: version, Packages: controllerPackages, StateSaveLocation: s.StateSaveLocation, Wait: defaultActivationWait}
+	if client, err := slurm.ClientFor(st.Fragments); err == nil {
+		host, err := slurm.Hostname(ctx, h)
+		if err != nil {
+			diags.Append(nodeError("Cannot Read Host Name", node, "Reading the node's host name, to tell whether slurmdbd runs there, failed", "", err))
+			return diags
+		}
+		if host == client.Host {
+			u.Accounting = &client
+		} else {
+			dh, ok := r.cluster.connect(ctx, client.Host, &diags)
+			if !ok {
+				return diags
+			}
+			dbd := slurm.NodeUpgrade{Version: version, Packages: []string{"slurmdbd", slurm.ClientPackage}, Accounting: &client, Wait: defaultActivationWait}
+			if _, more := upgradeSlurm(ctx, dh, client.Host, dbd); more.HasError() {
+				return append(diags, more...)
+			}
+		}
+	}
+	_, more := upgradeSlurm(ctx, h, node, u)
+	return append(diags, more...)
 }
 
 func (r *slurmControllerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -375,6 +435,14 @@ func (r *slurmControllerResource) Read(ctx context.Context, req resource.ReadReq
 		problems = append(problems, "slurmctld is not installed")
 	} else {
 		state.Version = types.StringValue(st.Version.Original())
+	}
+	h, diags := r.cluster.slurmController(ctx, state.Node.ValueString())
+	if !diags.HasError() {
+		state.InstalledVersion, diags = installedVersion(ctx, h, state.Node.ValueString(), "slurmctld")
+	}
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
 	}
 	status := describeDrift(problems)
 	if status != inSync {

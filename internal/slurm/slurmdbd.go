@@ -36,7 +36,10 @@ const mariaDBConf = "# Managed by terraform-provider-gpucluster (gpucluster_slur
 
 // DatabasePackages are what the accounting node needs: the database, slurmdbd, and
 // slurm-client for the sacctmgr that tells when slurmdbd answers.
-var DatabasePackages = []string{"mariadb-server", "slurmdbd", "slurm-client"}
+var DatabasePackages = []string{DatabaseServerPackage, "slurmdbd", "slurm-client"}
+
+// DatabaseServerPackage is MariaDB's server, which holds slurmdbd's database.
+const DatabaseServerPackage = "mariadb-server"
 
 // DefaultDbdPort is slurmdbd's port, DbdPort and AccountingStoragePort.
 const DefaultDbdPort = 6819

@@ -1,0 +1,162 @@
+package packages
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+)
+
+// VersionPattern is Debian policy's version (section 5.6.12): an optional numeric epoch,
+// an upstream version starting with a digit, and an optional revision after the last '-'.
+var VersionPattern = regexp.MustCompile(`^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$`)
+
+// ValidateVersion refuses anything that is not a Debian version, so that name=version
+// reaches apt as one word it can read.
+func ValidateVersion(v string) error {
+	if !VersionPattern.MatchString(v) || strings.HasSuffix(v, "-") {
+		return fmt.Errorf("%q is not a Debian package version (such as 24.11.5-4+deb13u1: digits first, then letters, digits, '.', '+', '~', '-')", v)
+	}
+	return nil
+}
+
+// Upstream is the version without its epoch and Debian revision: "24.11.5" of
+// "1:24.11.5-4+deb13u1".
+func Upstream(v string) string {
+	if i := strings.IndexByte(v, ':'); i >= 0 && !strings.ContainsAny(v[:i], ".-+~") {
+		v = v[i+1:]
+	}
+	if i := strings.LastIndexByte(v, '-'); i >= 0 {
+		v = v[:i]
+	}
+	return v
+}
+
+// CompareVersions orders two Debian versions as dpkg --compare-versions does: negative
+// when a is older than b, zero when equal, positive when newer.
+func CompareVersions(a, b string) int {
+	ea, ua, ra := splitVersion(a)
+	eb, ub, rb := splitVersion(b)
+	if c := compareNumbers(ea, eb); c != 0 {
+		return c
+	}
+	if c := comparePart(ua, ub); c != 0 {
+		return c
+	}
+	return comparePart(ra, rb)
+}
+
+func splitVersion(v string) (epoch, upstream, revision string) {
+	epoch = "0"
+	if i := strings.IndexByte(v, ':'); i >= 0 {
+		epoch, v = v[:i], v[i+1:]
+	}
+	if i := strings.LastIndexByte(v, '-'); i >= 0 {
+		return epoch, v[:i], v[i+1:]
+	}
+	return epoch, v, ""
+}
+
+// comparePart compares alternating runs of non-digits (by order, where '~' sorts before
+// anything, even the end, and letters before other characters) and of digits (by value).
+func comparePart(a, b string) int {
+	for a != "" || b != "" {
+		var na, nb string
+		na, a = leading(a, false)
+		nb, b = leading(b, false)
+		if c := compareLexical(na, nb); c != 0 {
+			return c
+		}
+		na, a = leading(a, true)
+		nb, b = leading(b, true)
+		if c := compareNumbers(na, nb); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func leading(s string, digits bool) (run, rest string) {
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9') == digits {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+func compareLexical(a, b string) int {
+	for i := 0; i < len(a) || i < len(b); i++ {
+		if c := order(a, i) - order(b, i); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// order is dpkg's weight of the character at i: the end of the run sorts after '~' and
+// before everything else, letters before the other characters.
+func order(s string, i int) int {
+	switch {
+	case i >= len(s):
+		return 0
+	case s[i] == '~':
+		return -1
+	case s[i] >= 'A' && s[i] <= 'Z' || s[i] >= 'a' && s[i] <= 'z':
+		return int(s[i])
+	default:
+		return int(s[i]) + 256
+	}
+}
+
+func compareNumbers(a, b string) int {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
+}
+
+// policyRCD is the file deb-systemd-invoke and invoke-rc.d ask before they start or restart a
+// daemon from a package's maintainer script; exit status 101 forbids it.
+const policyRCD = "/usr/sbin/policy-rc.d"
+
+// InstallHeld installs every package at version, in one apt transaction (packages built
+// from one source often depend on each other's exact version), while the packages' own
+// scripts may not start or restart any daemon: the caller restarts them in the order they
+// need. A policy-rc.d already on the host is left as it is; one this function wrote and an
+// interrupted run left behind is removed.
+func InstallHeld(ctx context.Context, ex Executor, version string, names ...string) error {
+	if err := validateNames(names); err != nil {
+		return err
+	}
+	if err := ValidateVersion(version); err != nil {
+		return err
+	}
+	pinned := make([]string, len(names))
+	for i, n := range names {
+		pinned[i] = n + "=" + version
+	}
+	if _, err := ex.Sudo(ctx, installHeldScript(pinned), nil); err != nil {
+		return fmt.Errorf("apt-get install %s: %w", strings.Join(pinned, " "), err)
+	}
+	transport.Changed(ctx, ex, "installed "+strings.Join(pinned, " "))
+	return nil
+}
+
+const heldMarker = "# gpucluster: daemon restarts held during a pinned install"
+
+func installHeldScript(pinned []string) string {
+	return transport.NewScript().Args(pinned...).Text(`export DEBIAN_FRONTEND=noninteractive
+p=` + transport.Quote(policyRCD) + `
+if [ -e "$p" ] && grep -qxF ` + transport.Quote(heldMarker) + ` "$p"; then rm -f -- "$p"; fi
+if [ ! -e "$p" ]; then
+	printf '#!/bin/sh\n%s\nexit 101\n' ` + transport.Quote(heldMarker) + ` > "$p" && chmod 0755 "$p" || exit
+	trap 'rm -f -- "$p"' EXIT
+fi
+apt_install() {
+	apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confold "$@"
+}
+apt_install "$@" || { apt-get update -q -o DPkg::Lock::Timeout=300 >/dev/null && apt_install "$@"; }`).String()
+}
