@@ -78,7 +78,11 @@ func TestOfflineGuardReadsAListOfNodes(t *testing.T) {
 	var g *offlineGuard
 	for _, newResource := range (&gpuclusterProvider{}).Resources(ctx) {
 		if r, ok := newResource().(*offlineGuard); ok {
-			if _, isRolling := r.inner.(*rollingRebootResource); isRolling {
+			inner := r.inner
+			if owned, ok := inner.(*ownedGuard); ok {
+				inner = owned.inner
+			}
+			if _, isRolling := inner.(*rollingRebootResource); isRolling {
 				g = r
 			}
 		}

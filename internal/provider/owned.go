@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -40,9 +41,9 @@ type ownedGuard struct {
 type ownedSpec struct {
 	// kind is the resource type without the provider's prefix.
 	kind string
-	// locate returns the nodes that keep the record and the object's name there; known is false
-	// while the plan leaves one of them unknown.
-	locate func(ctx context.Context, c *cluster, data tfsdk.State) (nodes []string, name string, known bool, diags diag.Diagnostics)
+	// locate returns the nodes that keep the records and the names of the objects recorded on
+	// each; known is false while the plan leaves one of them unknown.
+	locate func(ctx context.Context, c *cluster, data tfsdk.State) (nodes, names []string, known bool, diags diag.Diagnostics)
 }
 
 func guardOwned(newResource func() resource.Resource, spec ownedSpec) func() resource.Resource {
@@ -103,26 +104,53 @@ func privateToken(ctx context.Context, private privateReader, key string) string
 
 func tokenJSON(token string) []byte { return []byte(`"` + token + `"`) }
 
-// located is where the resource's objects are recorded: one object on each of nodes.
+// located is where the resource's objects are recorded: each of objects on each of nodes.
 type located struct {
-	nodes  []string
+	nodes   []string
+	objects []ownership.Object
+}
+
+// place is one record: an object on the node that keeps it.
+type place struct {
+	node   string
 	object ownership.Object
 }
 
-// declaredOn are the nodes under which this run's declarations are compared: an object whose
-// record node is not known yet is compared by name alone.
-func (l located) declaredOn() []string {
-	if len(l.nodes) == 0 {
-		return []string{""}
+func (l located) places() []place {
+	var out []place
+	for _, o := range l.objects {
+		for _, n := range l.nodes {
+			out = append(out, place{node: n, object: o})
+		}
 	}
-	return l.nodes
+	return out
+}
+
+// declared are the places under which this run's declarations are compared: an object whose
+// record node is not known yet is compared by name alone.
+func (l located) declared() []place {
+	if len(l.nodes) == 0 {
+		return located{nodes: []string{""}, objects: l.objects}.places()
+	}
+	return l.places()
+}
+
+// without are the places of ps that are not in other.
+func without(ps, other []place) []place {
+	var out []place
+	for _, p := range ps {
+		if !slices.Contains(other, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (g *ownedGuard) locate(ctx context.Context, schemaData tfsdk.State, diags *diag.Diagnostics) (located, bool) {
 	if g.cluster == nil || schemaData.Raw.IsNull() {
 		return located{}, false
 	}
-	nodes, name, known, d := g.spec.locate(ctx, g.cluster, schemaData)
+	nodes, names, known, d := g.spec.locate(ctx, g.cluster, schemaData)
 	diags.Append(d...)
 	if !known || d.HasError() {
 		return located{}, false
@@ -132,7 +160,11 @@ func (g *ownedGuard) locate(ctx context.Context, schemaData tfsdk.State, diags *
 		canonical = append(canonical, g.cluster.canonicalNode(n))
 	}
 	slices.Sort(canonical)
-	return located{nodes: slices.Compact(canonical), object: ownership.Object{Kind: g.spec.kind, Name: name}}, true
+	objects := make([]ownership.Object, 0, len(names))
+	for _, name := range names {
+		objects = append(objects, ownership.Object{Kind: g.spec.kind, Name: name})
+	}
+	return located{nodes: slices.Compact(canonical), objects: objects}, true
 }
 
 func planData(p tfsdk.Plan) tfsdk.State { return tfsdk.State(p) }
@@ -153,21 +185,31 @@ func (g *ownedGuard) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 	if !ok || resp.Diagnostics.HasError() {
 		return
 	}
-	creating := req.State.Raw.IsNull()
-	if foreign := privateToken(ctx, req.Private, foreignTokenKey); foreign != "" && g.cluster.settingsKnown() {
+	if !g.cluster.settingsKnown() {
+		return
+	}
+	if foreign := privateToken(ctx, req.Private, foreignTokenKey); foreign != "" {
 		g.refuseForeign(ctx, loc, foreign, &resp.Diagnostics)
 		return
 	}
-	if !creating || !g.cluster.settingsKnown() {
+	if req.State.Raw.IsNull() {
+		g.checkCreate(ctx, loc.places(), ownerToken(ctx, req.Private), resp)
 		return
 	}
-	own := ownerToken(ctx, req.Private)
-	records, ok := g.readRecords(ctx, loc, &resp.Diagnostics)
+	prior, ok := g.locate(ctx, req.State, &resp.Diagnostics)
+	if ok {
+		g.checkAdded(ctx, without(loc.places(), prior.places()), ownerToken(ctx, req.Private), &resp.Diagnostics)
+	}
+}
+
+// checkCreate refuses a create of an object whose record names another resource instance.
+func (g *ownedGuard) checkCreate(ctx context.Context, places []place, own string, resp *resource.ModifyPlanResponse) {
+	records, ok := g.readRecords(ctx, places, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	for _, node := range loc.nodes {
-		r := records[node]
+	for _, p := range places {
+		r := records[p]
 		switch {
 		case !r.found || r.rec.Token == own:
 		case g.cluster.owners.held(r.rec.Token):
@@ -175,7 +217,25 @@ func (g *ownedGuard) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 			// private state, and must find the token that lets it remove what the instance made.
 			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(r.rec.Token))...)
 		default:
-			resp.Diagnostics.Append(ownedByAnother(node, loc.owned(r.rec), "creating it"))
+			resp.Diagnostics.Append(ownedByAnother(p.node, p.owned(r.rec), "creating it"))
+		}
+	}
+}
+
+// checkAdded refuses an update that adds an object (a server to a rolling reboot, a node to the
+// MUNGE key) whose record names an instance of another state. One of this state may be handing
+// it over in the same apply; if it has not when this update claims it, the claim refuses.
+func (g *ownedGuard) checkAdded(ctx context.Context, added []place, own string, diags *diag.Diagnostics) {
+	if len(added) == 0 {
+		return
+	}
+	records, ok := g.readRecords(ctx, added, diags)
+	if !ok {
+		return
+	}
+	for _, p := range added {
+		if r := records[p]; r.found && r.rec.Token != own && !g.cluster.owners.held(r.rec.Token) {
+			diags.Append(ownedByAnother(p.node, p.owned(r.rec), "adding it"))
 		}
 	}
 }
@@ -198,18 +258,18 @@ func (g *ownedGuard) declareOnce(ctx context.Context, req resource.ModifyPlanReq
 			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(token))...)
 		}
 	}
-	for _, node := range loc.declaredOn() {
-		if !g.cluster.owners.declare(node, loc.object, token) {
+	for _, p := range loc.declared() {
+		if !g.cluster.owners.declare(p.node, p.object, token) {
 			continue
 		}
 		where := ""
-		if node != "" {
-			where = " on node " + node
+		if p.node != "" {
+			where = " on node " + p.node
 		}
 		resp.Diagnostics.AddError("Object Declared Twice",
 			fmt.Sprintf("Another %s in this configuration also declares %s%s. Two resources would overwrite each other's settings on every apply, and destroying one would remove what the other manages.\n\n"+
 				"Keep one declaration of it. To move it from one resource to another, use a moved block (or terraform state mv) rather than a second resource.",
-				g.typeName(), describeObject(loc.object), where))
+				g.typeName(), describeObject(p.object), where))
 		return false
 	}
 	return true
@@ -219,13 +279,14 @@ func (g *ownedGuard) declareOnce(ctx context.Context, req resource.ModifyPlanReq
 // the record still names that instance. Once the owner handed it over (the record is gone), the
 // plan goes on and the next apply records this instance.
 func (g *ownedGuard) refuseForeign(ctx context.Context, loc located, foreign string, diags *diag.Diagnostics) {
-	records, ok := g.readRecords(ctx, loc, diags)
+	places := loc.places()
+	records, ok := g.readRecords(ctx, places, diags)
 	if !ok {
 		return
 	}
-	for _, node := range loc.nodes {
-		if r := records[node]; r.found && r.rec.Token == foreign {
-			diags.Append(ownedByAnother(node, loc.owned(r.rec), "importing it"))
+	for _, p := range places {
+		if r := records[p]; r.found && r.rec.Token == foreign {
+			diags.Append(ownedByAnother(p.node, p.owned(r.rec), "importing it"))
 			return
 		}
 	}
@@ -248,6 +309,16 @@ func describeObject(o ownership.Object) string {
 	return strings.ReplaceAll(o.Kind, "_", " ") + " " + o.Name
 }
 
+func describeObjects(places []place) string {
+	var names []string
+	for _, p := range places {
+		if d := describeObject(p.object); !slices.Contains(names, d) {
+			names = append(names, d)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // Create claims the object's record before the inner create changes anything. A create that
 // fails and keeps partial state (Terraform keeps it as tainted, so the next apply destroys what it
 // made and creates it again) finishes the record; one cut short by a lost connection or a
@@ -262,10 +333,11 @@ func (g *ownedGuard) Create(ctx context.Context, req resource.CreateRequest, res
 		return
 	}
 	token := ownership.NewToken()
+	places := loc.places()
 	record := ownership.Here(g.typeName(), token, ownership.Creating, time.Now())
-	claimed, ok := g.claim(ctx, loc, record, &resp.Diagnostics, "creating it")
+	claimed, ok := g.claim(ctx, places, record, &resp.Diagnostics, "creating it")
 	if !ok {
-		g.release(ctx, loc.object, claimed, token, &resp.Diagnostics)
+		g.release(ctx, claimed, token, &resp.Diagnostics)
 		return
 	}
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(token))...)
@@ -274,50 +346,71 @@ func (g *ownedGuard) Create(ctx context.Context, req resource.CreateRequest, res
 	switch {
 	case !resp.Diagnostics.HasError():
 		record.Phase = ownership.Created
-		if _, ok := g.claim(ctx, loc, record, &resp.Diagnostics, "finishing its create"); ok {
+		if _, ok := g.claim(ctx, places, record, &resp.Diagnostics, "finishing its create"); ok {
 			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerRecordedKey, []byte("true"))...)
 		}
 	case !resp.State.Raw.IsNull():
 		resp.State.Raw = nullUnknowns(resp.State.Raw)
 		record.Phase = ownership.Created
 		var ignored diag.Diagnostics
-		if _, ok := g.claim(ctx, loc, record, &ignored, "keeping its partial create"); ok {
+		if _, ok := g.claim(ctx, places, record, &ignored, "keeping its partial create"); ok {
 			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerRecordedKey, []byte("true"))...)
 		}
 	case !writes.Sent() || !writes.CutShort():
-		g.release(ctx, loc.object, claimed, token, &resp.Diagnostics)
+		g.release(ctx, claimed, token, &resp.Diagnostics)
 	}
 }
 
-// claim writes record on every node at once and returns the nodes it was written on; ok is
-// false when a node refused or failed.
-func (g *ownedGuard) claim(ctx context.Context, loc located, record ownership.Record, diags *diag.Diagnostics, doing string) (claimed []string, ok bool) {
-	failures := g.cluster.onEachNode(ctx, loc.nodes, func(_ string, h *transport.Host) error {
-		return ownership.Claim(ctx, h, loc.object, record)
+// byNode groups places by the node that keeps their records.
+func byNode(places []place) (nodes []string, objects map[string][]ownership.Object) {
+	objects = map[string][]ownership.Object{}
+	for _, p := range places {
+		if objects[p.node] == nil {
+			nodes = append(nodes, p.node)
+		}
+		objects[p.node] = append(objects[p.node], p.object)
+	}
+	return nodes, objects
+}
+
+// claim writes record at every place, the nodes at once, and returns the places it was written
+// at; ok is false when a node refused or failed. A node's objects are claimed in order, and the
+// first refusal stops that node.
+func (g *ownedGuard) claim(ctx context.Context, places []place, record ownership.Record, diags *diag.Diagnostics, doing string) (claimed []place, ok bool) {
+	nodes, objects := byNode(places)
+	var mu sync.Mutex
+	failures := g.cluster.onEachNode(ctx, nodes, func(node string, h *transport.Host) error {
+		for _, o := range objects[node] {
+			if err := ownership.Claim(ctx, h, o, record); err != nil {
+				return err
+			}
+			mu.Lock()
+			claimed = append(claimed, place{node: node, object: o})
+			mu.Unlock()
+		}
+		return nil
 	})
-	failed := map[string]bool{}
 	for _, f := range failures {
-		failed[f.node] = true
 		var owned *ownership.OwnedError
 		if errors.As(f.err, &owned) {
 			diags.Append(ownedByAnother(f.node, owned, doing))
 			continue
 		}
-		diags.Append(failureDiags([]nodeFailure{f}, "Cannot Write Ownership Record", "Recording the owner of "+describeObject(loc.object)+" failed", "")...)
-	}
-	for _, node := range loc.nodes {
-		if !failed[node] {
-			claimed = append(claimed, node)
-		}
+		diags.Append(failureDiags([]nodeFailure{f}, "Cannot Write Ownership Record", "Recording the owner of "+describeObjects(places)+" failed", "")...)
 	}
 	return claimed, len(failures) == 0
 }
 
-func (g *ownedGuard) release(ctx context.Context, object ownership.Object, nodes []string, token string, diags *diag.Diagnostics) {
-	failures := g.cluster.onEachNode(ctx, nodes, func(_ string, h *transport.Host) error {
-		return ownership.Release(ctx, h, object, token)
+func (g *ownedGuard) release(ctx context.Context, places []place, token string, diags *diag.Diagnostics) {
+	nodes, objects := byNode(places)
+	failures := g.cluster.onEachNode(ctx, nodes, func(node string, h *transport.Host) error {
+		var errs []error
+		for _, o := range objects[node] {
+			errs = append(errs, ownership.Release(ctx, h, o, token))
+		}
+		return errors.Join(errs...)
 	})
-	diags.Append(failureDiags(failures, "Cannot Remove Ownership Record", "Removing the owner record of "+describeObject(object)+" failed",
+	diags.Append(failureDiags(failures, "Cannot Remove Ownership Record", "Removing the owner record of "+describeObjects(places)+" failed",
 		"Check the file named below on that node.")...)
 }
 
@@ -335,14 +428,35 @@ func nullUnknowns(v tftypes.Value) tftypes.Value {
 	return out
 }
 
-// Update writes the record of a resource that has none yet (one from before ownership records,
-// an import, an unfinished create taken over), then updates. A recorded one costs no round trip.
+// Update writes the records of a resource that has none yet (one from before ownership records,
+// an import, an unfinished create taken over), and those of the objects it adds, then updates;
+// the records of the objects it drops go once the update is done. A recorded resource whose
+// objects stay costs no round trip.
 func (g *ownedGuard) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	token := ownerToken(ctx, req.Private)
-	if loc, ok := g.locate(ctx, planData(req.Plan), &resp.Diagnostics); ok && token != "" && !recordedIn(ctx, req.Private) {
-		if _, ok := g.claim(ctx, loc, ownership.Here(g.typeName(), token, ownership.Created, time.Now()), &resp.Diagnostics, "changing it"); !ok {
+	loc, ok := g.locate(ctx, planData(req.Plan), &resp.Diagnostics)
+	prior, priorOK := g.locate(ctx, req.State, &resp.Diagnostics)
+	if !ok || !priorOK || token == "" {
+		if !resp.Diagnostics.HasError() {
+			g.inner.Update(ctx, req, resp)
+		}
+		return
+	}
+	claim := loc.places()
+	recorded := recordedIn(ctx, req.Private)
+	if recorded {
+		claim = without(claim, prior.places())
+	}
+	if len(claim) > 0 {
+		claimed, ok := g.claim(ctx, claim, ownership.Here(g.typeName(), token, ownership.Created, time.Now()), &resp.Diagnostics, "changing it")
+		if !ok {
+			if recorded {
+				g.release(ctx, claimed, token, &resp.Diagnostics)
+			}
 			return
 		}
+	}
+	if !recorded {
 		// An import whose owner handed the object over is this instance's now.
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, foreignTokenKey, nil)...)
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerRecordedKey, []byte("true"))...)
@@ -351,6 +465,9 @@ func (g *ownedGuard) Update(ctx context.Context, req resource.UpdateRequest, res
 		return
 	}
 	g.inner.Update(ctx, req, resp)
+	if dropped := without(prior.places(), loc.places()); len(dropped) > 0 && !resp.Diagnostics.HasError() {
+		g.release(ctx, dropped, token, &resp.Diagnostics)
+	}
 }
 
 // Delete leaves an object whose record names another resource instance alone: only its owner
@@ -364,21 +481,22 @@ func (g *ownedGuard) Delete(ctx context.Context, req resource.DeleteRequest, res
 		return
 	}
 	token := ownerToken(ctx, req.Private)
-	records, ok := g.readRecords(ctx, loc, &resp.Diagnostics)
+	places := loc.places()
+	records, ok := g.readRecords(ctx, places, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	for _, node := range loc.nodes {
-		if r := records[node]; r.found && r.rec.Token != token {
+	for _, p := range places {
+		if r := records[p]; r.found && r.rec.Token != token {
 			resp.Diagnostics.AddWarning("Object Left To Its Owner",
 				fmt.Sprintf("%s was removed from this state only: on node %s it is recorded as owned by %s (%s), so nothing on the node was changed.",
-					describeObject(loc.object), node, r.rec.Owner(), recordPath(loc.object)))
+					describeObject(p.object), p.node, r.rec.Owner(), recordPath(p.object)))
 			return
 		}
 	}
 	g.inner.Delete(ctx, req, resp)
 	if !resp.Diagnostics.HasError() && token != "" {
-		g.release(ctx, loc.object, loc.nodes, token, &resp.Diagnostics)
+		g.release(ctx, places, token, &resp.Diagnostics)
 	}
 }
 
@@ -401,12 +519,13 @@ func (g *ownedGuard) ImportState(ctx context.Context, req resource.ImportStateRe
 	if !ok {
 		return
 	}
-	records, ok := g.readRecords(ctx, loc, &resp.Diagnostics)
+	places := loc.places()
+	records, ok := g.readRecords(ctx, places, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	for _, node := range loc.nodes {
-		r := records[node]
+	for _, p := range places {
+		r := records[p]
 		switch {
 		case !r.found:
 		case r.rec.Phase == ownership.Creating:
@@ -416,7 +535,7 @@ func (g *ownedGuard) ImportState(ctx context.Context, req resource.ImportStateRe
 			resp.Diagnostics.AddWarning("Imported Object Has Another Owner",
 				fmt.Sprintf("%s is recorded on node %s as owned by %s. Every plan of this resource is refused until the owner hands it over: "+
 					"remove it from the owner's state (a removed block with destroy = false, or terraform state rm) and delete the record (sudo rm %s).",
-					describeObject(loc.object), node, r.rec.Owner(), recordPath(loc.object)))
+					describeObject(p.object), p.node, r.rec.Owner(), recordPath(p.object)))
 			return
 		}
 	}
@@ -437,19 +556,30 @@ type recordOn struct {
 	found bool
 }
 
-// readRecords reads the object's record on every node at once; ok is false once diags holds an
+// readRecords reads the records of places, the nodes at once; ok is false once diags holds an
 // error.
-func (g *ownedGuard) readRecords(ctx context.Context, loc located, diags *diag.Diagnostics) (map[string]recordOn, bool) {
-	records, failures := readOnEachNode(ctx, g.cluster, loc.nodes, func(h *transport.Host) (recordOn, error) {
-		rec, found, err := ownership.Read(ctx, h, loc.object)
-		return recordOn{rec: rec, found: found}, err
+func (g *ownedGuard) readRecords(ctx context.Context, places []place, diags *diag.Diagnostics) (map[place]recordOn, bool) {
+	nodes, objects := byNode(places)
+	var mu sync.Mutex
+	records := map[place]recordOn{}
+	failures := g.cluster.onEachNode(ctx, nodes, func(node string, h *transport.Host) error {
+		for _, o := range objects[node] {
+			rec, found, err := ownership.Read(ctx, h, o)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			records[place{node: node, object: o}] = recordOn{rec: rec, found: found}
+			mu.Unlock()
+		}
+		return nil
 	})
-	diags.Append(failureDiags(failures, "Cannot Read Ownership Record", "Reading the ownership record of "+describeObject(loc.object)+" failed",
+	diags.Append(failureDiags(failures, "Cannot Read Ownership Record", "Reading the ownership record of "+describeObjects(places)+" failed",
 		"Check the file named below on that node: only the provider writes it.")...)
 	return records, len(failures) == 0
 }
 
-// owned is the refusal of loc's object, which rec names another instance as owner of.
-func (l located) owned(rec ownership.Record) *ownership.OwnedError {
-	return &ownership.OwnedError{Object: l.object, Path: recordPath(l.object), Record: rec}
+// owned is the refusal of p's object, which rec names another instance as owner of.
+func (p place) owned(rec ownership.Record) *ownership.OwnedError {
+	return &ownership.OwnedError{Object: p.object, Path: recordPath(p.object), Record: rec}
 }

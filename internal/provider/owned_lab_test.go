@@ -21,6 +21,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/ownership"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 )
 
 // sibling is a second working directory with the same provider build: another state, as a
@@ -402,6 +403,93 @@ func TestAccOwnership_updateLeavesTheRecord(t *testing.T) {
 					}
 					return uidEverywhere(l, nodes, name, "1965")
 				},
+			},
+		},
+	})
+}
+
+// Two rolling reboots never take the same GPU server: each server of a run is an owned object,
+// recorded on the controller. A second resource listing gpu01 is refused at plan, in this
+// configuration (Object Declared Twice) and from another state (the record), and no host changes;
+// a resource with other servers owns those, also when a server is added to it in place, and
+// each record goes with the server's removal or the resource's destroy. The servers are recorded
+// as rebooted for the trigger beforehand, so no apply reboots one.
+func TestAccOwnership_rollingRebootServersHaveOneOwner(t *testing.T) {
+	l := lab.Require(t)
+	const trigger = "tacc-own"
+	records := ownership.Dir + "/rolling_reboot/"
+	done := func(nodes ...string) string {
+		script := "mkdir -p " + slurm.RebootRecordDir
+		for _, n := range nodes {
+			script += " && echo " + trigger + " > " + slurm.RebootRecordDir + "/" + n
+		}
+		return script
+	}
+	onHost(t, l, "login01", "rm -rf "+records+" && "+done("gpu01", "gpu02"))
+	t.Cleanup(func() {
+		_, _ = onHostErr(l, "login01", "rm -rf "+records+" "+slurm.RebootRecordDir+"/gpu01 "+slurm.RebootRecordDir+"/gpu02")
+	})
+	run := func(address string, nodes ...string) string {
+		return fmt.Sprintf("resource \"gpucluster_rolling_reboot\" %q {\n  controller = \"login01\"\n  nodes      = %s\n  trigger    = %q\n}\n", address, hclList(nodes), trigger)
+	}
+	owners := func(want string) resource.TestCheckFunc {
+		return checkOnHost(l, "login01", "ls "+records+" 2>/dev/null | paste -sd' ' -", want)
+	}
+	tokenOf := func(node string) string {
+		return onHost(t, l, "login01", "sed -n 's/^token=//p' "+records+node)
+	}
+	var before map[string]string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             owners(""),
+		Steps: []resource.TestStep{
+			{
+				Config: providerConfig(l, "") + run("a", "gpu01"),
+				Check: resource.ComposeAggregateTestCheckFunc(owners("gpu01"), func(*terraform.State) error {
+					before = snapshotHosts(t, l)
+					t.Run("from another state", func(t *testing.T) {
+						resource.Test(t, resource.TestCase{
+							ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+							Steps: []resource.TestStep{{
+								Config:      providerConfig(l, "") + run("b", "gpu02", "gpu01"),
+								ExpectError: regexp.MustCompile(`(?s)Object Owned By Another Resource.*rolling\s+reboot\s+gpu01\s+is\s+recorded\s+as\s+owned\s+by\s+a\s+gpucluster_rolling_reboot`),
+							}},
+						})
+					})
+					compareSnapshots(t, before, snapshotHosts(t, l))
+					return nil
+				}),
+			},
+			{
+				PreConfig:   func() { before = snapshotHosts(t, l) },
+				Config:      providerConfig(l, "") + run("a", "gpu01") + run("b", "gpu02", "gpu01"),
+				ExpectError: regexp.MustCompile(`(?s)Object Declared Twice.*also\s+declares\s+rolling\s+reboot\s+gpu01\s+on\s+node\s+login01`),
+			},
+			{
+				PreConfig: func() { compareSnapshots(t, before, snapshotHosts(t, l)) },
+				Config:    providerConfig(l, "") + run("a", "gpu01") + run("c", "gpu02"),
+				Check:     owners("gpu01 gpu02"),
+			},
+			{
+				// c's destroy releases gpu02's record; the next step adds gpu02 to a in place.
+				Config: providerConfig(l, "") + run("a", "gpu01"),
+				Check:  owners("gpu01"),
+			},
+			{
+				Config: providerConfig(l, "") + run("a", "gpu01", "gpu02"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("gpucluster_rolling_reboot.a", plancheck.ResourceActionUpdate)},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(owners("gpu01 gpu02"), func(*terraform.State) error {
+					if a, b := tokenOf("gpu01"), tokenOf("gpu02"); a == "" || a != b {
+						return fmt.Errorf("the server added in place is recorded with token %q, gpu01 with %q: want the one resource's", b, a)
+					}
+					return nil
+				}),
+			},
+			{
+				Config: providerConfig(l, "") + run("a", "gpu02"),
+				Check:  owners("gpu02"),
 			},
 		},
 	})

@@ -1,8 +1,11 @@
 package provider
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 )
 
 // A second resource for an object the configuration already declares is refused at plan, before
@@ -86,5 +89,25 @@ resource "gpucluster_munge_key" "b" {
 		"slurm account": {twice(account), want("slurm account research on node login01")},
 		"qos":           {twice(qos), want("slurm qos gpu2 on node login01")},
 		"munge key":     {mungeA + mungeB, want("munge key munge.key on node gpu02")},
+		"rolling reboot": {rollingReboot("a", "gpu01", "gpu02") + rollingReboot("b", "gpu03", "gpu02"),
+			want("rolling reboot gpu02 on node login01")},
+		"rolling reboot, controller known at apply": {strings.ReplaceAll(rollingReboot("a", "gpu01")+rollingReboot("b", "gpu01"), `"login01"`, "terraform_data.user.output"),
+			want("rolling reboot gpu01")},
+	})
+}
+
+func rollingReboot(address string, nodes ...string) string {
+	return fmt.Sprintf("resource \"gpucluster_rolling_reboot\" %q {\n  controller = \"login01\"\n  nodes      = %s\n  trigger    = \"535\"\n}\n", address, hclList(nodes))
+}
+
+// Two rolling reboots of other servers each own theirs: the plan of both goes through.
+func TestRollingRebootsOfOtherServersPlan(t *testing.T) {
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:             unknownConnectionProvider + rollingReboot("a", "gpu01", "gpu02") + rollingReboot("b", "gpu03", "gpu04"),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
 	})
 }

@@ -300,7 +300,7 @@ func (p *gpuclusterProvider) Resources(_ context.Context) []func() resource.Reso
 		guardOffline(guardOwned(NewSlurmAccountResource, recordedOn("slurm_account", "controller", "name")), "controller"),
 		guardOffline(guardOwned(NewSlurmUserResource, recordedOn("slurm_user", "controller", "name")), "controller"),
 		guardOffline(guardOwned(NewSlurmQOSResource, recordedOn("slurm_qos", "controller", "name")), "controller"),
-		guardOffline(NewRollingRebootResource, "controller", "nodes"),
+		guardOffline(guardOwned(NewRollingRebootResource, recordedForEachListed("rolling_reboot", "controller", "nodes")), "controller", "nodes"),
 		guardOffline(NewSlurmBackupResource, "controller"),
 		guardOffline(NewFirewallRuleResource, "node"),
 		guardOffline(guardOwned(NewFirewallResource, recordedPerNode("firewall", "node", "ufw")), "node"),

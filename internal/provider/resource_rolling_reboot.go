@@ -64,6 +64,7 @@ func (r *rollingRebootResource) Schema(_ context.Context, _ resource.SchemaReque
 			"The plan shows the order (`plan_order`). Each server done is recorded on the controller (`" + slurm.RebootRecordDir + "/NODE`, the trigger it was rebooted for), " +
 			"so a run that stopped, for any reason, goes on at the next apply with the servers not done yet; a server already rebooted for the trigger is skipped, also after the resource is created again. " +
 			"A server that does not come back, or comes back with other hardware, stops the run: it stays drained, and the servers after it are not touched.\n\n" +
+			"Each server belongs to one rolling reboot (recorded on the controller, see the ownership guide): a second resource that lists it, in this configuration or another state, is refused at plan, so two runs never drain the same server.\n\n" +
 			"Destroy changes nothing on the hosts. Import with `NODE,NODE@CONTROLLER`, for example `gpu01,gpu02@login01`; the next plan shows a run for every server whose record is not for `trigger`.",
 		Attributes: map[string]schema.Attribute{
 			"id": computedKeptAttribute("`NODE,NODE@CONTROLLER`, the import ID."),
