@@ -91,6 +91,13 @@ func Here(resource, token string, phase Phase, now time.Time) Record {
 	return r
 }
 
+// FromHere tells a record written from this process's working directory and machine: the same
+// configuration, or another workspace of it.
+func (r Record) FromHere() bool {
+	here := Here(r.Resource, r.Token, r.Phase, r.Since)
+	return r.Workdir != "" && r.Workdir == here.Workdir && r.Machine == here.Machine
+}
+
 // Owner describes the owning state for a diagnostic.
 func (r Record) Owner() string {
 	where := "a Terraform working directory"

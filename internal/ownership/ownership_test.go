@@ -174,3 +174,21 @@ func TestMalformedTokensNeverReachTheHost(t *testing.T) {
 		t.Errorf("scripts ran: %q", fake.Scripts())
 	}
 }
+
+func TestFromHereIsThisWorkingDirectoryAndMachine(t *testing.T) {
+	here := Here("gpucluster_user", NewToken(), Created, time.Now())
+	if !here.FromHere() {
+		t.Errorf("a record written here: FromHere is false: %+v", here)
+	}
+	for name, change := range map[string]func(*Record){
+		"another directory": func(r *Record) { r.Workdir += "/other" },
+		"another machine":   func(r *Record) { r.Machine += "-other" },
+		"no directory":      func(r *Record) { r.Workdir = "" },
+	} {
+		r := here
+		change(&r)
+		if r.FromHere() {
+			t.Errorf("%s: FromHere is true for %+v", name, r)
+		}
+	}
+}

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/ownership"
@@ -55,10 +57,12 @@ func (g *ownedGuard) Configure(ctx context.Context, req resource.ConfigureReques
 }
 
 // ownerTokenKey holds, in a resource's private state, the token its records carry;
-// ownerRecordedKey says that the records are written, phase created.
+// ownerRecordedKey says that the records are written, phase created; ownerGoneKey that the
+// refresh found the object removed outside Terraform (see keepWhileRecorded).
 const (
 	ownerTokenKey    = "owner_token"
 	ownerRecordedKey = "owner_recorded"
+	ownerGoneKey     = "owner_object_gone"
 )
 
 func recordedIn(ctx context.Context, private privateReader) bool {
@@ -73,10 +77,53 @@ func (g *ownedGuard) typeName() string { return "gpucluster_" + g.spec.kind }
 // replacement of a tainted instance as a create that carries neither its prior state nor its
 // private state, and the create's check must still know the instance's own record.
 func (g *ownedGuard) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if token := ownerToken(ctx, req.Private); token != "" && g.cluster != nil {
+	token := ownerToken(ctx, req.Private)
+	if token != "" && g.cluster != nil {
 		g.cluster.owners.hold(token)
 	}
 	g.inner.Read(ctx, req, resp)
+	switch {
+	case token == "" || g.cluster == nil || resp.Diagnostics.HasError():
+	case !resp.State.Raw.IsNull():
+		if objectGone(ctx, req.Private) {
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerGoneKey, nil)...)
+		}
+	default:
+		g.keepWhileRecorded(ctx, req, resp, token)
+	}
+}
+
+// keepWhileRecorded keeps in state an instance whose object was removed outside Terraform while
+// a record of it still names the instance. Dropped, the instance would take its token with it,
+// and the create that follows could not tell its own record from another state's: Terraform
+// plans every create again at apply, in a new provider process, without its private state. The
+// plan replaces it instead (ModifyPlan): the destroy half releases the records, the create makes
+// the object again and records it anew.
+func (g *ownedGuard) keepWhileRecorded(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse, token string) {
+	loc, ok := g.locate(ctx, req.State, &resp.Diagnostics)
+	if !ok || !g.cluster.settingsKnown() {
+		return
+	}
+	places := loc.places()
+	records, ok := g.readRecords(ctx, places, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	for _, p := range places {
+		if r := records[p]; r.found && r.rec.Token == token {
+			resp.State.Raw = req.State.Raw.Copy()
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerGoneKey, []byte("true"))...)
+			resp.Diagnostics.AddWarning("Object Removed Outside Terraform",
+				fmt.Sprintf("%s is gone, while its ownership record on node %s still names this resource. The plan replaces the resource: the apply creates the object again, recorded as this resource's.",
+					describeObject(p.object), p.node))
+			return
+		}
+	}
+}
+
+func objectGone(ctx context.Context, private privateReader) bool {
+	raw, _ := private.GetKey(ctx, ownerGoneKey)
+	return string(raw) == "true"
 }
 
 // privateReader is what the requests' and responses' private state offer.
@@ -175,6 +222,12 @@ func planData(p tfsdk.Plan) tfsdk.State { return tfsdk.State(p) }
 func (g *ownedGuard) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if resp.Plan.Raw.IsNull() {
 		g.innerModifyPlan(ctx, req, resp)
+		return
+	}
+	if !req.State.Raw.IsNull() && objectGone(ctx, req.Private) {
+		// Terraform plans the create half again, with this private state, through the checks.
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), types.StringUnknown())...)
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("id"))
 		return
 	}
 	loc, ok := g.locate(ctx, planData(resp.Plan), &resp.Diagnostics)
@@ -296,9 +349,15 @@ func (g *ownedGuard) refuseForeign(ctx context.Context, loc located, foreign str
 func ownedByAnother(node string, owned *ownership.OwnedError, doing string) diag.Diagnostic {
 	todo := fmt.Sprintf("Declare it only in the configuration that owns it (an import of it here is undone with terraform state rm, which changes no host). "+
 		"To hand it over: remove it from the owner's state (a removed block with destroy = false, or terraform state rm), delete the record on %s (sudo rm %s), then import it here.", node, owned.Path)
-	if owned.Record.Phase == ownership.Creating {
+	switch {
+	case owned.Record.Phase == ownership.Creating:
 		todo = fmt.Sprintf("If that apply is still running, wait for it. If it was cut short, what it made is the provider's own but in no state: "+
 			"import the object into the configuration that should own it (the import takes over the unfinished record), or remove what it made and the record (sudo rm %s) by hand.", owned.Path)
+	case owned.Record.FromHere():
+		// A state from before keepWhileRecorded may have dropped the instance, and its token
+		// with it: nothing tells the record from another workspace's of this directory.
+		todo += fmt.Sprintf(" The record names this working directory: if it is this resource's own (its object was removed by hand and an earlier run dropped it from state) "+
+			"and no other workspace here declares it, delete the record (sudo rm %s on %s) and apply again.", owned.Path, node)
 	}
 	return nodeError("Object Owned By Another Resource", node,
 		fmt.Sprintf("Nothing was changed: %s is recorded as owned by %s, and %s here would fight over it", describeObject(owned.Object), owned.Record.Owner(), doing),
@@ -482,6 +541,11 @@ func (g *ownedGuard) Delete(ctx context.Context, req resource.DeleteRequest, res
 	}
 	token := ownerToken(ctx, req.Private)
 	places := loc.places()
+	if objectGone(ctx, req.Private) {
+		// The destroy half of the replacement that makes it again: only the records are left.
+		g.release(ctx, places, token, &resp.Diagnostics)
+		return
+	}
 	records, ok := g.readRecords(ctx, places, &resp.Diagnostics)
 	if !ok {
 		return

@@ -408,6 +408,59 @@ func TestAccOwnership_updateLeavesTheRecord(t *testing.T) {
 	})
 }
 
+// Issue #25's other half: a user removed by hand on every node, while its record on login01
+// still names this very instance. The refresh keeps the instance (its token with it) and the plan
+// replaces it: the apply creates the user again, recorded as this instance's. On the old code
+// the refresh dropped it, and the create failed at apply with Object Owned By Another Resource.
+// The same holds after a refresh-only run, which saves what the refresh found before any plan.
+// Another working directory is still refused, and destroy removes the user and the record. The
+// terraform binary runs here, as an admin would: the test framework refreshes before every apply.
+func TestAccOwnership_removedByHandIsCreatedAgain(t *testing.T) {
+	l := lab.Require(t)
+	const name = "tacc_gone"
+	nodes := labNodeNames(l)
+	recordPath := ownership.Dir + "/user/" + name
+	removeByHand := func() {
+		for _, node := range nodes {
+			onHost(t, l, node, "userdel "+name+" 2>/dev/null || true")
+		}
+	}
+	removeByHand()
+	onHost(t, l, "login01", "rm -f "+recordPath)
+	config := cliRequiredProviders + ownedUserConfig(l, name, 1966, "")
+	tf := newTerraformCLI(t)
+	tf.write("main.tf", config)
+	t.Cleanup(func() { tf.status("destroy", "-auto-approve") })
+	tf.run(0, "apply", "-auto-approve")
+
+	for _, before := range [][]string{nil, {"apply", "-refresh-only", "-auto-approve"}} {
+		removeByHand()
+		if before != nil {
+			tf.run(0, before...)
+		}
+		out := oneSpaced(tf.run(0, "apply", "-auto-approve"))
+		if !strings.Contains(out, "Warning: Object Removed Outside Terraform") || !strings.Contains(out, "1 added, 0 changed, 1 destroyed") {
+			t.Fatalf("the apply after userdel (then %v) did not replace the user, saying why:\n%s", before, out)
+		}
+		if err := uidEverywhere(l, nodes, name, "1966"); err != nil {
+			t.Fatal(err)
+		}
+		if got := onHost(t, l, "login01", "cat "+recordPath); !strings.Contains(got, "phase=created\n") || !strings.Contains(got, "workdir="+tf.dir+"\n") {
+			t.Fatalf("the record after the user was made again does not name this working directory:\n%s", got)
+		}
+	}
+	other := tf.sibling()
+	other.write("main.tf", config)
+	ownedBy := regexp.MustCompile(`(?s)Object Owned By Another Resource.*` + regexp.QuoteMeta(tf.dir))
+	if code, out := other.status("plan"); code != 1 || !ownedBy.MatchString(oneSpaced(out)) {
+		t.Fatalf("another working directory's plan exited %d, want 1 naming the owner:\n%s", code, out)
+	}
+	tf.run(0, "destroy", "-auto-approve")
+	if err := userAndRecordGone(l, nodes, name); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Two rolling reboots never take the same GPU server: each server of a run is an owned object,
 // recorded on the controller. A second resource listing gpu01 is refused at plan, in this
 // configuration (Object Declared Twice) and from another state (the record), and no host changes;

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/ownership"
 )
 
 // A second resource for an object the configuration already declares is refused at plan, before
@@ -110,4 +113,23 @@ func TestRollingRebootsOfOtherServersPlan(t *testing.T) {
 			ExpectNonEmptyPlan: true,
 		}},
 	})
+}
+
+// A create refused by a record this working directory wrote says how to drop the record, which a
+// refresh-only run can leave behind for an object removed by hand; one from elsewhere does not.
+func TestOwnedByAnotherFromHereSaysHowToDropTheRecord(t *testing.T) {
+	o := ownership.Object{Kind: "user", Name: "alice"}
+	for _, tc := range []struct {
+		rec  ownership.Record
+		want bool
+	}{
+		{ownership.Here("gpucluster_user", ownership.NewToken(), ownership.Created, time.Now()), true},
+		{ownership.Record{Token: ownership.NewToken(), Phase: ownership.Created, Workdir: "/srv/elsewhere", Machine: "adm"}, false},
+	} {
+		d := ownedByAnother("login01", place{node: "login01", object: o}.owned(tc.rec), "creating it")
+		got := strings.Contains(d.Detail(), "delete the record (sudo rm "+ownership.Dir+"/user/alice on login01)")
+		if got != tc.want {
+			t.Errorf("record from %s: advice to delete it is %v, want %v:\n%s", tc.rec.Workdir, got, tc.want, d.Detail())
+		}
+	}
 }
