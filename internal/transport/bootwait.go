@@ -85,6 +85,7 @@ func (w BootWait) Retry(ctx context.Context, node, address, waiting string, retr
 	defer cancel()
 	backoff := firstNonZeroDuration(w.Backoff, DefaultBootBackoff)
 	maxBackoff := firstNonZeroDuration(w.MaxBackoff, DefaultBootMaxBackoff)
+	var last error
 	for attempt := 1; ; attempt++ {
 		err := try(waitCtx)
 		switch {
@@ -92,24 +93,36 @@ func (w BootWait) Retry(ctx context.Context, node, address, waiting string, retr
 			return nil
 		case ctx.Err() != nil:
 			return err
-		case waitCtx.Err() == nil && !retryable(err):
+		case waitCtx.Err() != nil:
+			// The deadline cut this try short: what the machine last answered is the cause.
+			if last != nil && errors.Is(err, context.DeadlineExceeded) {
+				err = last
+			}
+			return w.timeout(node, address, waiting, attempt, err)
+		case !retryable(err):
 			return err
-		case waitCtx.Err() == nil:
-			if w.Progress != nil {
-				w.Progress(WaitProgress{Node: node, Address: address, Waiting: waiting, Attempt: attempt, Elapsed: time.Since(w.Started), Cause: err})
-			}
-			select {
-			case <-time.After(backoff):
-				backoff = min(2*backoff, maxBackoff)
-				continue
-			case <-waitCtx.Done():
-				if ctx.Err() != nil {
-					return err
-				}
-			}
 		}
-		return &WaitTimeoutError{Node: node, Address: address, Waiting: waiting, Attempts: attempt, Waited: time.Since(w.Started), Last: err}
+		last = err
+		if w.Progress != nil {
+			w.Progress(WaitProgress{Node: node, Address: address, Waiting: waiting, Attempt: attempt, Elapsed: time.Since(w.Started), Cause: err})
+		}
+		select {
+		case <-time.After(backoff):
+			backoff = min(2*backoff, maxBackoff)
+			if waitCtx.Err() == nil {
+				continue
+			}
+		case <-waitCtx.Done():
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		return w.timeout(node, address, waiting, attempt, err)
 	}
+}
+
+func (w BootWait) timeout(node, address, waiting string, attempts int, last error) *WaitTimeoutError {
+	return &WaitTimeoutError{Node: node, Address: address, Waiting: waiting, Attempts: attempts, Waited: time.Since(w.Started), Last: last}
 }
 
 func firstNonZeroDuration(d, def time.Duration) time.Duration {
