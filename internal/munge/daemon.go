@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
 )
@@ -179,4 +180,30 @@ func Stop(ctx context.Context, ex Executor) error {
 		return fmt.Errorf("stop munge: %w", err)
 	}
 	return nil
+}
+
+// LibPackage is the library munged is built with; munge depends on it at its own exact version.
+const LibPackage = "libmunge2"
+
+// PinnedPackages move together at a pinned version: apt does not pick an older library for
+// munge by itself.
+var PinnedPackages = []string{LibPackage, Package}
+
+// InstallVersion brings the node's MUNGE packages to version, their own restart held, and
+// restarts a running munged afterwards (waiting until it answers), so it runs the installed
+// binary. It returns whether the packages changed; a node at the version is only read.
+// munged that was not running is left to Install, which starts it with the cluster's key.
+func InstallVersion(ctx context.Context, ex Executor, version string) (changed bool, err error) {
+	u, err := units.Read(ctx, ex, service+".service")
+	if err != nil {
+		return false, fmt.Errorf("read munged's state: %w", err)
+	}
+	upgraded, err := packages.Pin(ctx, ex, version, PinnedPackages...)
+	if err != nil || len(upgraded) == 0 {
+		return false, err
+	}
+	if u.Active != "active" {
+		return true, nil
+	}
+	return true, Restart(ctx, ex)
 }

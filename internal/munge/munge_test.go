@@ -388,3 +388,60 @@ func TestVerifyAcrossWithoutCredential(t *testing.T) {
 		t.Error("a node was asked to decode without a credential")
 	}
 }
+
+func TestInstallVersion(t *testing.T) {
+	const a, b = "0.5.16-1.1~deb13u1", "0.5.16-1.1~deb13u1+gpucluster1"
+	at := func(v string) transporttest.Reply {
+		return transporttest.Reply{Stdout: "libmunge2\tii \t" + v + "\nmunge\tii \t" + v + "\n"}
+	}
+	unit := func(active string) transporttest.Reply {
+		return transporttest.Reply{Stdout: unitstest.OutWithFile(service+".service", units.State{Active: active, Enabled: "enabled"}, KeyPath, units.File{})}
+	}
+	tests := []struct {
+		name        string
+		replies     []transporttest.Reply
+		wantChanged bool
+		wantLast    string
+	}{
+		{"at the version: reads only", []transporttest.Reply{unit("active"), at(b)}, false, "dpkg-query"},
+		{"running: upgraded, then restarted and asked", []transporttest.Reply{unit("active"), at(a), {}, {}, {}}, true, "munge -n"},
+		{"not running: upgraded, left to the key's install", []transporttest.Reply{unit("inactive"), {Stdout: ""}, {}}, true, "'munge=" + b + "'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &transporttest.Fake{T: t, Replies: tt.replies}
+			changed, err := InstallVersion(context.Background(), f, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed != tt.wantChanged {
+				t.Errorf("changed = %v, want %v", changed, tt.wantChanged)
+			}
+			if len(f.Replies) != 0 {
+				t.Errorf("%d scripts expected but not run", len(f.Replies))
+			}
+			if last := f.Calls[len(f.Calls)-1].Script; !strings.Contains(last, tt.wantLast) {
+				t.Errorf("the last script lacks %q:\n%s", tt.wantLast, last)
+			}
+			restarts := 0
+			for _, c := range f.Calls {
+				if strings.Contains(c.Script, "systemctl restart") {
+					restarts++
+				}
+			}
+			if want := tt.wantLast == "munge -n"; (restarts == 1) != want || restarts > 1 {
+				t.Errorf("munged restarted %d times, want a restart %v", restarts, want)
+			}
+		})
+	}
+}
+
+func TestInstallVersionRefusesDowngrade(t *testing.T) {
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{
+		{Stdout: unitstest.OutWithFile(service+".service", units.State{Active: "active", Enabled: "enabled"}, KeyPath, units.File{})},
+		{Stdout: "libmunge2\tii \t0.5.17-1\nmunge\tii \t0.5.17-1\n"},
+	}}
+	if _, err := InstallVersion(context.Background(), f, "0.5.16-1"); err == nil || len(f.Calls) != 2 {
+		t.Fatalf("InstallVersion = %v after %d scripts, want a refusal after the reads", err, len(f.Calls))
+	}
+}

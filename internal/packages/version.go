@@ -2,8 +2,10 @@ package packages
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
@@ -159,4 +161,46 @@ apt_install() {
 	apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confold "$@"
 }
 apt_install "$@" || { apt-get update -q -o DPkg::Lock::Timeout=300 >/dev/null && apt_install "$@"; }`).String()
+}
+
+// ErrDowngrade means a pinned version is older than the one installed: apt does not install it
+// without being told to downgrade, and the provider does not tell it.
+var ErrDowngrade = errors.New("older than the installed version")
+
+// CheckNoDowngrade refuses to go from the installed version to an older one; from "" (nothing
+// installed) allows any version.
+func CheckNoDowngrade(from, to string) error {
+	if from != "" && CompareVersions(to, from) < 0 {
+		return fmt.Errorf("%s is %w %s", to, ErrDowngrade, from)
+	}
+	return nil
+}
+
+// Pin brings every named package to version: when one is missing or at another version, all
+// of them are installed at it in one apt transaction with the packages' own daemon restarts
+// held (see InstallHeld), for packages built from one source depend on each other's exact
+// version. It refuses a downgrade before touching anything, and returns the packages whose
+// version changed, sorted; none when all were at version, and then it ran only the query.
+func Pin(ctx context.Context, ex Executor, version string, names ...string) ([]string, error) {
+	if err := ValidateVersion(version); err != nil {
+		return nil, err
+	}
+	installed, err := Installed(ctx, ex, names...)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	for _, n := range names {
+		if err := CheckNoDowngrade(installed[n], version); err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		if installed[n] == "" || CompareVersions(installed[n], version) != 0 {
+			changed = append(changed, n)
+		}
+	}
+	if len(changed) == 0 {
+		return nil, nil
+	}
+	sort.Strings(changed)
+	return changed, InstallHeld(ctx, ex, version, names...)
 }

@@ -2,7 +2,9 @@ package packages
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -91,5 +93,47 @@ func TestInstallHeldRefusesBadInput(t *testing.T) {
 		if err := InstallHeld(context.Background(), f, tt.version, tt.name); err == nil || len(f.Calls) != 0 {
 			t.Errorf("InstallHeld(%q, %q) = %v after %d calls, want a refusal and no call", tt.version, tt.name, err, len(f.Calls))
 		}
+	}
+}
+
+func TestPin(t *testing.T) {
+	const a, b = "0.5.16-1.1~deb13u1", "0.5.16-1.1~deb13u1+gpucluster1"
+	tests := []struct {
+		name    string
+		query   string
+		want    []string
+		install bool
+		err     string
+	}{
+		{"at the version: query only", "libmunge2\tii \t" + b + "\nmunge\tii \t" + b + "\n", nil, false, ""},
+		{"upgrade", "libmunge2\tii \t" + a + "\nmunge\tii \t" + a + "\n", []string{"libmunge2", "munge"}, true, ""},
+		{"missing", "libmunge2\tii \t" + b + "\n", []string{"munge"}, true, ""},
+		{"downgrade refused before apt", "libmunge2\tii \t" + b + "\nmunge\tii \t" + b + "1\n", nil, false, "older than the installed version"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			replies := []transporttest.Reply{{Stdout: tt.query}}
+			if tt.install {
+				replies = append(replies, transporttest.Reply{})
+			}
+			f := &transporttest.Fake{T: t, Replies: replies}
+			got, err := Pin(context.Background(), f, b, "munge", "libmunge2")
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, ErrDowngrade) {
+					t.Fatalf("Pin = %v, want an error saying %q", err, tt.err)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("changed %v, want %v", got, tt.want)
+			}
+			if len(f.Replies) != 0 {
+				t.Errorf("%d scripts expected but not run", len(f.Replies))
+			}
+			if tt.install && !strings.Contains(f.Calls[1].Script, "'munge="+b+"' 'libmunge2="+b+"'") {
+				t.Errorf("the install does not name both packages at %s:\n%s", b, f.Calls[1].Script)
+			}
+		})
 	}
 }

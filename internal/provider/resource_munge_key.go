@@ -44,6 +44,8 @@ type mungeKeyModel struct {
 	Nodes         types.Set      `tfsdk:"nodes"`
 	Rotation      types.String   `tfsdk:"rotation"`
 	StopOnDestroy types.Bool     `tfsdk:"stop_on_destroy"`
+	MungeVersion  types.String   `tfsdk:"munge_version"`
+	Installed     types.Map      `tfsdk:"installed_version"`
 	Fingerprint   types.String   `tfsdk:"fingerprint"`
 	NodeStatus    types.Map      `tfsdk:"node_status"`
 	Timeouts      timeouts.Value `tfsdk:"timeouts"`
@@ -52,6 +54,13 @@ type mungeKeyModel struct {
 // mungeKeyTimeout bounds a create or update: munge installed with apt where missing, the key
 // copied, munged restarted and answering on every node, and the cross-node check.
 const mungeKeyTimeout = 10 * time.Minute
+
+// mungePackages are what munge_version pins.
+var mungePackages = pinnedPackages{
+	attrName: "munge_version", what: "MUNGE", names: munge.PinnedPackages, daemon: "munged", example: "0.5.16-1.1~deb13u1",
+	where: "on every node in `nodes`",
+	unset: "Unset (the default), `" + munge.Package + "` is installed with apt where it is missing, at the version apt offers, and never upgraded.",
+}
 
 func (r *mungeKeyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_munge_key"
@@ -62,7 +71,7 @@ func (r *mungeKeyResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The cluster's MUNGE key, which Slurm signs every message with: one key, generated once on the controller with " +
 			"`mungekey`, copied by the provider from host to host in memory (never written to the disk of the machine running Terraform), and installed as `" +
-			munge.KeyPath + "`, owner `munge`, mode `0400`, on every node. The package `munge` is installed with apt where it is missing. " +
+			munge.KeyPath + "`, owner `munge`, mode `0400`, on every node. The package `munge` is installed with apt where it is missing, or at the version `munge_version` pins. " +
 			"After any key change munged is restarted on that node and the apply waits until it answers; it then checks that a credential " +
 			"made on the controller decodes on every node (`munge -n | unmunge`). Make the Slurm resources depend on this one so they start " +
 			"only after that.\n\n" +
@@ -101,6 +110,13 @@ func (r *mungeKeyResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Optional: true,
 				Computed: true,
 				Default:  booldefault.StaticBool(false),
+			},
+			"munge_version": mungePackages.schemaAttribute(),
+			"installed_version": schema.MapAttribute{
+				MarkdownDescription: "Per node, the Debian version of `" + munge.Package + "` installed there (`dpkg-query -W " + munge.Package + "`), as the last refresh or apply found it. " +
+					"A plan that changes `munge_version` shows each node's entry going to the wanted version.",
+				Computed:    true,
+				ElementType: types.StringType,
 			},
 			"fingerprint": computedKeptAttribute("SHA-256 of the key, in hex, as read on the controller. It identifies the key without revealing it; compare with `sha256sum " + munge.KeyPath + "` on a node."),
 			"node_status": schema.MapAttribute{
@@ -148,9 +164,13 @@ func (r *mungeKeyResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	creating := req.State.Raw.IsNull()
 	if !creating {
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-		if resp.Diagnostics.HasError() {
-			return
-		}
+	}
+	installed := mungePackages.planInstalledVersions(nodeNames, plan.MungeVersion, state.Installed, !creating && plan.Nodes.Equal(state.Nodes), &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("installed_version"), installed)...)
+	if !creating {
 		if !plan.Rotation.Equal(state.Rotation) {
 			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("fingerprint"), types.StringUnknown())...)
 			resp.Diagnostics.AddAttributeWarning(path.Root("rotation"), "MUNGE Key Will Be Rotated",
@@ -237,6 +257,9 @@ func (r *mungeKeyResource) apply(ctx context.Context, plan tfsdk.Plan, prior *tf
 	// Once the controller holds the new key the rotation has happened, even if a node failed:
 	// the state says so, or the next apply would rotate once more.
 	if !diags.HasError() || (prior != nil && rotated) {
+		if m.Installed.IsUnknown() {
+			m.Installed = types.MapNull(types.StringType)
+		}
 		diags.Append(state.Set(ctx, &m)...)
 	}
 }
@@ -251,12 +274,7 @@ func (r *mungeKeyResource) converge(ctx context.Context, m *mungeKeyModel, in ke
 	if diags.HasError() {
 		return false, diags
 	}
-	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
-		_, err := packages.Ensure(ctx, h, munge.Package)
-		return err
-	})
-	diags.Append(failureDiags(failures, "Cannot Install MUNGE", "Installing the munge package with apt failed",
-		"Check the node's apt sources (apt-get install munge must work there), then apply again.")...)
+	diags.Append(r.installPackages(ctx, nodeNames, m.MungeVersion)...)
 	if diags.HasError() {
 		return false, diags
 	}
@@ -272,7 +290,7 @@ func (r *mungeKeyResource) converge(ctx context.Context, m *mungeKeyModel, in ke
 	for _, n := range nodeNames {
 		status[n] = inSync
 	}
-	failures = r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
 		_, err := munge.Install(ctx, h, key)
 		return err
 	})
@@ -292,7 +310,39 @@ func (r *mungeKeyResource) converge(ctx context.Context, m *mungeKeyModel, in ke
 		status[f.node] = "credential from " + controller + " does not decode on " + f.node
 	}
 	m.NodeStatus = statusMap(status)
-	return rotated, diags
+	if diags.HasError() {
+		return rotated, diags
+	}
+	versions, failures := readInstalledVersions(ctx, r.cluster, nodeNames, munge.Package)
+	m.Installed = versionMap(versions)
+	return rotated, append(diags, failureDiags(failures, "Cannot Read Installed Version", "Asking dpkg for the version of munge failed", "")...)
+}
+
+// installPackages installs munge where it is missing or, with munge_version, brings every
+// node's MUNGE packages to that version, restarting munged where it ran (munge.InstallVersion).
+func (r *mungeKeyResource) installPackages(ctx context.Context, nodeNames []string, pin types.String) diag.Diagnostics {
+	if pin.IsNull() {
+		failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+			_, err := packages.Ensure(ctx, h, munge.Package)
+			return err
+		})
+		return failureDiags(failures, "Cannot Install MUNGE", "Installing the munge package with apt failed",
+			"Check the node's apt sources (apt-get install munge must work there), then apply again.")
+	}
+	version := pin.ValueString()
+	failures := r.cluster.onEachNode(ctx, nodeNames, func(_ string, h *transport.Host) error {
+		_, err := munge.InstallVersion(ctx, h, version)
+		return err
+	})
+	var diags diag.Diagnostics
+	for _, f := range failures {
+		if f.connect {
+			diags.Append(connectError(f.node, f.err))
+			continue
+		}
+		diags.Append(mungePackages.installError(f.node, version, f.err))
+	}
+	return diags
 }
 
 // verify is the guide's `munge -n | unmunge`: a credential made on the controller must decode
@@ -339,9 +389,15 @@ func (r *mungeKeyResource) Read(ctx context.Context, req resource.ReadRequest, r
 			fmt.Sprintf("The key on the controller %s is not the one the last apply installed (sha256 %s, was %s). It is now the cluster's key: "+
 				"apply copies it to every node that differs.", controller, ctl.Fingerprint, old))
 	}
+	versions, failures := readInstalledVersions(ctx, r.cluster, nodeNames, munge.Package)
+	resp.Diagnostics.Append(failureDiags(failures, "Cannot Read Installed Version", "Asking dpkg for the version of munge failed", "")...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	state.ID = state.Controller
 	state.Fingerprint = types.StringValue(ctl.Fingerprint)
 	state.NodeStatus = statusMap(status)
+	state.Installed = versionMap(versions)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -383,6 +439,8 @@ func (r *mungeKeyResource) ImportState(ctx context.Context, req resource.ImportS
 		Nodes:         stringSet(nodeNames),
 		Rotation:      types.StringNull(),
 		StopOnDestroy: types.BoolValue(false),
+		MungeVersion:  types.StringNull(),
+		Installed:     types.MapNull(types.StringType),
 		Fingerprint:   types.StringValue(st.Fingerprint),
 		NodeStatus:    allInSync(nodeNames),
 		Timeouts:      nullTimeouts(),

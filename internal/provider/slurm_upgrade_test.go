@@ -30,48 +30,10 @@ const (
 // version: the second build holds them all.
 var repackedPackages = []string{"slurm-client", "slurm-wlm-basic-plugins", "slurm-wlm-mysql-plugin", "slurmctld", "slurmd", "slurmdbd"}
 
-// addSecondSlurmBuild repacks the local repository's Slurm packages on host with version B,
-// their exact dependencies on each other rewritten, and adds them to the repository's index.
-// The test removes them again and brings the host's packages back to build A, so the lab's
-// other tests find the repository as the image built it.
+// addSecondSlurmBuild adds build B of the lab's Slurm packages to host's local repository.
 func addSecondSlurmBuild(t *testing.T, l *lab.Lab, host string) {
 	t.Helper()
-	script := fmt.Sprintf(`set -e
-cd %[1]s
-A=%[2]s B=%[3]s arch=$(dpkg --print-architecture)
-[ -e Packages.build-a ] || cp Packages Packages.build-a
-cp Packages.build-a Packages
-for p in %[4]s; do
-	d=$(mktemp -d)
-	dpkg-deb -R "${p}_${A}_${arch}.deb" "$d"
-	sed -i -e "s/^Version: .*/Version: $B/" -e "s/(= $A)/(= $B)/g" "$d/DEBIAN/control"
-	f="${p}_${B}_${arch}.deb"
-	dpkg-deb -Zgzip -b "$d" "$f" >/dev/null
-	rm -rf "$d"
-	{ dpkg-deb -f "$f"; echo "Filename: ./$f"; echo "Size: $(stat -c %%s "$f")"; echo "SHA256: $(sha256sum "$f" | cut -d' ' -f1)"; echo; } >> Packages
-done
-apt-get update -qq
-apt-cache madison slurmctld | grep -c "$B"
-`, lab.RepoDir, labSlurmBuildA, labSlurmBuildB, strings.Join(repackedPackages, " "))
-	if out := onHost(t, l, host, script); out != "1" {
-		t.Fatalf("%s: apt does not offer slurmctld %s: %q", host, labSlurmBuildB, out)
-	}
-	t.Cleanup(func() { removeSecondSlurmBuild(t, l, host) })
-}
-
-func removeSecondSlurmBuild(t *testing.T, l *lab.Lab, host string) {
-	script := fmt.Sprintf(`set -e
-cd %[1]s
-export DEBIAN_FRONTEND=noninteractive
-back=$(dpkg-query -W -f '${Package}=%[2]s ${db:Status-Abbrev}\n' %[4]s 2>/dev/null | awk '$2 == "ii" {print $1}')
-[ -z "$back" ] || apt-get install -y -q --allow-downgrades $back >/dev/null
-mv Packages.build-a Packages
-rm -f -- *_%[3]s_*.deb
-apt-get update -qq
-`, lab.RepoDir, labSlurmBuildA, labSlurmBuildB, strings.Join(repackedPackages, " "))
-	if _, err := onHostErr(l, host, script); err != nil {
-		t.Errorf("restore build A on %s: %v", host, err)
-	}
+	addSecondBuild(t, l, host, secondBuild{a: labSlurmBuildA, b: labSlurmBuildB, packages: repackedPackages})
 }
 
 // unitActiveSince is when systemd last started unit on host, on the clock every lab host shares.
