@@ -1,0 +1,208 @@
+package fakehost_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/fakehost"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/users"
+)
+
+const password = "s3cret"
+
+// connect serves a fresh host and returns it with a transport host that reaches it through
+// the real client: key login, host key check, sudo with a password, the root shell.
+func connect(t *testing.T, name string) (*fakehost.Server, *transport.Host) {
+	t.Helper()
+	client := fakehost.NewClient(t)
+	srv := fakehost.Serve(t, fakehost.NewHost(name), client)
+	srv.SudoPassword = password
+	return srv, newRun(t, config(t, client, srv, password))
+}
+
+// newRun connects as a new provider run would, with a pool of its own.
+func newRun(t *testing.T, cfg transport.Config) *transport.Host {
+	t.Helper()
+	pool := transport.NewPool()
+	t.Cleanup(pool.Close)
+	h, err := pool.Host(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func config(t *testing.T, client fakehost.Client, srv *fakehost.Server, sudoPassword string) transport.Config {
+	t.Helper()
+	known := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(known, []byte(srv.KnownHostsLine()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return transport.Config{
+		Name: srv.Host.Name, Address: srv.Address(), Port: srv.Port(), User: fakehost.AdminUser,
+		PrivateKey: client.KeyPEM, KnownHostsFile: known, ConnectTimeout: 5 * time.Second,
+		SudoPassword: []byte(sudoPassword),
+	}
+}
+
+func TestRootShellRunsEachScriptWithItsStdinAndStatus(t *testing.T) {
+	srv, h := connect(t, "node1")
+	ctx := context.Background()
+	res, err := h.Sudo(ctx, "cat > /tmp/x\necho wrote\nexit 3", []byte("payload"))
+	var exitErr *transport.ExitError
+	if !errors.As(err, &exitErr) || res.Status != 3 || string(res.Stdout) != "wrote\n" {
+		t.Fatalf("status %d, stdout %q, err %v", res.Status, res.Stdout, err)
+	}
+	if got, _ := srv.Host.FS.ReadFile("/tmp/x"); string(got) != "payload" {
+		t.Fatalf("/tmp/x holds %q", got)
+	}
+	for range 3 {
+		if _, err := h.Sudo(ctx, "true", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := srv.RootShells.Load(); n != 1 {
+		t.Fatalf("sudo started %d root shells, want 1 for the run", n)
+	}
+}
+
+func TestWrongSudoPasswordIsRejectedOnce(t *testing.T) {
+	client := fakehost.NewClient(t)
+	srv := fakehost.Serve(t, fakehost.NewHost("node1"), client)
+	srv.SudoPassword = password
+	pool := transport.NewPool()
+	defer pool.Close()
+	h, err := pool.Host(context.Background(), config(t, client, srv, "wrong"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.Sudo(context.Background(), "true", nil)
+	var sudoErr *transport.SudoError
+	if !errors.As(err, &sudoErr) || sudoErr.Kind != transport.SudoWrongPassword {
+		t.Fatalf("got %v, want a rejected password", err)
+	}
+	if n := srv.SudoFailures.Load(); n != 1 {
+		t.Fatalf("%d failed authentications, want 1", n)
+	}
+}
+
+func TestJumpHostForwardsToTheNode(t *testing.T) {
+	client := fakehost.NewClient(t)
+	login := fakehost.Serve(t, fakehost.NewHost("login01"), client)
+	node := fakehost.Serve(t, fakehost.NewHost("gpu01"), client)
+	jump := config(t, client, login, "")
+	cfg := config(t, client, node, "")
+	cfg.Jump = &jump
+	pool := transport.NewPool()
+	defer pool.Close()
+	h, err := pool.Host(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Sudo(context.Background(), "touch /tmp/here", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := node.Host.FS.ReadFile("/tmp/here"); err != nil {
+		t.Fatalf("the script did not run on gpu01: %v", err)
+	}
+	if login.Logins.Load() != 1 || login.RootShells.Load() != 0 {
+		t.Fatalf("login01: %d logins, %d root shells; want 1 and 0", login.Logins.Load(), login.RootShells.Load())
+	}
+}
+
+func TestAccountsThroughTheUsersPackage(t *testing.T) {
+	client := fakehost.NewClient(t)
+	srv := fakehost.Serve(t, fakehost.NewHost("node1"), client)
+	h := newRun(t, config(t, client, srv, ""))
+	ctx := context.Background()
+	if _, err := users.EnsureGroup(ctx, h, "team", 2101); err != nil {
+		t.Fatal(err)
+	}
+	spec := users.UserSpec{Name: "alice", UID: 3001, PrimaryGroup: "team", Groups: []string{"users"}, Shell: "/bin/bash"}
+	if changed, err := users.EnsureUser(ctx, h, spec); err != nil || !changed {
+		t.Fatalf("changed %v, err %v", changed, err)
+	}
+	u, ok := srv.Host.User("alice")
+	if !ok || u.UID != 3001 || u.GID != 2101 || u.Shell != "/bin/bash" || u.Home != "/home/alice" {
+		t.Fatalf("alice is %+v (found %v)", u, ok)
+	}
+	if g, _ := srv.Host.Group("users"); !slices.Contains(g.Members, "alice") {
+		t.Fatalf("users group is %+v", g)
+	}
+	if changed, err := users.EnsureUser(ctx, h, spec); err != nil || changed {
+		t.Fatalf("second ensure: changed %v, err %v", changed, err)
+	}
+	if r := srv.Host.Run("usermod -u 3002 alice"); r.Status != 0 {
+		t.Fatalf("drift: %+v", r)
+	}
+	// A run reads a host's accounts once; the drift shows in the next run.
+	h = newRun(t, config(t, client, srv, ""))
+	st, err := users.ReadAccounts(ctx, h, []string{"alice"}, []string{"team"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Users["alice"].UID != 3002 || st.Users["alice"].PrimaryGroupName != "team" || !slices.Equal(st.Users["alice"].Groups, []string{"users"}) {
+		t.Fatalf("read %+v", st.Users["alice"])
+	}
+	if removed, err := users.RemoveUser(ctx, h, "alice"); err != nil || !removed {
+		t.Fatalf("removed %v, err %v", removed, err)
+	}
+	if _, ok := srv.Host.User("alice"); ok {
+		t.Fatal("alice still exists")
+	}
+	if _, ok := srv.Host.Group("team"); !ok {
+		t.Fatal("team went with alice")
+	}
+	if u := srv.Host.Unmodelled(); len(u) > 0 {
+		t.Fatalf("unmodelled: %v", u)
+	}
+}
+
+func TestAnUnmodelledCommandFailsLoudly(t *testing.T) {
+	srv, h := connect(t, "node1")
+	res, err := h.Sudo(context.Background(), "frobnicate --all", nil)
+	if err == nil || res.Status != 127 || !strings.Contains(string(res.Stderr), "fakehost: command frobnicate not modelled") {
+		t.Fatalf("status %d, stderr %q, err %v", res.Status, res.Stderr, err)
+	}
+	if u := srv.Host.Unmodelled(); len(u) != 1 {
+		t.Fatalf("unmodelled: %v", u)
+	}
+	if r := srv.Host.Run("mkdir --verbose /x"); r.Status != 127 || len(srv.Host.Unmodelled()) != 2 {
+		t.Fatalf("an unmodelled option: %+v, %v", r, srv.Host.Unmodelled())
+	}
+}
+
+func TestShellSemantics(t *testing.T) {
+	h := fakehost.NewHost("node1")
+	for _, c := range []struct {
+		script, stdout string
+		status         int
+	}{
+		{"set -e\nfalse\necho no", "", 1},
+		{"mkdir /a/b", "", 1},
+		{"mkdir -p /a/b && umask 077 && echo x > /a/b/f && stat -c '%a %U' /a/b/f", "600 root\n", 0},
+		{"t=$(mktemp /tmp/.x.XXXXXX) && echo hi > \"$t\" && ln \"$t\" /tmp/y && ! ln \"$t\" /tmp/y 2>/dev/null && cat /tmp/y", "hi\n", 0},
+		{"getent group users | cut -d: -f3", "100\n", 0},
+		{"getent passwd nosuch; echo $?", "2\n", 0},
+		{"printf 'a\\nb\\n' | grep -qx b && echo found", "found\n", 0},
+		{"if command -v useradd >/dev/null; then echo yes; fi; command -v nosuch || echo no", "yes\nno\n", 0},
+		{"echo abc | sha256sum", "edeaaff3f1774ad2888673770c6d64097e391bc362d7d6fb34982ddf0efd18cb  -\n", 0},
+		{"[ -x /bin/bash ] && [ -f /etc/shells ] && [ ! -e /nosuch ] && echo ok", "ok\n", 0},
+		{"sh -c 'echo \"$1\"' sh one", "one\n", 0},
+	} {
+		r := h.Run(c.script)
+		if r.Stdout != c.stdout || r.Status != c.status {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want %d, %q", c.script, r.Status, r.Stdout, r.Stderr, c.status, c.stdout)
+		}
+	}
+	if u := h.Unmodelled(); len(u) > 0 {
+		t.Fatalf("unmodelled: %v", u)
+	}
+}

@@ -1,0 +1,117 @@
+package fakehost
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"path"
+	"sync"
+)
+
+// Host is one fake machine: its files (accounts live in /etc/passwd and /etc/group as on
+// Debian), its systemd units, and the commands its scripts may run. Scripts run one at a time,
+// each as a whole, as the provider's root shell would see them if nothing else ran on the
+// machine.
+type Host struct {
+	Name string
+	FS   *FS
+	// Units are the host's systemd units by name ("munge.service").
+	Units *Units
+
+	run sync.Mutex // one script at a time
+
+	mu         sync.Mutex
+	commands   map[string]Command
+	unmodelled []string
+	scripts    []string
+	temps      int
+}
+
+// NewHost returns a host named name with a minimal Debian system: root and the admin account
+// (uid 1000) in the account files, the usual system groups, /etc/shells and its shells,
+// /etc/skel and /home.
+func NewHost(name string) *Host {
+	h := &Host{Name: name, FS: newFS(), Units: newUnits(), commands: map[string]Command{}}
+	for n, c := range coreCommands() {
+		h.commands[n] = c
+	}
+	for n, c := range accountCommands() {
+		h.commands[n] = c
+	}
+	h.commands["systemctl"] = systemctl
+	seed(h)
+	return h
+}
+
+// Handle makes the host answer command (a name without its directory) with c, in place of
+// what the fake models for it, if anything: a test's canned reply for a tool the fake does not
+// model, or a fault to inject.
+func (h *Host) Handle(name string, c Command) {
+	h.mu.Lock()
+	h.commands[name] = c
+	h.mu.Unlock()
+	h.installProgram(name)
+}
+
+func (h *Host) command(name string) (Command, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.commands[path.Base(name)]
+	return c, ok
+}
+
+func (h *Host) noteUnmodelled(msg string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.unmodelled = append(h.unmodelled, msg)
+}
+
+// Unmodelled lists what scripts asked for that the fake does not model, in order. A test
+// helper fails the test when it is not empty.
+func (h *Host) Unmodelled() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.unmodelled...)
+}
+
+// Scripts lists every script the provider sent to the root shell, in order.
+func (h *Host) Scripts() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.scripts...)
+}
+
+// Result is how a script ended.
+type Result struct {
+	Stdout, Stderr string
+	Status         int
+}
+
+// Run runs a script as root on the host, as an administrator would by hand: for a test to set
+// a host up, to make drift, or to look at what the provider left.
+func (h *Host) Run(script string) Result {
+	var stdout, stderr bytes.Buffer
+	status := h.runScript(context.Background(), script, nil, &stdout, &stderr)
+	return Result{Stdout: stdout.String(), Stderr: stderr.String(), Status: status}
+}
+
+func (h *Host) runScript(ctx context.Context, script string, stdin []byte, stdout, stderr *bytes.Buffer) int {
+	return h.runCommand(ctx, script, bytes.NewReader(stdin), stdout, stderr)
+}
+
+// runCommand runs a command line or script once no other script runs on the host.
+func (h *Host) runCommand(ctx context.Context, script string, stdin io.Reader, stdout, stderr io.Writer) int {
+	h.run.Lock()
+	defer h.run.Unlock()
+	return h.interpret(ctx, script, nil, stdin, stdout, stderr)
+}
+
+// rootShellScript runs one script of the provider's root shell and records it.
+func (h *Host) rootShellScript(ctx context.Context, script string, stdin []byte) (status int, stdout, stderr []byte) {
+	h.mu.Lock()
+	h.scripts = append(h.scripts, script)
+	h.mu.Unlock()
+	var out, errOut bytes.Buffer
+	status = h.runScript(ctx, script, stdin, &out, &errOut)
+	return status, out.Bytes(), errOut.Bytes()
+}
