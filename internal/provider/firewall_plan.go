@@ -28,6 +28,8 @@ type firewallPlans struct {
 	priors   map[string]firewallRuleModel
 	removed  map[string]map[string]bool
 	released map[string]map[string]bool
+	// held holds, by node, the rules of the resources in state that this run refreshed.
+	held     map[string]map[string]bool
 	switches map[string]firewallSwitch
 	// pending holds, by node, the rule removals whose lockout check waits for the node's
 	// gpucluster_firewall, planned later in this run.
@@ -91,6 +93,20 @@ func (f *firewallPlans) release(node, key string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	addKey(&f.released, node, key)
+}
+
+// hold records that a resource in state holds the rule key on node, as this run's refresh found.
+func (f *firewallPlans) hold(node, key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	addKey(&f.held, node, key)
+}
+
+// isHeld reports whether a resource in state holds the rule key on node.
+func (f *firewallPlans) isHeld(node, key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.held[node][key]
 }
 
 // isReleased reports whether this run releases the rule key on node.

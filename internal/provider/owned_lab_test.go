@@ -255,6 +255,66 @@ fi`)
 	})
 }
 
+// The connection cut in the middle of another kind's create: gpucluster_firewall_rule, whose
+// owner is the node's rule ledger. ufw on gpu02 adds the rule and then ends every SSH session of
+// the provider's account there, before the create could finish. The rule is the provider's own
+// work: the next apply replaces the tainted rule (adopted stays false), and destroy removes it
+// from UFW and the ledger. On the old code the retry adopted the rule it had added itself
+// (adopted = true), and destroy left it open on the node.
+func TestAccOwnership_firewallRuleConnectionCutDuringCreate(t *testing.T) {
+	l := lab.Require(t)
+	const node, port, key = "gpu02", "5609", "allow:5609/tcp:from=10.0.0.0/24"
+	const cutter = `dpkg-divert --quiet --local --rename --add /usr/sbin/ufw
+cat > /usr/sbin/ufw <<'EOF'
+#!/bin/sh
+/usr/sbin/ufw.distrib "$@"; rc=$?
+case "$*" in *" port 5609 "*) pkill -KILL -u %s ;; esac
+exit $rc
+EOF
+chmod 0755 /usr/sbin/ufw`
+	restore := func() error {
+		_, err := onHostErr(l, node, `if dpkg-divert --list /usr/sbin/ufw | grep -q .; then
+  rm -f /usr/sbin/ufw && dpkg-divert --quiet --local --rename --remove /usr/sbin/ufw
+fi`)
+		return err
+	}
+	onHost(t, l, node, fmt.Sprintf(cutter, l.AdminUser))
+	t.Cleanup(func() {
+		_ = restore()
+		_, _ = onHostErr(l, node, "ufw delete allow proto tcp from 10.0.0.0/24 to any port "+port+" >/dev/null 2>&1; true")
+	})
+	config := firewallRuleConfig(l, "test", node, port, "tcp", "10.0.0.0/24", "tacc cut")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             checkFirewallClean(l, node, key),
+		Steps: []resource.TestStep{
+			{
+				Config:      config,
+				ExpectError: regexp.MustCompile(`Connection\s+To\s+gpu02\s+Lost`),
+			},
+			{
+				PreConfig: func() {
+					if err := checkTupleCount(l, node, port, 1)(nil); err != nil {
+						t.Fatalf("the cut create should have added the rule: %v", err)
+					}
+					if err := restore(); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("gpucluster_firewall_rule.test", plancheck.ResourceActionDestroyBeforeCreate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpucluster_firewall_rule.test", tfjsonpath.New("adopted"), knownvalue.Bool(false)),
+					statecheck.ExpectKnownValue("gpucluster_firewall_rule.test", tfjsonpath.New("recorded"), knownvalue.Bool(true)),
+				},
+				Check: checkTupleCount(l, node, port, 1),
+			},
+		},
+	})
+}
+
 // uidEverywhere wants the account on every node, with uid.
 func uidEverywhere(l *lab.Lab, nodes []string, name, uid string) error {
 	for _, node := range nodes {

@@ -228,6 +228,11 @@ func (r *firewallRuleResource) ModifyPlan(ctx context.Context, req resource.Modi
 				rule.Key(), node, ruleOwnedAdvice))
 		return
 	}
+	// Terraform plans the replacement of a tainted rule (a create cut short) as a create without
+	// the prior state: the rule this run's refresh found held in state is removed first.
+	if creating && !replacing && r.cluster.firewallPlans.isHeld(r.cluster.canonicalNode(node), rule.Key()) {
+		resp.Diagnostics.Append(r.checkRemoval(ctx, plan, "replacing")...)
+	}
 	// The create half of a replacement is planned again without the prior state and checked then.
 	recording := !creating && !replacing && unrecorded(state.Recorded)
 	if (!creating && !recording) || !r.cluster.settingsKnown() {
@@ -316,12 +321,17 @@ func storeRule(ctx context.Context, resp *tfsdk.State, diags *diag.Diagnostics, 
 	diags.Append(resp.Set(ctx, &m)...)
 }
 
+// Create writes the rule's ledger line before it adds the rule: the line is the create's record
+// on the node, so a rule that an apply cut short had added is never taken for one made by hand
+// (adopted) by the next apply. A create cut short keeps its partial state, which Terraform taints:
+// the next apply removes the rule and adds it again. Any other failure takes the line back.
 func (r *firewallRuleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	plan, rule, ok := ruleModelFrom(ctx, req.Plan, &resp.Diagnostics)
 	if !ok {
 		return
 	}
 	node := plan.Node.ValueString()
+	var cut bool
 	adopted, diags := r.withLockedState(ctx, node, func(h *transport.Host, st firewall.State) (bool, diag.Diagnostics) {
 		if d := ownedElsewhere(st, node, rule); d.HasError() {
 			return false, d
@@ -333,18 +343,40 @@ func (r *firewallRuleResource) Create(ctx context.Context, req resource.CreateRe
 				return false, d
 			}
 		}
+		if err := firewall.WriteLedger(ctx, h, append(st.Owned, rule.Key())); err != nil {
+			cut = isCutShort(err)
+			return present, diag.Diagnostics{nodeError("Cannot Record Firewall Rule", node, "Recording "+rule.Key()+" in the ownership ledger before adding it failed", "Apply again.", err)}
+		}
 		if !present || existing.Comment != rule.Comment {
 			if err := firewall.Add(ctx, h, rule); err != nil {
-				return false, diag.Diagnostics{nodeError("Cannot Add Firewall Rule", node, "Adding "+rule.Key()+" with ufw failed", "", err)}
+				diags := diag.Diagnostics{nodeError("Cannot Add Firewall Rule", node, "Adding "+rule.Key()+" with ufw failed", "", err)}
+				if cut = isCutShort(err); !cut {
+					diags.Append(unrecordFailed(ctx, h, node, st.Owned)...)
+				}
+				return present, diags
 			}
-		}
-		if err := firewall.WriteLedger(ctx, h, append(st.Owned, rule.Key())); err != nil {
-			return false, diag.Diagnostics{nodeError("Cannot Record Firewall Rule", node, "The rule is in place, but recording it in the ownership ledger failed", "Apply again.", err)}
 		}
 		return present, nil
 	})
 	resp.Diagnostics.Append(diags...)
+	if cut {
+		plan.ID = types.StringValue(firewall.ID(node, rule))
+		plan.Adopted = types.BoolValue(adopted)
+		plan.Recorded = types.BoolValue(true)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
+	}
 	storeRule(ctx, &resp.State, &resp.Diagnostics, plan, rule, types.BoolValue(adopted))
+}
+
+// unrecordFailed takes back the ledger line of a rule whose add failed, so the ledger lists no
+// rule that no resource holds.
+func unrecordFailed(ctx context.Context, h *transport.Host, node string, owned []string) diag.Diagnostics {
+	if err := firewall.WriteLedger(ctx, h, owned); err != nil {
+		return diag.Diagnostics{nodeError("Cannot Record Firewall Rule", node, "Removing the line of the rule that was not added from the ownership ledger failed",
+			"Delete the rule's line from "+firewall.LedgerPath+" on the node by hand.", err)}
+	}
+	return nil
 }
 
 // withLockedState runs fn under the node's lock with UFW's current state, so reading the
@@ -370,6 +402,9 @@ func (r *firewallRuleResource) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	found, present := firewall.Find(st.Rules, rule.Key())
+	if present {
+		r.cluster.firewallPlans.hold(r.cluster.canonicalNode(node), rule.Key())
+	}
 	state.ID = types.StringValue(firewall.ID(node, rule))
 	state.Comment = types.StringValue(found.Comment)
 	// Read never records a rule: a listed rule that this state has not recorded is another state's.
