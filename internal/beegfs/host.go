@@ -129,7 +129,7 @@ func (d DirState) AwaitsIDs() bool { return d.Format != nil && !d.Initialised() 
 // ReadHost runs one script that answers q. Section keys carry the index of
 // the asked item, not the item, so no value ever has to survive the trip as
 // a key. The read is shared within the run until the next change on the host
-// (transport.ReadOnly): it holds no secret, and nothing polls through it.
+// (transport.Executor.Read): it holds no secret, and nothing polls through it.
 //
 // Fingerprints of units.SharedFiles come from the host's shared read of unit states and key
 // files, which every node makes anyway, not from this script.
@@ -170,7 +170,7 @@ func readOwn(ctx context.Context, ex Executor, q HostQuery) (HostState, error) {
 	}
 	sections := map[string]transport.Section{}
 	if len(q.Packages)+len(q.Files)+len(q.Fingerprints)+len(q.Mounts)+len(q.Dirs)+len(q.DropInMounts) > 0 || q.ClientModule {
-		res, err := ex.Sudo(ctx, transport.ReadOnly(script), nil)
+		res, err := ex.Read(ctx, script)
 		if err != nil {
 			return HostState{}, fmt.Errorf("read BeeGFS state: %w", err)
 		}

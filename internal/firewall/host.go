@@ -79,7 +79,7 @@ var ErrNotInstalled = errors.New("ufw is not installed")
 // which say the same whether UFW is active or not. A node without ufw is
 // ErrNotInstalled, told apart from a read that failed for another reason.
 func ReadState(ctx context.Context, h Executor) (State, error) {
-	res, err := h.Sudo(ctx, transport.ReadOnly(readStateScript), nil)
+	res, err := h.Read(ctx, readStateScript)
 	var exitErr *transport.ExitError
 	if errors.As(err, &exitErr) && exitErr.Status == 3 {
 		return State{}, fmt.Errorf("read UFW state: %w: %w", ErrNotInstalled, err)

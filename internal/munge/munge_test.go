@@ -366,7 +366,7 @@ func TestVerifyAcross(t *testing.T) {
 	}
 	for n, f := range nodes {
 		if len(f.Calls) != 1 || string(f.Calls[0].Stdin) != cred {
-			t.Errorf("%s: decoded %d times with stdin %q, want the controller's credential once", n, len(f.Calls), f.Calls)
+			t.Errorf("%s: decoded %d times (%+v), want the controller's credential once", n, len(f.Calls), f.Calls)
 		} else if script := f.Calls[0].Script; !strings.Contains(script, "unmunge") || !strings.Contains(script, also) {
 			t.Errorf("%s: the decode command does not carry the read asked along with it:\n%s", n, script)
 		}

@@ -93,7 +93,7 @@ const hardwareFallback = "run lscpu lscpu; secf meminfo /proc/meminfo"
 // slurmd -C fails; where slurmd -C answers something ParseSlurmdC cannot read, Gather asks for
 // lscpu in a second round trip (lscpuScript). A read shared within the run: gpucluster_node and
 // gpucluster_slurm_node read the same node.
-var factsScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + readFuncs + `
+var factsScript = transport.ScriptEnv + transport.SectionFuncs + readFuncs + `
 secf os-release /etc/os-release /usr/lib/os-release
 secf kernel /proc/sys/kernel/osrelease
 secf hostname /proc/sys/kernel/hostname
@@ -105,18 +105,18 @@ clock=$(perl -e '` + kernelClockPerl + `'); rc=$?; secv kernel-clock $rc "$clock
 runall chronyc chronyc -n tracking
 test -e /run/systemd/timesync/synchronized; secv timesyncd $?
 if [ -e ` + AllowGroupsPath + ` ]; then secf allow-groups ` + AllowGroupsPath + `; else secv allow-groups 127; fi
-`)
+`
 
-var lscpuScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + readFuncs + hardwareFallback + "\n")
+var lscpuScript = transport.ScriptEnv + transport.SectionFuncs + readFuncs + hardwareFallback + "\n"
 
 // Gather reads a node's facts in one round trip, two where slurmd -C answers what cannot be read.
 func Gather(ctx context.Context, ex Executor) (Facts, error) {
-	secs, err := transport.SudoSections(ctx, ex, factsScript, "gather facts")
+	secs, err := transport.ReadSections(ctx, ex, factsScript, "gather facts")
 	if err != nil {
 		return Facts{}, err
 	}
 	if _, err := slurmdHardware(secs); err != nil && !hasSection(secs, "lscpu") {
-		more, err := transport.SudoSections(ctx, ex, lscpuScript, "gather facts")
+		more, err := transport.ReadSections(ctx, ex, lscpuScript, "gather facts")
 		if err != nil {
 			return Facts{}, err
 		}

@@ -207,11 +207,6 @@ func NewToken() string { return rand.Text() }
 // checked before it reaches a host.
 func ValidToken(token string) bool { return tokenPattern.MatchString(token) }
 
-// Executor runs a script as root on the host that keeps a record.
-type Executor interface {
-	Sudo(ctx context.Context, script string, stdin []byte) (transport.Result, error)
-}
-
 // OwnedError is the refusal of an object whose record names another resource instance.
 type OwnedError struct {
 	Object Object
@@ -224,13 +219,13 @@ func (e *OwnedError) Error() string {
 }
 
 // Read returns the object's record; found is false where there is none.
-func Read(ctx context.Context, ex Executor, o Object) (rec Record, found bool, err error) {
+func Read(ctx context.Context, ex transport.Executor, o Object) (rec Record, found bool, err error) {
 	p, err := o.Path()
 	if err != nil {
 		return Record{}, false, err
 	}
 	script := transport.NewScript().Set("f", p).Text(`if [ -e "$f" ]; then echo present; cat -- "$f"; else echo absent; fi`).String()
-	res, err := ex.Sudo(ctx, transport.ReadOnly(script), nil)
+	res, err := ex.Read(ctx, script)
 	if err != nil {
 		return Record{}, false, fmt.Errorf("read %s: %w", p, err)
 	}
@@ -256,7 +251,7 @@ var releaseScript string
 
 // Claim writes rec for o unless a record with another token exists, which it returns as an
 // *OwnedError. A record with rec's own token is rewritten, which is how a phase advances.
-func Claim(ctx context.Context, ex Executor, o Object, rec Record) error {
+func Claim(ctx context.Context, ex transport.Executor, o Object, rec Record) error {
 	p, err := o.Path()
 	if err != nil {
 		return err
@@ -292,7 +287,7 @@ func answer(o Object, p string, stdout []byte, done ...string) error {
 
 // Release removes o's record if it holds token. A record with another token is left alone and
 // returned as an *OwnedError; no record at all is not an error.
-func Release(ctx context.Context, ex Executor, o Object, token string) error {
+func Release(ctx context.Context, ex transport.Executor, o Object, token string) error {
 	p, err := o.Path()
 	if err != nil {
 		return err

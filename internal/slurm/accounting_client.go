@@ -76,7 +76,7 @@ func (c AccountingClient) run(ctx context.Context, ex Executor, words ...string)
 	return c.exec(ctx, ex, false, words)
 }
 
-// read is run for a read that other resources of the run share (transport.ReadOnly).
+// read is run for a read that other resources of the run share (transport.Executor.Read).
 func (c AccountingClient) read(ctx context.Context, ex Executor, words ...string) ([][]string, error) {
 	return c.exec(ctx, ex, true, words)
 }
@@ -86,10 +86,13 @@ func (c AccountingClient) exec(ctx context.Context, ex Executor, shared bool, wo
 		return nil, err
 	}
 	script := c.script(transport.Command(words...))
+	var res transport.Result
+	var err error
 	if shared {
-		script = transport.ReadOnly(script)
+		res, err = ex.Read(ctx, script)
+	} else {
+		res, err = ex.Sudo(ctx, script, nil)
 	}
-	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
 		return nil, &CommandError{Command: strings.Join(words, " "), Stdout: string(res.Stdout), Stderr: string(res.Stderr), Err: err}
 	}

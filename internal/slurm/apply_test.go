@@ -94,6 +94,10 @@ func (s *sandbox) Sudo(ctx context.Context, script string, stdin []byte) (transp
 	return s.shell.Sudo(ctx, script, stdin)
 }
 
+func (s *sandbox) Read(ctx context.Context, script string) (transport.Result, error) {
+	return s.shell.Read(ctx, script)
+}
+
 // WriteFile writes as transport.Host does, conditional writes included.
 func (s *sandbox) WriteFile(_ context.Context, f transport.File) (bool, error) {
 	if s.beforeWrite != nil {

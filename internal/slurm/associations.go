@@ -122,7 +122,7 @@ func HasUnixAccount(ctx context.Context, ex Executor, name string) (bool, error)
 	}
 	script := transport.NewScript().Set("name", name).Text(`getent passwd -- "$name" >/dev/null; st=$?
 case $st in 0) echo yes ;; 2) echo no ;; *) exit $st ;; esac`).String()
-	res, err := ex.Sudo(ctx, transport.ReadOnly(script), nil)
+	res, err := ex.Read(ctx, script)
 	if err != nil {
 		return false, fmt.Errorf("getent passwd %s: %w", name, err)
 	}

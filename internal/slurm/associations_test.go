@@ -63,6 +63,10 @@ func (r *recorder) Sudo(_ context.Context, script string, _ []byte) (transport.R
 	return transport.Result{}, nil
 }
 
+func (r *recorder) Read(ctx context.Context, script string) (transport.Result, error) {
+	return r.Sudo(ctx, script, nil)
+}
+
 func TestEnsureUserOrder(t *testing.T) {
 	c := AccountingClient{Cluster: "cluster", Host: "login01", Port: 6819}
 	have := AccountingUser{Name: "alice", Accounts: []string{"old", "research"}, DefaultAccount: "old", QOS: []string{"normal"}}
@@ -162,7 +166,7 @@ func TestSlurmUserPlanReads(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(names, []string{"root", "research"}) {
 		t.Errorf("accounts: %q, %v", names, err)
 	}
-	if script := fake.Calls[0].Script; !strings.HasPrefix(script, transport.ReadOnly("")) || !strings.Contains(script, "sacctmgr -nP show account 'format=Account'") {
+	if script := fake.Calls[0].Script; !fake.Calls[0].Read || !strings.Contains(script, "sacctmgr -nP show account 'format=Account'") {
 		t.Errorf("the accounts read is not a shared read of sacctmgr show account:\n%s", script)
 	}
 	for name, want := range map[string]bool{"root": true, "tacc_nosuchuser": false} {

@@ -156,10 +156,12 @@ func listBackups(ctx context.Context, ex Executor, dir, keep string, readOnly bo
 		return nil, nil, err
 	}
 	script := transport.NewScript().Set("dest", dir).Set("keep", keep).Text(backupListScript).String()
+	var res transport.Result
 	if readOnly {
-		script = transport.ReadOnly(script)
+		res, err = ex.Read(ctx, script)
+	} else {
+		res, err = ex.Sudo(ctx, script, nil)
 	}
-	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list the backups in %s: %w", dir, err)
 	}

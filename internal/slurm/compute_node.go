@@ -50,17 +50,17 @@ type ComputeState struct {
 	Version *version.Version
 }
 
-var computeStateScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs +
+var computeStateScript = transport.ScriptEnv + transport.SectionFuncs +
 	"if [ -e " + SlurmdDefaultsPath + " ]; then sec defaults base64 -w0 -- " + SlurmdDefaultsPath + "; else secv defaults " + strconv.Itoa(missingFile) + "; fi\n" +
 	"test -e " + ConfDir + "/slurm.conf; secv localconf $?\n" +
 	"test -e " + NVIDIADriverMarker + "; secv gpus $?\n" +
 	"command -v srun >/dev/null; secv client $?\n" +
 	"test -e " + FragmentDir + "/" + ControllerFile + "; secv controller $?\n" +
-	versionSection("version", "slurmd"))
+	versionSection("version", "slurmd")
 
 // ReadCompute reads a compute node's ComputeState.
 func ReadCompute(ctx context.Context, ex Executor) (ComputeState, error) {
-	sections, err := transport.SudoSections(ctx, ex, computeStateScript, "read the compute node's state")
+	sections, err := transport.ReadSections(ctx, ex, computeStateScript, "read the compute node's state")
 	if err != nil {
 		return ComputeState{}, err
 	}

@@ -144,11 +144,11 @@ func readStateScript() string {
 	fmt.Fprintf(&b, "if [ -e %[1]s ]; then sec pending cat -- %[1]s; else secv pending 0; fi\n", transport.Quote(pendingFile))
 	b.WriteString(nodeRuntimeScript)
 	b.WriteString(plugstackScript)
-	return transport.ReadOnly(b.String())
+	return b.String()
 }
 
 func readState(ctx context.Context, ex Executor) (state, error) {
-	sections, err := transport.SudoSections(ctx, ex, readStateScript(), "read the slurm configuration")
+	sections, err := transport.ReadSections(ctx, ex, readStateScript(), "read the slurm configuration")
 	if err != nil {
 		return state{}, err
 	}

@@ -111,11 +111,13 @@ func ReadDatabaseUser(ctx context.Context, ex Executor, name string, password []
 	if !SQLNamePattern.MatchString(name) {
 		return DatabaseUser{}, fmt.Errorf("database user %q: use letters, digits and '_', at most 32", name)
 	}
-	script := transport.ReadOnly(readDatabaseUserScript(name, false))
+	var res transport.Result
+	var err error
 	if password != nil {
-		script = readDatabaseUserScript(name, true)
+		res, err = ex.Sudo(ctx, readDatabaseUserScript(name, true), password)
+	} else {
+		res, err = ex.Read(ctx, readDatabaseUserScript(name, false))
 	}
-	res, err := ex.Sudo(ctx, script, password)
 	if err != nil {
 		return DatabaseUser{}, fmt.Errorf("read MariaDB's accounts named %s: %w", name, err)
 	}

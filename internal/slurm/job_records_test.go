@@ -30,6 +30,10 @@ type draining struct {
 	changes []string
 }
 
+func (d *draining) Read(ctx context.Context, script string) (transport.Result, error) {
+	return d.Sudo(ctx, script, nil)
+}
+
 func (d *draining) Sudo(_ context.Context, script string, _ []byte) (transport.Result, error) {
 	lines := strings.Split(strings.TrimSpace(script), "\n")
 	cmd := strings.ReplaceAll(lines[len(lines)-1], "'", "")

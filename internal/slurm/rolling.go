@@ -87,7 +87,7 @@ func ReadRebootRecords(ctx context.Context, controller Executor, order []string)
 	}
 	script := transport.NewScript().Set("dir", RebootRecordDir).Args(order...).
 		Text("for n; do [ -r \"$dir/$n\" ] || continue; printf '%s\\t' \"$n\"; head -n 1 -- \"$dir/$n\"; done\n").String()
-	res, err := controller.Sudo(ctx, transport.ReadOnly(script), nil)
+	res, err := controller.Read(ctx, script)
 	if err != nil {
 		return nil, fmt.Errorf("read the rolling reboot records in %s: %w", RebootRecordDir, err)
 	}
@@ -220,7 +220,7 @@ type nodeLine struct {
 	realMemory  int64
 }
 
-// readNodeLine is no shared read (transport.ReadOnly): the waits ask it again and again.
+// readNodeLine is no shared read (transport.Executor.Read): the waits ask it again and again.
 func readNodeLine(ctx context.Context, controller Executor, node string) (nodeLine, error) {
 	script := transport.ScriptEnv + "scontrol show node -o " + transport.Quote(node) + "\n"
 	res, err := controller.Sudo(ctx, script, nil)

@@ -123,10 +123,19 @@ func (f *fakeCluster) Sudo(_ context.Context, script string, _ []byte) (transpor
 	return transport.Result{}, nil
 }
 
+// Read is the controller too: the fake shares no reads.
+func (f *fakeCluster) Read(ctx context.Context, script string) (transport.Result, error) {
+	return f.Sudo(ctx, script, nil)
+}
+
 // server is one GPU server's executor.
 type server struct {
 	f    *fakeCluster
 	name string
+}
+
+func (s server) Read(ctx context.Context, script string) (transport.Result, error) {
+	return s.Sudo(ctx, script, nil)
 }
 
 func (s server) Sudo(_ context.Context, script string, _ []byte) (transport.Result, error) {

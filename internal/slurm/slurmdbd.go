@@ -158,7 +158,7 @@ func slurmdbdStateScript(d Slurmdbd) string {
 	owner := transport.Quote(d.SlurmUser + ":" + d.SlurmUser + " 600")
 	sum := sha256.Sum256(confWithoutPassword(d))
 	dbSum := sha256.Sum256([]byte(mariaDBConf))
-	return transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + `sec installed dpkg-query -W -f '${db:Status-Abbrev}\n' slurmdbd mariadb-server 2>/dev/null
+	return transport.ScriptEnv + transport.SectionFuncs + `sec installed dpkg-query -W -f '${db:Status-Abbrev}\n' slurmdbd mariadb-server 2>/dev/null
 if [ -e ` + conf + ` ]; then
 	if [ "$(stat -c '%U:%G %a' -- ` + conf + `)" = ` + owner + ` ] && [ "$(grep -v '^StoragePass=' -- ` + conf + ` | sha256sum | cut -d' ' -f1)" = ` + hex.EncodeToString(sum[:]) + ` ]; then secv conf 0 matches; else secv conf 0 differs; fi
 else secv conf 0 missing; fi
@@ -169,7 +169,7 @@ mysql --defaults-extra-file="$f" -u ` + d.DatabaseUser + ` -N -e 'SELECT 1' ` + 
 [ "$(sha256sum < ` + transport.Quote(MariaDBConfPath) + ` 2>/dev/null | cut -d' ' -f1)" = ` + hex.EncodeToString(dbSum[:]) + ` ]; secv mariadbconf $?
 systemctl is-active --quiet mariadb; secv mariadb $?
 systemctl is-active --quiet slurmdbd; secv slurmdbd $?
-`)
+`
 }
 
 // ReadSlurmdbd reads the accounting node's SlurmdbdState for the configuration d.
@@ -177,7 +177,7 @@ func ReadSlurmdbd(ctx context.Context, ex Executor, d Slurmdbd) (SlurmdbdState, 
 	if err := d.Validate(); err != nil {
 		return SlurmdbdState{}, err
 	}
-	sections, err := transport.SudoSections(ctx, ex, slurmdbdStateScript(d), "read slurmdbd's state")
+	sections, err := transport.ReadSections(ctx, ex, slurmdbdStateScript(d), "read slurmdbd's state")
 	if err != nil {
 		return SlurmdbdState{}, err
 	}

@@ -11,8 +11,8 @@
 //
 // Scripts are built by Script from quoted words (Quote, Command) and named variables, and share
 // one prelude (ScriptEnv); the kinds of names that reach them (accounts, packages, units, hosts)
-// are checked by the patterns in names.go, the same in every package. Reads
-// marked ReadOnly are answered once per host until a command changes that host. Work that the
+// are checked by the patterns in names.go, the same in every package. Scripts
+// run through Host.Read are answered once per host until a command changes that host. Work that the
 // caller's context ended is an *InterruptedError, work that a dropped connection or root shell
 // cut short a *ConnectionLostError, whatever step it was, so a caller reports the cause and not
 // the step's failure. HostWhenUp waits, up to a BootWait's deadline, for a machine that is still

@@ -5,9 +5,12 @@ import "context"
 // The interfaces below are what domain packages need of a Host, so that their tests can hand
 // them a fake; each package names the ones it uses under its own names.
 
-// Executor runs a script as root on one host.
+// Executor runs scripts as root on one host. Sudo is for a script that may change the host;
+// Read is for one that only reads it, whose result other reads of the same script on that host
+// may share until the next change there (see Host.Read).
 type Executor interface {
 	Sudo(ctx context.Context, script string, stdin []byte) (Result, error)
+	Read(ctx context.Context, script string) (Result, error)
 }
 
 // FileReader reads a file as root; a missing file is exists=false.

@@ -3,22 +3,10 @@ package transport
 import (
 	"bytes"
 	"context"
-	"strings"
 	"sync"
 )
 
-// readOnlyHeader marks a script that only reads the host. Host.Sudo answers a marked script
-// from the result of the same script run earlier in this run on the same host, until the
-// provider changes anything on that host, so resources that read the same state (every
-// firewall rule of a node reads UFW's rule files) cost that host one round trip between them.
-const readOnlyHeader = "# gpucluster: read only, shared within a run until the next change on this host\n"
-
-// ReadOnly marks script as a read whose result may be shared; see readOnlyHeader.
-func ReadOnly(script string) string { return readOnlyHeader + script }
-
-func isReadOnly(script string) bool { return strings.HasPrefix(script, readOnlyHeader) }
-
-// readCache holds one machine's shared reads. generation counts the changes begun and
+// readCache holds one machine's shared reads (Host.Read), by script. generation counts the changes begun and
 // finished on the machine: a read is kept only when no change began or ended while it ran, so
 // a cached result never predates a change the provider made.
 type readCache struct {

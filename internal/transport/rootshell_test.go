@@ -333,8 +333,8 @@ func TestCloseLogsEachHostsRunSummary(t *testing.T) {
 	received := 0
 	for _, run := range []func() (Result, error){
 		func() (Result, error) { return h.Sudo(ctx, "printf abc", nil) },
-		func() (Result, error) { return h.Sudo(ctx, ReadOnly("printf hello; printf err >&2"), nil) },
-		func() (Result, error) { return h.Sudo(ctx, ReadOnly("printf hello; printf err >&2"), nil) },
+		func() (Result, error) { return h.Read(ctx, "printf hello; printf err >&2") },
+		func() (Result, error) { return h.Read(ctx, "printf hello; printf err >&2") },
 		func() (Result, error) { return h.Run(ctx, "printf 12345", nil) },
 	} {
 		res, err := run()

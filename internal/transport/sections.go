@@ -51,10 +51,21 @@ type Section struct {
 	Status int
 }
 
-// SudoSections runs a batched script as root and reads its sections; what says in either
-// error what the script was for ("read slurmdbd's state").
+// SudoSections runs a batched script as root (Executor.Sudo) and reads its sections; what says
+// in either error what the script was for ("read slurmdbd's state").
 func SudoSections(ctx context.Context, ex Executor, script, what string) (map[string]Section, error) {
 	res, err := ex.Sudo(ctx, script, nil)
+	return sectionsOf(res, err, what)
+}
+
+// ReadSections is SudoSections for a script that only reads the host (Executor.Read), whose
+// result may be shared.
+func ReadSections(ctx context.Context, ex Executor, script, what string) (map[string]Section, error) {
+	res, err := ex.Read(ctx, script)
+	return sectionsOf(res, err, what)
+}
+
+func sectionsOf(res Result, err error, what string) (map[string]Section, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

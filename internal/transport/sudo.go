@@ -108,28 +108,31 @@ func containsAny(s string, subs ...string) bool {
 // the host has. Each command gets ctx's deadline, capped by the host's CommandTimeout; a
 // command whose deadline passes is killed on the host.
 //
-// A script marked ReadOnly (and without stdin) may be answered from an earlier run of the same
-// script on this host in this run; any other script counts as a change of the host and ends
-// that sharing.
+// Every script run through Sudo counts as a change of the host and ends the sharing of Read.
 func (h *Host) Sudo(ctx context.Context, script string, stdin []byte) (Result, error) {
-	res, err := h.sharedSudo(ctx, script, stdin)
-	return res, h.pool.cutShort(ctx, h.cfg.Name, err)
-}
-
-func (h *Host) sharedSudo(ctx context.Context, script string, stdin []byte) (Result, error) {
 	cache := h.pool.readCache(h.cfg.machineKey())
-	if isReadOnly(script) && len(stdin) == 0 {
-		ran := false
-		res, err := cache.read(ctx, script, func() (Result, error) { ran = true; return h.sudo(ctx, script, nil) })
-		if !ran && err == nil {
-			h.pool.tally(ctx, h.cfg).sharedRead()
-		}
-		return res, err
-	}
 	noteWrite(ctx)
 	cache.changing()
 	defer cache.changing()
-	return h.sudo(ctx, script, stdin)
+	res, err := h.sudo(ctx, script, stdin)
+	return res, h.pool.cutShort(ctx, h.cfg.Name, err)
+}
+
+// Read runs script as root like Sudo, for a script that only reads the host. Its result is
+// shared: the same script read again on this machine in this run is answered from it, until
+// the provider changes anything on the machine, so resources that read the same state (every
+// firewall rule of a node reads UFW's rule files) cost that machine one round trip between
+// them. A failed read is not shared; the next caller runs the script again.
+func (h *Host) Read(ctx context.Context, script string) (Result, error) {
+	ran := false
+	res, err := h.pool.readCache(h.cfg.machineKey()).read(ctx, script, func() (Result, error) {
+		ran = true
+		return h.sudo(ctx, script, nil)
+	})
+	if !ran && err == nil {
+		h.pool.tally(ctx, h.cfg).sharedRead()
+	}
+	return res, h.pool.cutShort(ctx, h.cfg.Name, err)
 }
 
 func (h *Host) sudo(ctx context.Context, script string, stdin []byte) (Result, error) {

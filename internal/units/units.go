@@ -13,7 +13,7 @@ import (
 type Executor = transport.Executor
 
 // Shared are the units read together. One fixed list makes one script text per host, which is
-// what transport.ReadOnly shares within a run; asking about all of them costs systemctl hardly
+// what transport.Executor.Read shares within a run; asking about all of them costs systemctl hardly
 // more than asking about one.
 var Shared = []string{
 	"munge.service",
@@ -72,7 +72,7 @@ func read(ctx context.Context, ex Executor, unitList, fileList []string) (snapsh
 			return snapshot{}, fmt.Errorf("read the state of systemd units: unit name %q is not valid", u)
 		}
 	}
-	sections, err := transport.SudoSections(ctx, ex, transport.ReadOnly(batchScript(unitList, fileList)), "read the state of systemd units and key files")
+	sections, err := transport.ReadSections(ctx, ex, batchScript(unitList, fileList), "read the state of systemd units and key files")
 	if err != nil {
 		return snapshot{}, err
 	}
@@ -91,7 +91,7 @@ func read(ctx context.Context, ex Executor, unitList, fileList []string) (snapsh
 	}
 	// An older systemd ends is-enabled at the first unit without a unit file, where a newer one
 	// prints "not-found" in its place: then ask each unit alone, as before the batch.
-	res, err := ex.Sudo(ctx, transport.ReadOnly(oneByOneScript(unitList)), nil)
+	res, err := ex.Read(ctx, oneByOneScript(unitList))
 	if err != nil {
 		return snapshot{}, fmt.Errorf("read the state of systemd units: %w", err)
 	}

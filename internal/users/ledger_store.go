@@ -33,7 +33,7 @@ type LedgerHost interface {
 // the node's own accounts come with it, so no resource pays a round trip of its own. A missing
 // file is an empty ledger.
 func ReadListedLedger(ctx context.Context, ex Executor) (*Ledger, error) {
-	res, err := ex.Sudo(ctx, listingScript, nil)
+	res, err := ex.Read(ctx, listingScript)
 	if err != nil {
 		return nil, fmt.Errorf("read UID ledger: %w", err)
 	}

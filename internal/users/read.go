@@ -71,7 +71,7 @@ func ReadAccounts(ctx context.Context, ex Executor, userNames, groupNames []stri
 }
 
 // Read looks up the given users, groups and shells on one host. Every resource of a run reads
-// the same listing of the host's account databases, shared within the run (transport.ReadOnly),
+// the same listing of the host's account databases, shared within the run (transport.Executor.Read),
 // so twenty users cost a host one round trip, not twenty. A name the listing lacks (an account
 // to create, or one from an NSS source that does not enumerate, such as sssd by default) is
 // then asked of getent by name, in one more round trip, so accounts from any source count. The
@@ -85,7 +85,7 @@ func Read(ctx context.Context, ex Executor, q Lookup) (State, error) {
 	if len(q.Users) == 0 && len(q.Groups) == 0 && len(q.Shells) == 0 {
 		return st, nil
 	}
-	res, err := ex.Sudo(ctx, listingScript, nil)
+	res, err := ex.Read(ctx, listingScript)
 	if err != nil {
 		return State{}, fmt.Errorf("read accounts: %w", err)
 	}
@@ -138,7 +138,7 @@ func Read(ctx context.Context, ex Executor, q Lookup) (State, error) {
 // section answers, for each shell /etc/shells names (flag L) and each login shell an account
 // has, whether an executable file is there (x) or not (-), with the shell's own tests, so a
 // plan checks the shells users commonly have without a command of its own.
-var listingScript = transport.ReadOnly(transport.ScriptEnv + transport.SectionFuncs + `pw=$(getent passwd)
+var listingScript = transport.ScriptEnv + transport.SectionFuncs + `pw=$(getent passwd)
 secv passwd $? "$pw"
 sec group getent group
 if [ -e ` + LedgerPath + ` ]; then sec ledger cat -- ` + LedgerPath + `; else secv ledger 0; fi
@@ -157,7 +157,7 @@ $pw
 EOF
 }
 sec shells shells
-`)
+`
 
 // listing is a host's account databases as getent enumerated them.
 type listing struct {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
@@ -94,7 +93,7 @@ func TestReadAccountsFromTheListing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(fx.Scripts()); n != 1 || !strings.HasPrefix(fx.Scripts()[0], transport.ReadOnly("")) {
+	if n := len(fx.Calls); n != 1 || !fx.Calls[0].Read {
 		t.Fatalf("%d round trips, want the one shared listing:\n%q", n, fx.Scripts())
 	}
 	wantUsers := map[string]UserState{

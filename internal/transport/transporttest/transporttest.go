@@ -22,13 +22,14 @@ type Reply struct {
 	Err    error
 }
 
-// Call is one script a Fake received.
+// Call is one script a Fake received; Read tells it came through Read, as a shared read.
 type Call struct {
 	Script string
 	Stdin  []byte
+	Read   bool
 }
 
-// Fake answers Sudo in order with canned replies and records the calls. A
+// Fake answers Sudo and Read in order with canned replies and records the calls. A
 // call beyond the replies fails the test: the code ran a script it should not.
 type Fake struct {
 	T       testing.TB
@@ -38,7 +39,17 @@ type Fake struct {
 
 // Sudo returns the next reply.
 func (f *Fake) Sudo(_ context.Context, script string, stdin []byte) (transport.Result, error) {
-	f.Calls = append(f.Calls, Call{script, stdin})
+	return f.reply(Call{Script: script, Stdin: stdin})
+}
+
+// Read returns the next reply, recording the call as a read.
+func (f *Fake) Read(_ context.Context, script string) (transport.Result, error) {
+	return f.reply(Call{Script: script, Read: true})
+}
+
+func (f *Fake) reply(call Call) (transport.Result, error) {
+	f.Calls = append(f.Calls, call)
+	script := call.Script
 	if len(f.Replies) == 0 {
 		f.T.Fatalf("unexpected script:\n%s", script)
 	}
@@ -82,6 +93,11 @@ func (s Shell) Sudo(ctx context.Context, script string, stdin []byte) (transport
 	return result("local", &stdout, &stderr, 0)
 }
 
+// Read runs script like Sudo: the shell shares no reads.
+func (s Shell) Read(ctx context.Context, script string) (transport.Result, error) {
+	return s.Sudo(ctx, script, nil)
+}
+
 // LabHost runs scripts as root inside a lab host through lab.Run, the seam
 // that stands in for the SSH transport in tests against the lab.
 type LabHost struct {
@@ -97,6 +113,11 @@ func (h LabHost) Sudo(ctx context.Context, script string, stdin []byte) (transpo
 		return transport.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}, err
 	}
 	return result(h.Host, &stdout, &stderr, status)
+}
+
+// Read runs script like Sudo: LabHost shares no reads.
+func (h LabHost) Read(ctx context.Context, script string) (transport.Result, error) {
+	return h.Sudo(ctx, script, nil)
 }
 
 // result reports a non-zero status the way a transport.Host does.
