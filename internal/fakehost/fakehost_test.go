@@ -196,6 +196,9 @@ func TestShellSemantics(t *testing.T) {
 		{"echo abc | sha256sum", "edeaaff3f1774ad2888673770c6d64097e391bc362d7d6fb34982ddf0efd18cb  -\n", 0},
 		{"[ -x /bin/bash ] && [ -f /etc/shells ] && [ ! -e /nosuch ] && echo ok", "ok\n", 0},
 		{"sh -c 'echo \"$1\"' sh one", "one\n", 0},
+		{"export A=1; B=2; sh -c 'echo ${A-unset} ${B-unset}'", "1 unset\n", 0},
+		{"mkdir /d && chown admin:users -- /d && stat -c '%U:%G %a' -- /d", "admin:users 755\n", 0},
+		{"exec 9>/run/lock/x.lock && flock 9 && echo locked", "locked\n", 0},
 	} {
 		r := h.Run(c.script)
 		if r.Stdout != c.stdout || r.Status != c.status {

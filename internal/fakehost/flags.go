@@ -8,12 +8,19 @@ type flags map[byte]string
 
 func (f flags) has(letter byte) bool { _, ok := f[letter]; return ok }
 
-// parseFlags reads short options the way getopt does, up to "--" or the first operand. bools
-// are the letters that take no value, values those that take one; long aliases maps a long
-// option ("--force") to its letter. Any other option is not modelled: the command fails
-// loudly rather than ignore what it was asked.
+// parseFlags reads short options the way GNU getopt does: options may follow operands, and
+// "--" ends them. bools are the letters that take no value, values those that take one; long
+// maps a long option ("--force") to its letter. Any other option is not modelled: the command
+// fails loudly rather than ignore what it was asked.
 func parseFlags(c *Call, args []string, bools, values string, long map[string]byte) (flags, []string, bool) {
+	return getopt(c, args, bools, values, long, true)
+}
+
+// getopt parses options; without permute, the first operand ends them, as POSIX's getopt and
+// sh's own options do.
+func getopt(c *Call, args []string, bools, values string, long map[string]byte, permute bool) (flags, []string, bool) {
 	f := flags{}
+	var operands []string
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -22,7 +29,11 @@ func parseFlags(c *Call, args []string, bools, values string, long map[string]by
 			break
 		}
 		if !strings.HasPrefix(a, "-") || a == "-" {
-			break
+			if !permute {
+				break
+			}
+			operands = append(operands, a)
+			continue
 		}
 		if strings.HasPrefix(a, "--") {
 			name, val, hasVal := strings.Cut(a, "=")
@@ -65,5 +76,5 @@ func parseFlags(c *Call, args []string, bools, values string, long map[string]by
 			}
 		}
 	}
-	return f, args[i:], true
+	return f, append(operands, args[min(i, len(args)):]...), true
 }

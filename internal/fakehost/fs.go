@@ -415,3 +415,12 @@ func ownerOf(fi fs.FileInfo) (uid, gid int) {
 	}
 	return 0, 0
 }
+
+// Owner returns the uid and gid of p (not following a final link).
+func (f *FS) Owner(p string) (uid, gid int) {
+	fi, err := f.Stat(p, false)
+	if err != nil {
+		return -1, -1
+	}
+	return ownerOf(fi)
+}

@@ -103,7 +103,7 @@ func (h *Host) runScript(ctx context.Context, script string, stdin []byte, stdou
 func (h *Host) runCommand(ctx context.Context, script string, stdin io.Reader, stdout, stderr io.Writer) int {
 	h.run.Lock()
 	defer h.run.Unlock()
-	return h.interpret(ctx, script, nil, stdin, stdout, stderr)
+	return h.interpret(ctx, script, nil, rootEnv, stdin, stdout, stderr)
 }
 
 // rootShellScript runs one script of the provider's root shell and records it.

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -56,7 +57,14 @@ func (c *Call) NotModelled(what string) int {
 // Sub runs a script in the same host, with the given stdin and outputs, for commands that
 // start a shell (sh -c).
 func (c *Call) Sub(script string, params []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return c.Host.interpret(c.ctx, script, params, stdin, stdout, stderr)
+	var env []string
+	c.Env.Each(func(name string, vr expand.Variable) bool {
+		if vr.Exported && vr.Kind == expand.String {
+			env = append(env, name+"="+vr.Str)
+		}
+		return true
+	})
+	return c.Host.interpret(c.ctx, script, params, env, stdin, stdout, stderr)
 }
 
 // runState is what a script's shell keeps between its commands beyond the interpreter's own.
@@ -74,18 +82,23 @@ func umaskOf(ctx context.Context) fs.FileMode {
 // Umask is the file mode creation mask of the script running the command.
 func (c *Call) Umask() fs.FileMode { return umaskOf(c.ctx) }
 
-// interpret runs script as root in / with the host's commands, files and accounts.
-func (h *Host) interpret(ctx context.Context, script string, params []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(script), "")
+// rootEnv is the environment a script of the root shell starts with.
+var rootEnv = []string{"PATH=" + hostPath, "HOME=/root", "USER=root", "LOGNAME=root", "SHELL=/bin/sh"}
+
+// interpret runs script as root in / with the host's commands, files and accounts, and env as
+// its environment.
+func (h *Host) interpret(ctx context.Context, script string, params, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
 	if err != nil {
 		_, _ = fmt.Fprintf(stderr, "sh: %v\n", err)
 		return 2
 	}
+	dropLockDescriptors(file)
 	if stdin == nil {
 		stdin = &bytes.Buffer{}
 	}
 	opts := []interp.RunnerOption{
-		interp.Env(expand.ListEnviron("PATH="+hostPath, "HOME=/root", "USER=root", "LOGNAME=root", "SHELL=/bin/sh")),
+		interp.Env(expand.ListEnviron(env...)),
 		interp.Dir("/"),
 		interp.StdIO(stdin, stdout, stderr),
 		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return h.exec }),
@@ -113,6 +126,20 @@ func (h *Host) interpret(ctx context.Context, script string, params []string, st
 		return 2
 	}
 	return 0
+}
+
+// dropLockDescriptors removes redirections of descriptors above 2 ("exec 9>LOCK" before
+// "flock 9"), which the interpreter does not support. They serve only locks, and a fake host
+// runs one script at a time, so every lock is free.
+func dropLockDescriptors(file *syntax.File) {
+	syntax.Walk(file, func(n syntax.Node) bool {
+		if st, ok := n.(*syntax.Stmt); ok {
+			st.Redirs = slices.DeleteFunc(st.Redirs, func(r *syntax.Redirect) bool {
+				return r.N != nil && r.N.Value != "0" && r.N.Value != "1" && r.N.Value != "2"
+			})
+		}
+		return true
+	})
 }
 
 // call stops builtins that would look at the real machine or that the interpreter lacks:
