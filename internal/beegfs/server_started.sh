@@ -5,6 +5,7 @@
 # unit, deadline (seconds), registered (the daemon's line on registration).
 # Exit 0: registered. Exit 10: the daemon ended; 11: the deadline passed.
 # Either way the daemon's lines of this run follow "state=<ActiveState>".
+# shellcheck shell=sh disable=SC2154 # the caller sets unit, deadline and registered
 pid=$(systemctl show -p ExecMainPID --value "$unit")
 lines() { journalctl -q -o cat --no-pager "_SYSTEMD_UNIT=$unit" "_PID=$pid"; }
 report() {

@@ -28,6 +28,9 @@ var dependencies = []dependency{
 	{"losetup", "mount"},
 	// make demo reads its plan with jq (tools/demo-apply.sh).
 	{"jq", "jq"},
+	// make lint checks the programs the provider embeds (tools/lint-scripts.sh).
+	{"shellcheck", "shellcheck"},
+	{"mawk", "mawk"},
 }
 
 // MissingPackages lists the Debian packages whose commands are not on PATH.

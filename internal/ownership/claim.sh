@@ -3,6 +3,7 @@
 # A record with the caller's own token is replaced (a create finishing, or taking over an
 # unfinished create by import). The record arrives on stdin; $f, $dir, $owners and $token
 # are set, and transport.StateDirText has run, before this text.
+# shellcheck shell=sh disable=SC2154 # the caller sets f, dir, owners and token
 set -e
 umask 022
 mkdir -p "$dir"

@@ -5,6 +5,7 @@
 # match: no job can start or end between them) and started again however this script ends. The
 # backup is written under a temporary name and renamed once whole, so a backup under its final
 # name is complete. Only the temporary names this script makes are ever removed here.
+# shellcheck shell=sh disable=SC2154 # the caller sets state, dest, name and db
 set -e
 umask 077
 [ -d "$state" ] || { echo "StateSaveLocation $state is not a directory" >&2; exit 1; }

@@ -1,6 +1,7 @@
 # STAND-IN for ThinkParQ's BeeGFS, used only by the gpucluster test lab:
 # functions shared by the stand-in tools, copied into each of them where it
 # says "#@common" when the lab builds the stand-in packages (build-debs.sh).
+# shellcheck shell=sh
 
 # die prints an error the way the real tools do and exits 1.
 die() {
