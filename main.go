@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log"
 	"os"
-	runtimedebug "runtime/debug"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
@@ -36,7 +35,6 @@ func main() {
 	if !debug {
 		silenceUnreadLogs(os.LookupEnv, os.Setenv)
 	}
-	collectGarbageLessOften(os.LookupEnv, runtimedebug.SetGCPercent)
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/gpucluster/gpucluster",
 		Debug:   debug,
@@ -55,8 +53,8 @@ var logRequests = []string{"TF_LOG", "TF_LOG_PATH", "TF_LOG_PROVIDER", "TF_LOG_P
 	"TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK"}
 
 // silenceUnreadLogs turns the SDK's and the provider's loggers off when no log was asked for.
-// They default to TRACE and format every line as JSON for Terraform, which then drops it:
-// a third of the provider's CPU time in a no-op plan of 32 GPU servers.
+// They default to TRACE and format every line as JSON for Terraform, which then drops it: a
+// large share of the provider's CPU time in a plan of many nodes.
 func silenceUnreadLogs(lookup func(string) (string, bool), set func(string, string) error) {
 	for _, v := range logRequests {
 		if _, ok := lookup(v); ok {
@@ -66,20 +64,6 @@ func silenceUnreadLogs(lookup func(string) (string, bool), set func(string, stri
 	for _, v := range []string{"TF_LOG_PROVIDER", "TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK"} {
 		_ = set(v, "off") // os.Setenv fails only on a malformed name
 	}
-}
-
-// gcPercent is the heap growth, in percent of the live heap, that starts the next garbage
-// collection. A run allocates mostly short-lived request values, so Go's default of 100 spends
-// much of a large plan's CPU collecting them; a larger heap is the cheaper trade (the
-// performance guide has the figures).
-const gcPercent = 400
-
-// collectGarbageLessOften sets gcPercent unless the user chose a GOGC of their own.
-func collectGarbageLessOften(lookup func(string) (string, bool), setGCPercent func(int) int) {
-	if _, ok := lookup("GOGC"); ok {
-		return
-	}
-	setGCPercent(gcPercent)
 }
 
 // versionLine tells an admin which build a plugin directory holds, for a binary built from a

@@ -25,24 +25,6 @@ func TestSilenceUnreadLogs(t *testing.T) {
 	}
 }
 
-func TestCollectGarbageLessOften(t *testing.T) {
-	for _, tc := range []struct {
-		env  map[string]string
-		want int // the percent set; 0 for none
-	}{
-		{map[string]string{"HOME": "/root"}, gcPercent},
-		{map[string]string{"GOGC": "100"}, 0},
-		{map[string]string{"GOGC": "off"}, 0},
-	} {
-		set := 0
-		collectGarbageLessOften(func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok },
-			func(p int) int { set = p; return 100 })
-		if set != tc.want {
-			t.Errorf("environment %v: set GC percent %d, want %d", tc.env, set, tc.want)
-		}
-	}
-}
-
 func TestVersionLine(t *testing.T) {
 	if got := versionLine("0.1.0", "6f1d2ee"); got != "terraform-provider-gpucluster 0.1.0 (6f1d2ee)" {
 		t.Errorf("release build: %q", got)

@@ -56,7 +56,7 @@ type State struct {
 
 // readStateScript prints UFW's files in one awk process (transport.AwkSections), not a cat
 // per file; the shell's own read loop would save those processes too but reads a byte per
-// system call (five files of 40 rules, 5.8 KB each, took 19 ms that way against cat's 6 ms).
+// system call, slower than cat for files of many rules.
 // Only regular files that are not empty go to awk; a missing file reads as empty, and anything
 // else goes to cat, which reads an empty file as empty and fails on the rest, as it did for
 // every file. When awk fails, its "awk" section says so and the read fails.

@@ -57,7 +57,7 @@ func (h *Host) Lock(ctx context.Context) (unlock func(), err error) {
 
 // LockNamed takes a lock of this machine apart from Lock's and from other names', for what only
 // the holders of name touch: they wait for each other, not for Lock's holders. The firewall's
-// ufw commands (a node's ufw --force enable takes 0.5 to 1.5 s) held the one lock of the
+// slow ufw commands (ufw --force enable reloads every rule) held the one lock of the
 // controller while the Slurm fragments written there, on a first apply's critical path,
 // waited.
 func (h *Host) LockNamed(ctx context.Context, name string) (unlock func(), err error) {
