@@ -10,10 +10,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
@@ -28,6 +30,7 @@ type pinnedPackages struct {
 	example  string   // a version to show in the docs
 	unset    string   // what happens without the attribute
 	where    string   // where the packages are, e.g. "on this node"
+	shownIn  string   // the computed attribute a plan shows the upgrade in
 }
 
 func (p pinnedPackages) path() path.Path { return path.Root(p.attrName) }
@@ -39,7 +42,7 @@ func (p pinnedPackages) schemaAttribute() schema.StringAttribute {
 	return schema.StringAttribute{
 		MarkdownDescription: "The Debian version of " + p.list() + " " + p.where + ", as `apt-cache policy " + p.names[len(p.names)-1] + "` lists it, for example `" + p.example + "`. " +
 			p.unset + " Set, the packages are installed at that version in one apt transaction, with the packages' own restarts held, and a change upgrades them: " +
-			"the plan shows `installed_version` going from the installed version to this one and warns, and refuses a version older than the installed one. " +
+			"the plan shows `" + p.shownIn + "` going from the installed version to this one and warns, and refuses a version older than the installed one. " +
 			"After an upgrade the apply restarts " + p.daemon + " where it was running, and only there; an apply with every package at the version installs nothing and restarts nothing.",
 		Optional:   true,
 		Validators: []validator.String{stringvalidator.RegexMatches(packages.VersionPattern, "must be a Debian package version, such as "+p.example)},
@@ -139,4 +142,51 @@ func readInstalledVersions(ctx context.Context, c *cluster, nodes []string, pkg 
 	})
 	sort.Slice(failures, func(i, j int) bool { return failures[i].node < failures[j].node })
 	return versions, failures
+}
+
+// planVersion shows a pin as the package's `version` after apply, refuses a downgrade from
+// installed ("" when not known), and warns about an upgrade: for a resource on one node.
+func (p pinnedPackages) planVersion(ctx context.Context, resp *resource.ModifyPlanResponse, node string, pin types.String, installed string) {
+	switch {
+	case pin.IsNull():
+		return
+	case pin.IsUnknown():
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), types.StringUnknown())...)
+		return
+	}
+	to := pin.ValueString()
+	if packages.CheckNoDowngrade(installed, to) != nil {
+		resp.Diagnostics.Append(p.refuseDowngrade(node, installed, to))
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), pin)...)
+	if installed != "" && packages.CompareVersions(installed, to) != 0 {
+		resp.Diagnostics.Append(p.upgradeWarning([]string{node}, map[string]string{node: installed}, to))
+	}
+}
+
+// pinBeegfs brings a BeeGFS service's package on node to the pin, before the resource reads the
+// node for its setup; restart says the running service must be restarted onto the new files.
+func (p pinnedPackages) pinBeegfs(ctx context.Context, c *cluster, node, service string, pin types.String) (restart bool, diags diag.Diagnostics) {
+	if pin.IsNull() {
+		return false, nil
+	}
+	h, ok := c.connect(ctx, node, &diags)
+	if !ok {
+		return false, diags
+	}
+	restart, err := beegfs.PinPackage(ctx, h, service, p.names[0], pin.ValueString())
+	if err != nil {
+		diags.Append(p.installError(node, pin.ValueString(), err))
+	}
+	return restart, diags
+}
+
+// beegfsPackages is what beegfs_version pins on a BeeGFS resource's node.
+func beegfsPackages(pkg, service string) pinnedPackages {
+	return pinnedPackages{
+		attrName: "beegfs_version", what: "BeeGFS", names: []string{pkg}, daemon: service, example: "8.4.0",
+		unset: "The package must be installed (from ThinkParQ's repository) before the plan, pinned or not; unset (the default), it is left at the version installed.",
+		where: "on `node`", shownIn: "version",
+	}
 }

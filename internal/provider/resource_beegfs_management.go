@@ -47,11 +47,15 @@ type beegfsManagementModel struct {
 	ConnAuthSHA256 types.String `tfsdk:"conn_auth_sha256"`
 	TLSCertSHA256  types.String `tfsdk:"tls_cert_sha256"`
 	Version        types.String `tfsdk:"version"`
+	BeegfsVersion  types.String `tfsdk:"beegfs_version"`
 	Mountpoint     types.String `tfsdk:"mountpoint"`
 	FsUUID         types.String `tfsdk:"fs_uuid"`
 	Status         types.String `tfsdk:"status"`
 	NodeStatus     types.Map    `tfsdk:"node_status"`
 }
+
+// mgmtdPackages is what beegfs_version pins on the management node.
+var mgmtdPackages = beegfsPackages(beegfs.MgmtdPackage, beegfs.ServiceMgmtd)
 
 func (r *beegfsManagementResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_beegfs_management"
@@ -112,8 +116,9 @@ func (r *beegfsManagementResource) Schema(_ context.Context, _ resource.SchemaRe
 				Computed:            true,
 				PlanModifiers:       stable,
 			},
-			"version":    computedKeptAttribute("Installed version of `" + beegfs.MgmtdPackage + "` (`dpkg-query`)."),
-			"mountpoint": computedKeptAttribute("Mountpoint of the filesystem holding the directory of `db_file` (`findmnt`), the drop-in's `RequiresMountsFor`."),
+			"version":        computedKeptAttribute("Installed version of `" + beegfs.MgmtdPackage + "` (`dpkg-query`). A plan that changes `beegfs_version` shows it going to the wanted version."),
+			"beegfs_version": mgmtdPackages.schemaAttribute(),
+			"mountpoint":     computedKeptAttribute("Mountpoint of the filesystem holding the directory of `db_file` (`findmnt`), the drop-in's `RequiresMountsFor`."),
 			"fs_uuid": schema.StringAttribute{
 				MarkdownDescription: "UUID of that filesystem (`findmnt`), recorded when the database is set up or imported. While the directory of `db_file` " +
 					"is on another filesystem (the guide's array that did not assemble), the plan fails with \"Management Filesystem Missing\" and nothing is " +
@@ -179,14 +184,19 @@ func (r *beegfsManagementResource) ModifyPlan(ctx context.Context, req resource.
 		resp.Diagnostics.Append(planNodeStatus(ctx, req, resp, nodeNames)...)
 	}
 	creating := req.State.Raw.IsNull()
+	var state beegfsManagementModel
+	if !creating {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if !resp.Diagnostics.HasError() && plan.Node.Equal(state.Node) {
+			mgmtdPackages.planVersion(ctx, resp, plan.Node.ValueString(), plan.BeegfsVersion, knownString(state.Version))
+		}
+	}
 	if resp.Diagnostics.HasError() || (!creating && resp.Plan.Raw.Equal(req.State.Raw)) ||
 		r.cluster == nil || !r.cluster.settingsKnown() || plan.Node.IsUnknown() || plan.DBFile.IsUnknown() {
 		return
 	}
 	node, dbFile := plan.Node.ValueString(), plan.DBFile.ValueString()
 	if !creating {
-		var state beegfsManagementModel
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 		// A replacement's create half is planned again, with no prior state.
 		if !resp.Diagnostics.HasError() && plan.Node.Equal(state.Node) && plan.DBFile.Equal(state.DBFile) {
 			mountpoint, uuid := state.recorded()
@@ -206,6 +216,7 @@ func (r *beegfsManagementResource) ModifyPlan(ctx context.Context, req resource.
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("mountpoint"), types.StringValue(c.mh.Mount.Target))...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("fs_uuid"), types.StringValue(c.mh.Mount.UUID))...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), types.StringValue(c.mh.PackageVersion))...)
+	mgmtdPackages.planVersion(ctx, resp, node, plan.BeegfsVersion, c.mh.PackageVersion)
 	if c.mh.Initialised(c.rel) {
 		resp.Diagnostics.Append(nodeAttributeWarning(path.Root("db_file"), "Existing BeeGFS Management Database Adopted", node,
 			"The management database "+dbFile+" already exists", "It is kept: beegfs-mgmtd --init does not run again.", nil))
@@ -226,8 +237,12 @@ func (r *beegfsManagementResource) Update(ctx context.Context, req resource.Upda
 func (r *beegfsManagementResource) converge(ctx context.Context, m *beegfsManagementModel, creating bool) diag.Diagnostics {
 	node, dbFile := m.Node.ValueString(), m.DBFile.ValueString()
 	mountpoint, uuid := m.recorded()
-	c, diags := r.readController(ctx, node, dbFile, mountpoint, uuid)
+	upgraded, diags := mgmtdPackages.pinBeegfs(ctx, r.cluster, node, beegfs.ServiceMgmtd, m.BeegfsVersion)
 	if diags.HasError() {
+		return diags
+	}
+	c, more := r.readController(ctx, node, dbFile, mountpoint, uuid)
+	if diags.Append(more...); diags.HasError() {
 		return diags
 	}
 	h, mh, rel := c.h, c.mh, c.rel
@@ -251,7 +266,7 @@ func (r *beegfsManagementResource) converge(ctx context.Context, m *beegfsManage
 			"Fix the cause named below and apply again; steps already done are not repeated, and the database is never initialised twice.", err))
 		return diags
 	}
-	if err := beegfs.StartMgmtd(ctx, h, restart); err != nil {
+	if err := beegfs.StartMgmtd(ctx, h, restart || upgraded); err != nil {
 		diags.Append(nodeError("Cannot Start BeeGFS Management", node, "Starting beegfs-mgmtd failed",
 			"Its journal is quoted below (journalctl -u beegfs-mgmtd).", err))
 		return diags
@@ -399,6 +414,7 @@ func (r *beegfsManagementResource) ImportState(ctx context.Context, req resource
 		ConnAuthSHA256: types.StringValue(mh.ConnAuthSHA256),
 		TLSCertSHA256:  types.StringValue(mh.CertSHA256),
 		Version:        types.StringValue(mh.PackageVersion),
+		BeegfsVersion:  types.StringNull(),
 		Mountpoint:     types.StringValue(mh.Mount.Target),
 		FsUUID:         types.StringValue(mh.Mount.UUID),
 		Status:         types.StringValue(inSync),

@@ -45,8 +45,12 @@ type beegfsMetadataModel struct {
 	FsUUIDCheck types.Bool   `tfsdk:"fs_uuid_check"`
 	Mountpoint  types.String `tfsdk:"mountpoint"`
 	Version     types.String `tfsdk:"version"`
+	Pin         types.String `tfsdk:"beegfs_version"`
 	Status      types.String `tfsdk:"status"`
 }
+
+// metaPackages is what beegfs_version pins on a metadata node.
+var metaPackages = beegfsPackages(beegfs.MetaPackage, beegfs.ServiceMeta)
 
 func (r *beegfsMetadataResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_beegfs_metadata"
@@ -103,8 +107,9 @@ func (r *beegfsMetadataResource) Schema(_ context.Context, _ resource.SchemaRequ
 				Computed:      true,
 				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 			},
-			"mountpoint": computedKeptAttribute("Mountpoint of the filesystem holding `path`, the drop-in's `RequiresMountsFor`."),
-			"version":    computedKeptAttribute("Installed version of `" + beegfs.MetaPackage + "` (`dpkg-query`)."),
+			"mountpoint":     computedKeptAttribute("Mountpoint of the filesystem holding `path`, the drop-in's `RequiresMountsFor`."),
+			"version":        computedKeptAttribute("Installed version of `" + beegfs.MetaPackage + "` (`dpkg-query`). A plan that changes `beegfs_version` shows it going to the wanted version."),
+			"beegfs_version": metaPackages.schemaAttribute(),
 			"status": schema.StringAttribute{
 				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different: an interlock key changed by hand, `storeFsUUID` not naming the mounted " +
 					"filesystem, `sysMgmtdHost` changed, the drop-in missing or changed, the service stopped or disabled. A plan that changes it back to `" + inSync + "` repairs it.",
@@ -167,14 +172,19 @@ func (r *beegfsMetadataResource) ModifyPlan(ctx context.Context, req resource.Mo
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(inSync))...)
 	creating := req.State.Raw.IsNull()
+	var state beegfsMetadataModel
+	if !creating {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if !resp.Diagnostics.HasError() && plan.Node.Equal(state.Node) {
+			metaPackages.planVersion(ctx, resp, plan.Node.ValueString(), plan.Pin, knownString(state.Version))
+		}
+	}
 	if resp.Diagnostics.HasError() || (!creating && resp.Plan.Raw.Equal(req.State.Raw)) ||
 		r.cluster == nil || !r.cluster.settingsKnown() || plan.Node.IsUnknown() || plan.Path.IsUnknown() || plan.NodeNumID.IsUnknown() {
 		return
 	}
 	node, dir := plan.Node.ValueString(), plan.Path.ValueString()
 	if !creating {
-		var state beegfsMetadataModel
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 		if resp.Diagnostics.HasError() || !plan.Node.Equal(state.Node) || !plan.Path.Equal(state.Path) || !plan.NodeNumID.Equal(state.NodeNumID) {
 			// A replacement: Terraform plans its create half again, with no prior state.
 			return
@@ -206,6 +216,7 @@ func (r *beegfsMetadataResource) ModifyPlan(ctx context.Context, req resource.Mo
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("fs_uuid"), types.StringValue(n.target.FsUUID))...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("mountpoint"), types.StringValue(n.mh.Mount.Target))...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), types.StringValue(n.mh.PackageVersion))...)
+	metaPackages.planVersion(ctx, resp, node, plan.Pin, n.mh.PackageVersion)
 }
 
 func (r *beegfsMetadataResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -222,8 +233,12 @@ func (r *beegfsMetadataResource) Update(ctx context.Context, req resource.Update
 func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadataModel, creating bool) diag.Diagnostics {
 	node, dir, id, mgmtd := m.Node.ValueString(), m.Path.ValueString(), m.NodeNumID.ValueInt64(), m.MgmtdHost.ValueString()
 	mountpoint, uuid := m.recorded()
-	n, diags := r.readNode(ctx, node, dir, mountpoint, uuid)
+	upgraded, diags := metaPackages.pinBeegfs(ctx, r.cluster, node, beegfs.ServiceMeta, m.Pin)
 	if diags.HasError() {
+		return diags
+	}
+	n, more := r.readNode(ctx, node, dir, mountpoint, uuid)
+	if diags.Append(more...); diags.HasError() {
 		return diags
 	}
 	target := n.target
@@ -257,7 +272,7 @@ func (r *beegfsMetadataResource) converge(ctx context.Context, m *beegfsMetadata
 		diags.Append(nodeError("Cannot Configure BeeGFS Metadata", node, "Writing the interlock to "+beegfs.MetaConfPath+" or the drop-in failed", adviceWrite, err))
 		return diags
 	}
-	if diags.Append(startServer(ctx, n.h, node, beegfs.ServiceMeta, "BeeGFS Metadata", restart, n.mh.Service.Running(),
+	if diags.Append(startServer(ctx, n.h, node, beegfs.ServiceMeta, "BeeGFS Metadata", restart || upgraded, n.mh.Service.Running(),
 		"A refusal naming storeFsUUID is the interlock: check that the filesystem of "+dir+" is mounted. "+
 			"A missing conn.auth means gpucluster_beegfs_management has not copied it to this node yet: add it to auth_nodes and depends_on.")...); diags.HasError() {
 		return diags

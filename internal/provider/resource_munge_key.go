@@ -58,7 +58,7 @@ const mungeKeyTimeout = 10 * time.Minute
 // mungePackages are what munge_version pins.
 var mungePackages = pinnedPackages{
 	attrName: "munge_version", what: "MUNGE", names: munge.PinnedPackages, daemon: "munged", example: "0.5.16-1.1~deb13u1",
-	where: "on every node in `nodes`",
+	where: "on every node in `nodes`", shownIn: "installed_version",
 	unset: "Unset (the default), `" + munge.Package + "` is installed with apt where it is missing, at the version apt offers, and never upgraded.",
 }
 
