@@ -432,6 +432,60 @@ resource "gpucluster_firewall" "b" {
 	})
 }
 
+// The issue's second declaration from another state, where no plan sees both: gpu01's firewall
+// with default_incoming = "allow", and a group, each declared again in a second state while the
+// first state owns them. Each plan is refused naming the owner's record, and no host changes:
+// gpu01's UFW still denies incoming, and /etc, /home, the ledgers and the records keep their
+// sha256. The owner's destroy then removes both and their records.
+func TestAccOwnership_anotherStateIsRefused(t *testing.T) {
+	l := lab.Require(t)
+	const node, name = "gpu01", "tacc_other"
+	nodes := hclList(labNodeNames(l))
+	group := fmt.Sprintf("resource \"gpucluster_group\" \"a\" {\n  name  = %q\n  gid   = 2968\n  nodes = %s\n}\n", name, nodes)
+	firewall := func(incoming string) string {
+		return fmt.Sprintf("resource \"gpucluster_firewall\" \"a\" {\n  node             = %q\n  ssh_rule         = \"gpu01:allow:22/tcp:from=10.0.0.10\"\n  default_incoming = %q\n  depends_on       = [gpucluster_firewall_rule.ssh]\n}\n", node, incoming)
+	}
+	owner := providerConfig(l, "") + firewallRuleBlock("ssh", node, "22", "tcp", "10.0.0.10", "SSH from login node") + firewall("deny") + group
+	t.Cleanup(func() { _, _ = onHostErr(l, node, "ufw disable >/dev/null") })
+	cases := map[string]struct{ config, want string }{
+		"firewall": {providerConfig(l, "") + strings.Replace(firewall("allow"), "  depends_on       = [gpucluster_firewall_rule.ssh]\n", "", 1),
+			`(?s)Object Owned By Another Resource.*firewall\s+ufw\s+is\s+recorded\s+as\s+owned\s+by\s+a\s+gpucluster_firewall\s`},
+		"group": {providerConfig(l, "") + group, `(?s)Object Owned By Another Resource.*group\s+` + name + `\s+is\s+recorded\s+as\s+owned\s+by\s+a\s+gpucluster_group\s`},
+	}
+	incomingDenied := checkOnHost(l, node, "ufw status verbose | grep -o '[a-z]* (incoming)'", "deny (incoming)")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			checkFirewallClean(l, node, "allow:22/tcp:from=10.0.0.10"),
+			checkOnHost(l, "login01", "ls -A "+ownership.Dir+"/group/ 2>/dev/null | grep -cx "+name+" || true", "0"),
+			checkOnHost(l, node, "ls -A "+ownership.Dir+"/firewall/ 2>/dev/null | grep -cx ufw || true", "0"),
+			func(*terraform.State) error {
+				_, err := onHostErr(l, node, "! getent group "+name)
+				return err
+			},
+		),
+		Steps: []resource.TestStep{{
+			Config: owner,
+			Check: resource.ComposeAggregateTestCheckFunc(incomingDenied, func(*terraform.State) error {
+				for kind, tc := range cases {
+					t.Run(kind+" from another state", func(t *testing.T) {
+						before := snapshotHosts(t, l)
+						resource.Test(t, resource.TestCase{
+							ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+							Steps: []resource.TestStep{{
+								Config:      tc.config,
+								ExpectError: regexp.MustCompile(tc.want),
+							}},
+						})
+						compareSnapshots(t, before, snapshotHosts(t, l))
+					})
+				}
+				return incomingDenied(nil)
+			}),
+		}},
+	})
+}
+
 // A recorded resource's update in place leaves its record as it is: no rewrite, no round trip.
 func TestAccOwnership_updateLeavesTheRecord(t *testing.T) {
 	l := lab.Require(t)

@@ -79,19 +79,83 @@ resource "gpucluster_munge_key" "b" {
   nodes      = ["gpu02", "gpu03"]
 }
 `
+	slurmUser := `
+resource "gpucluster_slurm_user" "a" {
+  controller      = "login01"
+  name            = "alice"
+  accounts        = ["research"]
+  default_account = "research"
+}
+`
+	accounting := `
+resource "gpucluster_slurm_accounting" "a" {
+  controller           = "login01"
+  database_password_wo = "a-long-database-password"
+}
+`
+	controller := `
+resource "gpucluster_slurm_controller" "a" {
+  node = "login01"
+}
+`
+	compute := `
+resource "gpucluster_slurm_compute" "a" {
+  controller = "login01"
+  node       = "gpu01"
+}
+`
+	activation := `
+resource "gpucluster_slurm_activation" "a" {
+  controller = "login01"
+}
+`
+	management := `
+resource "gpucluster_beegfs_management" "a" {
+  node = "login01"
+}
+`
+	metadata := `
+resource "gpucluster_beegfs_metadata" "a" {
+  node       = "login01"
+  mgmtd_host = "login01"
+}
+`
+	target := `
+resource "gpucluster_beegfs_target" "a" {
+  node        = "gpu01"
+  mgmtd_host  = "login01"
+  node_num_id = 2
+  path        = "/data/beegfs_storage"
+}
+`
+	client := `
+resource "gpucluster_beegfs_client" "a" {
+  node       = "gpu01"
+  mgmtd_host = "login01"
+}
+`
 	// Terraform wraps the detail at any space.
 	want := func(what string) string {
 		return `(?s)Object Declared Twice.*also\s+declares\s+` + strings.Join(strings.Fields(what), `\s+`)
 	}
 	expectRefusedAtPlan(t, map[string]struct{ config, want string }{
-		"user":          {twice(user), want("user alice")},
-		"group":         {twice(group), want("group users2")},
-		"partition":     {twice(partition), want("slurm partition gpu on node login01")},
-		"slurm node":    {twice(slurmNode), want("slurm node gpu01 on node login01")},
-		"firewall":      {twice(firewall), want("firewall ufw on node gpu01")},
-		"slurm account": {twice(account), want("slurm account research on node login01")},
-		"qos":           {twice(qos), want("slurm qos gpu2 on node login01")},
-		"munge key":     {mungeA + mungeB, want("munge key munge.key on node gpu02")},
+		"user":              {twice(user), want("user alice")},
+		"group":             {twice(group), want("group users2")},
+		"partition":         {twice(partition), want("slurm partition gpu on node login01")},
+		"slurm node":        {twice(slurmNode), want("slurm node gpu01 on node login01")},
+		"firewall":          {twice(firewall), want("firewall ufw on node gpu01")},
+		"slurm account":     {twice(account), want("slurm account research on node login01")},
+		"qos":               {twice(qos), want("slurm qos gpu2 on node login01")},
+		"munge key":         {mungeA + mungeB, want("munge key munge.key on node gpu02")},
+		"slurm user":        {twice(slurmUser), want("slurm user alice on node login01")},
+		"slurm accounting":  {twice(accounting), want("slurm accounting accounting on node login01")},
+		"slurm controller":  {twice(controller), want("slurm controller slurmctld on node login01")},
+		"slurm compute":     {twice(compute), want("slurm compute slurmd on node gpu01")},
+		"slurm activation":  {twice(activation), want("slurm activation activation on node login01")},
+		"beegfs management": {twice(management), want("beegfs management mgmtd on node login01")},
+		"beegfs metadata":   {twice(metadata), want("beegfs metadata meta on node login01")},
+		"beegfs target":     {twice(target), want("beegfs target /data/beegfs_storage on node gpu01")},
+		"beegfs client":     {twice(client), want("beegfs client client on node gpu01")},
 		"rolling reboot": {rollingReboot("a", "gpu01", "gpu02") + rollingReboot("b", "gpu03", "gpu02"),
 			want("rolling reboot gpu02 on node login01")},
 		"rolling reboot, controller known at apply": {strings.ReplaceAll(rollingReboot("a", "gpu01")+rollingReboot("b", "gpu01"), `"login01"`, "terraform_data.user.output"),
