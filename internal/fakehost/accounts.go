@@ -570,3 +570,16 @@ func groupdel(c *Call) int {
 	}
 	return 0
 }
+
+// addSystemAccount adds a system user and its group with the same id, as a package's
+// maintainer script does, unless the user exists.
+func (h *Host) addSystemAccount(name string, id int, home string) {
+	if _, ok := h.User(name); ok {
+		return
+	}
+	if _, ok := h.Group(name); !ok {
+		must(h.writeGroups(append(h.Groups(), Group{Name: name, GID: id})))
+	}
+	g, _ := h.Group(name)
+	must(h.writeUsers(append(h.Users(), User{Name: name, UID: id, GID: g.GID, Home: home, Shell: "/usr/sbin/nologin"})))
+}

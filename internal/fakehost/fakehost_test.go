@@ -209,3 +209,47 @@ func TestShellSemantics(t *testing.T) {
 		t.Fatalf("unmodelled: %v", u)
 	}
 }
+
+func TestPackagesAndMunge(t *testing.T) {
+	a, b := fakehost.NewHost("a"), fakehost.NewHost("b")
+	for _, c := range []struct {
+		h              *fakehost.Host
+		script, stdout string
+		status         int
+	}{
+		{a, "dpkg-query -W -f '${Package}\\t${db:Status-Abbrev}\\t${Version}\\n' -- munge nosuch", "munge\tun \t\n", 1},
+		{a, "munge -n", "", 127},
+		{a, "apt-get install -y -q --no-install-recommends -o X=1 munge && systemctl is-active munge && stat -c '%U %a' /etc/munge/munge.key", "active\nmunge 600\n", 0},
+		{a, "dpkg-query -W -f '${Package} ${Version}\\n' -- munge libmunge2", "munge " + fakehost.MungeVersion + "\nlibmunge2 " + fakehost.MungeVersion + "\n", 0},
+		{a, "apt-get install -y nosuch", "", 100},
+		{b, "apt-get install -y munge && cp /etc/munge/munge.key /tmp/own && systemctl restart munge", "", 0},
+	} {
+		if r := c.h.Run(c.script); r.Stdout != c.stdout || r.Status != c.status {
+			t.Errorf("%s: %q: status %d, stdout %q, stderr %q; want %d, %q", c.h.Name, c.script, r.Status, r.Stdout, r.Stderr, c.status, c.stdout)
+		}
+	}
+	cred := a.Run("munge -n").Stdout
+	decode := func(h *fakehost.Host) fakehost.Result { return h.Run("printf '%s' '" + cred + "' | unmunge") }
+	if r := decode(b); r.Status != 15 {
+		t.Fatalf("b decoded a's credential with another key: %+v", r)
+	}
+	key, _ := a.FS.ReadFile("/etc/munge/munge.key")
+	if err := b.FS.WriteFile("/etc/munge/munge.key", key, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if r := decode(b); r.Status != 15 {
+		t.Fatalf("b's munged decoded with a key it read only after it started: %+v", r)
+	}
+	if r := b.Run("systemctl restart munge"); r.Status != 0 {
+		t.Fatalf("restart: %+v", r)
+	}
+	if r := decode(b); r.Status != 0 || !strings.Contains(r.Stdout, "Success") {
+		t.Fatalf("b after restart: %+v", r)
+	}
+	if r := decode(b); r.Status != 17 {
+		t.Fatalf("a second decode on b was not refused as replayed: %+v", r)
+	}
+	if r := b.Run("chmod 0644 /etc/munge/munge.key && systemctl restart munge"); r.Status == 0 || b.Units.Get("munge").Active {
+		t.Fatalf("munged started with a key others can read: %+v", r)
+	}
+}

@@ -25,13 +25,17 @@ type Host struct {
 	unmodelled []string
 	scripts    []string
 	temps      int
+	available  map[string]Package
+	installed  map[string]string
+	munge      mungeState
 }
 
 // NewHost returns a host named name with a minimal Debian system: root and the admin account
 // (uid 1000) in the account files, the usual system groups, /etc/shells and its shells,
 // /etc/skel and /home.
 func NewHost(name string) *Host {
-	h := &Host{Name: name, FS: newFS(), Units: newUnits(), commands: map[string]Command{}}
+	h := &Host{Name: name, FS: newFS(), Units: newUnits(), commands: map[string]Command{},
+		available: map[string]Package{}, installed: map[string]string{}}
 	for n, c := range coreCommands() {
 		h.commands[n] = c
 	}
@@ -39,7 +43,10 @@ func NewHost(name string) *Host {
 		h.commands[n] = c
 	}
 	h.commands["systemctl"] = systemctl
+	h.commands["dpkg-query"] = dpkgQuery
+	h.commands["apt-get"] = aptGet
 	seed(h)
+	addMunge(h)
 	return h
 }
 
