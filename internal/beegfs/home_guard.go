@@ -174,7 +174,7 @@ func stagingScript(s Staging) (string, error) {
 // extended attributes (-aHAX --numeric-ids) and never overwrites a file that
 // already exists on BeeGFS (--ignore-existing): a migration adds what is
 // missing and leaves what other nodes wrote alone.
-const stagingBody = `if [ "$migrate" = 1 ] && ! command -v rsync >/dev/null; then
+var stagingBody = `if [ "$migrate" = 1 ] && ! command -v rsync >/dev/null; then
 	echo "rsync is not installed: install it to migrate $mnt" >&2; exit 1
 fi
 stage=$(mktemp -d /run/gpucluster-beegfs-staging.XXXXXX) || exit 1

@@ -259,7 +259,7 @@ var idFiles = []string{TargetNumIDFile, NodeNumIDFile, FormatFile, TargetIDFile,
 // section key and path: a "file" that does not exist has status 3, an "id" file that is not
 // a regular file has no section, as setup tools never wrote it; a file that cannot be read
 // has status 1.
-const readFilesPerl = transport.PerlSections + `
+var readFilesPerl = transport.PerlSections + `
 while (my ($kind, $key, $path) = splice @ARGV, 0, 3) {
 	next if $kind eq "id" && !-f $path;
 	sec($key, -e $path ? hexof($path) : 3);

@@ -60,7 +60,7 @@ type State struct {
 // Only regular files that are not empty go to awk; a missing file reads as empty, and anything
 // else goes to cat, which reads an empty file as empty and fails on the rest, as it did for
 // every file. When awk fails, its "awk" section says so and the read fails.
-const readStateScript = transport.ScriptEnv + transport.SectionFuncs + `command -v ufw >/dev/null || { echo "ufw is not installed (Debian package ufw)" >&2; exit 3; }
+var readStateScript = transport.ScriptEnv + transport.SectionFuncs + `command -v ufw >/dev/null || { echo "ufw is not installed (Debian package ufw)" >&2; exit 3; }
 set --
 for kf in v4=` + RulesFile + ` v6=` + Rules6File + ` conf=` + ConfFile + ` defaults=` + DefaultsFile + ` ledger=` + LedgerPath + `; do
 	k=${kf%%=*} f=${kf#*=}

@@ -107,7 +107,7 @@ func Problems(node, want string, st NodeState) []string {
 // generateScript makes a new key with mungekey in a private temporary file
 // next to the real one, prints it and removes it: the key that is in use is
 // replaced only by Install, on every node alike.
-const generateScript = transport.ScriptEnv + `set -e
+var generateScript = transport.ScriptEnv + `set -e
 umask 077
 t=$(mktemp -- ` + keyDir + `/.munge.key.gpucluster-new.XXXXXX)
 trap 'rm -f -- "$t"' EXIT

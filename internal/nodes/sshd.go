@@ -110,7 +110,7 @@ func ApplyAllowGroups(ctx context.Context, h SSHDHost, loginUser string, groups 
 	return true, nil
 }
 
-const prepareBody = transport.SectionFuncs + `sec id id -nG -- "$user"
+var prepareBody = transport.SectionFuncs + `sec id id -nG -- "$user"
 if [ -f "$p" ]; then sec previous base64 -w0 -- "$p"; else secv previous 1; fi
 `
 

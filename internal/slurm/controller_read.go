@@ -51,7 +51,7 @@ var fragmentsScript = "perl -e '" + fragmentsPerl + "' " + FragmentDir + "/*.con
 
 // fragmentsPerl prints a section per fragment file it is given; a pattern that matched no file
 // arrives as itself and is skipped.
-const fragmentsPerl = transport.PerlSections + `
+var fragmentsPerl = transport.PerlSections + `
 for my $f (@ARGV) {
 	next unless -e $f;
 	my ($name) = $f =~ m{([^/]*)\z};

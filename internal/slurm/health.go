@@ -19,7 +19,7 @@ type Health struct {
 	NodeStates map[string]string
 }
 
-const healthScript = transport.ScriptEnv + transport.SectionFuncs + `pingctld() { scontrol ping 2>&1; }
+var healthScript = transport.ScriptEnv + transport.SectionFuncs + `pingctld() { scontrol ping 2>&1; }
 nodes() { sinfo -a -h -N -o '%N %T' 2>&1; }
 sec ping pingctld
 sec nodes nodes

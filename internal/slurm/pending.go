@@ -90,7 +90,7 @@ var pendingScriptHead = "f=" + transport.Quote(pendingFile) + "\nmkdir -p -m 075
 
 // restartSlurmdScript restarts slurmd only where it runs: a node that is not set up yet fetches
 // the new configuration when its slurmd first starts.
-const restartSlurmdScript = transport.ScriptEnv + `if systemctl is-active --quiet slurmd; then systemctl restart slurmd && echo restarted; fi`
+var restartSlurmdScript = transport.ScriptEnv + `if systemctl is-active --quiet slurmd; then systemctl restart slurmd && echo restarted; fi`
 
 // RestartSlurmd is the node's half of an ordered restart. It reports whether slurmd was running,
 // and so restarted; running jobs survive it, since slurmstepd is not slurmd's child.

@@ -260,7 +260,7 @@ type bootState struct {
 	gpus     int
 }
 
-const bootScript = transport.ScriptEnv + transport.SectionFuncs +
+var bootScript = transport.ScriptEnv + transport.SectionFuncs +
 	"sec boot cat /proc/sys/kernel/random/boot_id\n" +
 	"hw() { slurmd -C 2>/dev/null; }\nsec slurmd hw\n" +
 	"gpus() { nvidia-smi -L 2>/dev/null; }\nsec gpus gpus\n"

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	_ "embed"
 	"fmt"
 	"regexp"
 	"strings"
@@ -10,7 +11,9 @@ import (
 // rather than an empty word, the C locale keeps command output in the form the parsers know, and
 // the sbin directories are not on every login user's PATH. Whether a failed command ends the
 // script (set -e) is each script's own choice, written in its body.
-const ScriptEnv = "set -u\nexport LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
+//
+//go:embed env.sh
+var ScriptEnv string
 
 // Script builds a shell script in which every value from configuration or from a host is one
 // quoted word: a command's arguments (Command) or a named variable (Set) that the fixed shell

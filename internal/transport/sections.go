@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,7 +13,8 @@ import (
 // commands and a command that found nothing (getent status 2) is told apart from a broken one.
 // A section is framed out of band, as the root shell frames its replies: a header line
 // "@@gpucluster STATUS LENGTH KEY", then exactly LENGTH bytes of output, then a newline. No
-// output can forge or end a section, whatever lines it holds.
+// output can forge or end a section, whatever lines it holds. The programs that print sections
+// (sections.sh, .pl and .awk) spell the mark out.
 const sectionMark = "@@gpucluster"
 
 // SectionFuncs defines the shell functions that print sections. `sec KEY CMD [ARG...]` runs the
@@ -23,9 +25,9 @@ const sectionMark = "@@gpucluster"
 // to stdout on sec's own line, where it would escape the capture: redirect it inside a
 // function. `secv KEY STATUS [TEXT]` prints a section of a status and text the shell holds
 // already, without a command (and the process sec's capture costs).
-const SectionFuncs = `secv() { set -- "$1" "$2" "${3-}"; printf '` + sectionMark + ` %d %d %s\n%s\n' "$2" ${#3} "$1" "$3"; }
-sec() { _k=$1; shift; _o=$("$@"); secv "$_k" $? "$_o"; }
-`
+//
+//go:embed sections.sh
+var SectionFuncs string
 
 // AwkSections is an awk program that prints each file it reads as a section of status 0, its
 // key set by a k=KEY operand before the file: one process for many files, where a cat per
@@ -33,17 +35,20 @@ sec() { _k=$1; shift; _o=$("$@"); secv "$_k" $? "$_o"; }
 // empty one) gets no section, so pass only files the shell found not empty ([ -s ]). awk
 // prints a file's section when it opens the next file or ends, so when awk fails, on a file
 // it cannot open say, the sections from the file before on are missing.
-const AwkSections = `'function out() { printf "` + sectionMark + ` 0 %d %s\n%s\n", length(b), key, b } ` +
-	`FNR == 1 { if (n++) out(); key = k; b = "" } { b = b $0 "\n" } END { if (n) out() }'`
+var AwkSections = "'" + strings.TrimSuffix(sectionsAwk, "\n") + "'"
+
+//go:embed sections.awk
+var sectionsAwk string
 
 // PerlSections defines, for a Perl program in a batched script that prints sections of its
 // own, sec(KEY, STATUS, CONTENT), which prints a section (and ends the program on a key that
 // would break its header, a file name with a newline), and hexof(PATH), which returns 0 and
 // a file's content hex-encoded (Debian's perl-base has no base64), or 1 when the file cannot
-// be read. It holds no single quote, so the program can travel in the shell's single quotes.
-const PerlSections = `sub sec { my ($k, $rc, $c) = (@_, q{}); die "a section key with a newline\n" if $k =~ /\n/; print q{` + sectionMark + ` }, "$rc ", length($c), " $k\n", $c, "\n" }
-sub hexof { open(my $h, "<:raw", $_[0]) or return 1; local $/; my $c = readline $h; defined $c or return 1; (0, unpack("H*", $c)) }
-binmode STDOUT;`
+// be read. It holds no single quote, so the program can travel in the shell's single quotes;
+// its final newline ends binmode's statement.
+//
+//go:embed sections.pl
+var PerlSections string
 
 // Section is one command's output lines and exit status.
 type Section struct {

@@ -16,7 +16,7 @@ type IDOwners struct {
 	GIDs map[int64]string
 }
 
-const ownersPrelude = transport.ScriptEnv + transport.SectionFuncs + `owner() {
+var ownersPrelude = transport.ScriptEnv + transport.SectionFuncs + `owner() {
 	sec "$1 $2" getent "$1" "$2"
 }
 `

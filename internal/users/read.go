@@ -259,7 +259,7 @@ func validateLookup(q Lookup) error {
 	return nil
 }
 
-const readPrelude = transport.ScriptEnv + transport.SectionFuncs + `acct_user() {
+var readPrelude = transport.ScriptEnv + transport.SectionFuncs + `acct_user() {
 	sec "passwd $1" getent passwd "$1"
 	sec "groups $1" id -nG "$1" 2>/dev/null
 }
