@@ -3,6 +3,7 @@ package beegfs
 import (
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"fmt"
 	"regexp"
@@ -259,11 +260,10 @@ var idFiles = []string{TargetNumIDFile, NodeNumIDFile, FormatFile, TargetIDFile,
 // section key and path: a "file" that does not exist has status 3, an "id" file that is not
 // a regular file has no section, as setup tools never wrote it; a file that cannot be read
 // has status 1.
-var readFilesPerl = transport.PerlSections + `
-while (my ($kind, $key, $path) = splice @ARGV, 0, 3) {
-	next if $kind eq "id" && !-f $path;
-	sec($key, -e $path ? hexof($path) : 3);
-}`
+var readFilesPerl = transport.PerlSections + readFilesPl
+
+//go:embed read_files.pl
+var readFilesPl string
 
 // readHostFuncs are the shell helpers of readHostScript; status 3 marks a
 // missing file or directory, which is an answer, not a failure. mountof and

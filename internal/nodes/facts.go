@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"strconv"
@@ -73,15 +74,9 @@ secf() { k=$1; shift; rc=1; for f; do readf "$f" 2>/dev/null; rc=$?; [ $rc -ne 0
 // /proc/sys/kernel/arch (uname runs only on kernels without it); on an architecture not listed
 // (exit 3) timedatectl answers. maxerror is struct timex's fourth field: after an int padded
 // to a long, and two longs.
-const kernelClockPerl = `my %nr = (x86_64 => 159, aarch64 => 171, riscv64 => 171, ppc64le => 124, s390x => 124, i686 => 124, armv7l => 124);
-my $arch;
-my $machine = (open($arch, "<", "/proc/sys/kernel/arch") ? readline($arch) : ` + "`uname -m`" + `) // "";
-chomp $machine;
-my $nr = $nr{$machine} // exit 3;
-my $long = length pack("l!", 0);
-my $timex = "\0" x 512;
-syscall($nr, $timex) >= 0 or exit 4;
-print "maxerror=", unpack("l!", substr($timex, 3 * $long, $long)), "\n";`
+//
+//go:embed kernel_clock.pl
+var kernelClockPerl string
 
 // hardwareFallback is lscpu and /proc/meminfo, read only where slurmd -C does not answer:
 // parseHardware needs neither where it does.

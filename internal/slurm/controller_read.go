@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	_ "embed"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -51,12 +52,10 @@ var fragmentsScript = "perl -e '" + fragmentsPerl + "' " + FragmentDir + "/*.con
 
 // fragmentsPerl prints a section per fragment file it is given; a pattern that matched no file
 // arrives as itself and is skipped.
-var fragmentsPerl = transport.PerlSections + `
-for my $f (@ARGV) {
-	next unless -e $f;
-	my ($name) = $f =~ m{([^/]*)\z};
-	sec("fragment $name", hexof($f));
-}`
+var fragmentsPerl = transport.PerlSections + fragmentsPl
+
+//go:embed fragments.pl
+var fragmentsPl string
 
 // readFragments reads every fragment, and the files, in one round trip, for a write that
 // needs nothing else: current are the fragments the resources have (AdoptFiles' while
