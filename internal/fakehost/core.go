@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 // coreCommands are the coreutils, grep and sh, as far as the provider's scripts use them.
@@ -178,22 +180,31 @@ func grep(c *Call) int {
 	if err != nil {
 		return c.Errorf(2, "%v", err)
 	}
+	// With more than one file, each line and count is prefixed with its file's name.
+	prefix := func(name string) string {
+		if len(rest) > 1 {
+			return name + ":"
+		}
+		return ""
+	}
 	found := 0
-	status := inputs(c, rest, func(_ string, data []byte) int {
+	status := inputs(c, rest, func(name string, data []byte) int {
+		count := 0
 		for _, line := range lines(data) {
 			if match(line) == f.has('v') {
 				continue
 			}
-			found++
+			count++
 			if !f.has('q') && !f.has('c') {
-				c.Println(line)
+				c.Println(prefix(name) + line)
 			}
 		}
+		if f.has('c') && !f.has('q') {
+			c.Printf("%s%d\n", prefix(name), count)
+		}
+		found += count
 		return 0
 	})
-	if f.has('c') {
-		c.Println(found)
-	}
 	switch {
 	case status != 0:
 		return 2
@@ -902,4 +913,59 @@ func flock(c *Call) int {
 		return c.NotModelled("flock on a file")
 	}
 	return 0
+}
+
+// awkSections is transport.AwkSections as awk receives it, without the shell's quotes.
+var awkSections = strings.TrimSuffix(strings.TrimPrefix(transport.AwkSections, "'"), "'")
+
+// awkSectionFormat is the printf format of awkSections' section header and body.
+var awkSectionFormat = regexp.MustCompile(`printf "([^"]*)", length\(b\), key, b`).FindStringSubmatch(awkSections)[1]
+
+// awk runs one program: transport.AwkSections, which prints each file it reads as a section
+// keyed by the k=KEY operand before it. Any other program is not modelled.
+func awk(c *Call) int {
+	if len(c.Args) < 2 || c.Args[1] != awkSections {
+		return c.NotModelled("awk program")
+	}
+	key := ""
+	for _, a := range c.Args[2:] {
+		if k, ok := strings.CutPrefix(a, "k="); ok {
+			key = k
+			continue
+		}
+		data, err := c.Host.FS.ReadFile(c.Path(a))
+		if err != nil {
+			_, _ = fmt.Fprintf(c.Stderr, "awk: cannot open \"%s\" (%s)\n", a, describe(err))
+			return 2
+		}
+		var b strings.Builder
+		for _, l := range lines(data) {
+			b.WriteString(l + "\n")
+		}
+		if b.Len() == 0 {
+			continue
+		}
+		c.Printf("%s", awkPrintf(awkSectionFormat, b.Len(), key, b.String()))
+	}
+	return 0
+}
+
+// awkPrintf formats as awk's printf does for the escapes \n and \t and the conversions %d and
+// %s, the ones awkSections uses.
+func awkPrintf(format string, args ...any) string {
+	var b strings.Builder
+	for i := 0; i < len(format); i++ {
+		switch {
+		case format[i] == '\\' && i+1 < len(format):
+			i++
+			b.WriteString(map[byte]string{'n': "\n", 't': "\t", '\\': "\\"}[format[i]])
+		case format[i] == '%' && i+1 < len(format) && len(args) > 0:
+			i++
+			_, _ = fmt.Fprint(&b, args[0])
+			args = args[1:]
+		default:
+			b.WriteByte(format[i])
+		}
+	}
+	return b.String()
 }

@@ -253,3 +253,29 @@ func TestPackagesAndMunge(t *testing.T) {
 		t.Fatalf("munged started with a key others can read: %+v", r)
 	}
 }
+
+func TestUFWAndTheSectionsAwkProgram(t *testing.T) {
+	h := fakehost.NewHost("node1")
+	if r := h.Run("ufw allow from any to any port 22"); r.Status != 127 {
+		t.Fatalf("ufw ran before its package was installed: %+v", r)
+	}
+	h.InstallPackage("ufw")
+	for _, c := range []struct{ script, stdout string }{
+		{"ufw allow proto tcp from 10.0.0.0/24 to any port 5601 comment 'one'", "Rule added\n"},
+		{"ufw allow proto tcp from 10.0.0.0/24 to any port 5601 comment 'one'", "Skipping adding existing rule\n"},
+		{"ufw allow proto tcp from 10.0.0.0/24 to any port 5601 comment 'two'", "Rule added\n"},
+		{"ufw allow from any to any port 22 proto tcp", "Rule added\n"},
+		{"ufw --force enable && ufw default allow incoming >/dev/null && grep -c tuple /etc/ufw/user.rules /etc/ufw/user6.rules", "Firewall is active and enabled on system startup\n/etc/ufw/user.rules:2\n/etc/ufw/user6.rules:1\n"},
+		{"ufw delete allow proto tcp from 10.0.0.0/24 to any port 5601", "Rule deleted\n"},
+		{"ufw delete allow proto tcp from 10.0.0.0/24 to any port 5601", "Could not delete non-existent rule\n"},
+		{"grep -E 'ENABLED|INPUT' /etc/ufw/ufw.conf /etc/default/ufw", "/etc/ufw/ufw.conf:ENABLED=yes\n/etc/default/ufw:DEFAULT_INPUT_POLICY=\"ACCEPT\"\n"},
+		{transport.SectionFuncs + "printf 'a\\nb' > /tmp/f && awk " + transport.AwkSections + " k=x /tmp/f k=y /etc/ufw/ufw.conf >/tmp/out && head -n 3 /tmp/out", "@@gpucluster 0 4 x\na\nb\n"},
+	} {
+		if r := h.Run(c.script); r.Stdout != c.stdout || r.Status != 0 {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want %q", c.script, r.Status, r.Stdout, r.Stderr, c.stdout)
+		}
+	}
+	if r := h.Run("awk '{print}' /etc/passwd"); r.Status != 127 || len(h.Unmodelled()) != 1 {
+		t.Fatalf("another awk program ran: %+v", r)
+	}
+}

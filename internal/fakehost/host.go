@@ -45,8 +45,10 @@ func NewHost(name string) *Host {
 	h.commands["systemctl"] = systemctl
 	h.commands["dpkg-query"] = dpkgQuery
 	h.commands["apt-get"] = aptGet
+	h.commands["awk"] = awk
 	seed(h)
 	addMunge(h)
+	addUFW(h)
 	return h
 }
 
