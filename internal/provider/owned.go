@@ -58,11 +58,13 @@ func (g *ownedGuard) Configure(ctx context.Context, req resource.ConfigureReques
 
 // ownerTokenKey holds, in a resource's private state, the token its records carry;
 // ownerRecordedKey says that the records are written, phase created; ownerGoneKey that the
-// refresh found the object removed outside Terraform (see keepWhileRecorded).
+// refresh found the object removed outside Terraform (see keepWhileRecorded); ownerUnfinishedKey
+// that an import took over the record of an unfinished create (see finishTakeOver).
 const (
-	ownerTokenKey    = "owner_token"
-	ownerRecordedKey = "owner_recorded"
-	ownerGoneKey     = "owner_object_gone"
+	ownerTokenKey      = "owner_token"
+	ownerRecordedKey   = "owner_recorded"
+	ownerGoneKey       = "owner_object_gone"
+	ownerUnfinishedKey = "owner_unfinished"
 )
 
 func recordedIn(ctx context.Context, private privateReader) bool {
@@ -249,10 +251,26 @@ func (g *ownedGuard) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 		g.checkCreate(ctx, loc.places(), ownerToken(ctx, req.Private), resp)
 		return
 	}
+	g.finishTakeOver(ctx, req, resp)
 	prior, ok := g.locate(ctx, req.State, &resp.Diagnostics)
 	if ok {
 		g.checkAdded(ctx, without(loc.places(), prior.places()), ownerToken(ctx, req.Private), &resp.Diagnostics)
 	}
+}
+
+// finishTakeOver plans the update that finishes the record an import took over from an
+// unfinished create. Until then the record still says "creating", and another state's import
+// would take it over too and share the token: two owners of one object. Import only reads, so
+// it cannot finish the record itself, and a plan without a difference runs no update: the id is
+// planned unknown, and Update sets it back.
+func (g *ownedGuard) finishTakeOver(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if raw, _ := req.Private.GetKey(ctx, ownerUnfinishedKey); string(raw) != "true" || recordedIn(ctx, req.Private) {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), types.StringUnknown())...)
+	resp.Diagnostics.AddWarning("Unfinished Create Taken Over",
+		"This resource was imported from a create that an earlier apply started and did not finish. The apply records it as this resource's own, "+
+			"so that no other state can take it over; the plan shows its id as known after apply for that, and the id does not change.")
 }
 
 // checkCreate refuses a create of an object whose record names another resource instance.
@@ -518,15 +536,27 @@ func (g *ownedGuard) Update(ctx context.Context, req resource.UpdateRequest, res
 	if !recorded {
 		// An import whose owner handed the object over is this instance's now.
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, foreignTokenKey, nil)...)
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerUnfinishedKey, nil)...)
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerRecordedKey, []byte("true"))...)
 	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	g.inner.Update(ctx, req, resp)
+	keepID(ctx, req.State, &resp.State, &resp.Diagnostics)
 	if dropped := without(prior.places(), loc.places()); len(dropped) > 0 && !resp.Diagnostics.HasError() {
 		g.release(ctx, dropped, token, &resp.Diagnostics)
 	}
+}
+
+// keepID sets an id that the plan left unknown (finishTakeOver) back to the id in prior.
+func keepID(ctx context.Context, prior tfsdk.State, state *tfsdk.State, diags *diag.Diagnostics) {
+	var id, before types.String
+	if state.Raw.IsNull() || state.GetAttribute(ctx, path.Root("id"), &id).HasError() || !id.IsUnknown() {
+		return
+	}
+	diags.Append(prior.GetAttribute(ctx, path.Root("id"), &before)...)
+	diags.Append(state.SetAttribute(ctx, path.Root("id"), before)...)
 }
 
 // Delete leaves an object whose record names another resource instance alone: only its owner
@@ -594,6 +624,7 @@ func (g *ownedGuard) ImportState(ctx context.Context, req resource.ImportStateRe
 		case !r.found:
 		case r.rec.Phase == ownership.Creating:
 			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerTokenKey, tokenJSON(r.rec.Token))...)
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, ownerUnfinishedKey, []byte("true"))...)
 		default:
 			resp.Diagnostics.Append(resp.Private.SetKey(ctx, foreignTokenKey, tokenJSON(r.rec.Token))...)
 			resp.Diagnostics.AddWarning("Imported Object Has Another Owner",

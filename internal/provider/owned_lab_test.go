@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -313,6 +317,118 @@ fi`)
 			},
 		},
 	})
+}
+
+// A create that dies with the provider (no partial state can reach Terraform) leaves its record
+// unfinished (phase=creating) on login01, with the group made on the nodes it reached. The next
+// plan is refused, saying that an apply started creating the group and did not finish and how to
+// take it over, and nothing changes. The import takes the unfinished record over and the apply
+// that follows finishes it (phase=created): the group is this state's own, not adopted
+// (adopted_on stays empty), another working directory's import no longer takes it over too, and
+// destroy removes it from every node with its record. Before, the record stayed unfinished after
+// the import, so a second state's import took it over as well and either destroy removed the
+// other's group.
+func TestAccOwnership_createKilledWithTheProviderIsNotAdopted(t *testing.T) {
+	l := lab.Require(t)
+	const name, gid = "tacc_killed", 2969
+	nodes := labNodeNames(l)
+	record := ownership.Dir + "/group/" + name
+	clean := func() {
+		for _, n := range nodes {
+			_, _ = onHostErr(l, n, "groupdel "+name+" 2>/dev/null; true")
+		}
+		_, _ = onHostErr(l, "login01", "rm -f "+record)
+	}
+	clean()
+	t.Cleanup(clean)
+	tf := newTerraformCLI(t)
+	tf.write("main.tf", cliRequiredProviders+groupConfig(l, name, gid, nodes))
+	held := holdCommand(t, l, "gpu01", "/usr/sbin/groupadd")
+	apply := tf.start("apply", "-auto-approve")
+	held.waitStarted(apply, 1)
+	killChildren(t, apply.cmd.Process.Pid)
+	apply.wait(1)
+	held.release()
+	held.waitGone()
+
+	if got := onHost(t, l, "login01", "cat "+record); !strings.Contains(got, "phase=creating\n") || !strings.Contains(got, "workdir="+tf.dir+"\n") {
+		t.Fatalf("the killed create left no unfinished record of this working directory:\n%s", got)
+	}
+	var made []string
+	for _, n := range nodes {
+		if _, err := onHostErr(l, n, "getent group "+name); err == nil {
+			made = append(made, n)
+		}
+	}
+	if len(made) == 0 {
+		t.Fatal("the killed create made the group nowhere: the test would prove nothing")
+	}
+	before := snapshotHosts(t, l)
+	unfinished := regexp.MustCompile(`(?s)Object Owned By Another Resource.*started creating it and did not finish.*import the object`)
+	if code, out := tf.status("plan"); code != 1 || !unfinished.MatchString(oneSpaced(out)) {
+		t.Fatalf("the plan after the killed create exited %d, want 1 naming the unfinished create:\n%s", code, out)
+	}
+	compareSnapshots(t, before, snapshotHosts(t, l))
+
+	tf.run(0, "import", "gpucluster_group.test", name+"@"+strings.Join(made, ","))
+	tf.run(0, "apply", "-auto-approve")
+	if got := tf.run(0, "show", "-json"); !strings.Contains(got, `"adopted_on":[]`) {
+		t.Errorf("the group taken over from the killed create is adopted somewhere:\n%s", got)
+	}
+	if got := onHost(t, l, "login01", "cat "+record); !strings.Contains(got, "phase=created\n") {
+		t.Errorf("the record after the take-over is not finished:\n%s", got)
+	}
+	// Finished, the record is this state's alone: another working directory's import of the
+	// group no longer takes it over too, and every plan there is refused.
+	other := tf.sibling()
+	other.write("main.tf", cliRequiredProviders+groupConfig(l, name, gid, nodes))
+	if code, out := other.status("import", "gpucluster_group.test", name+"@"+strings.Join(nodes, ",")); code != 0 || !strings.Contains(oneSpaced(out), "Imported Object Has Another Owner") {
+		t.Errorf("another directory's import exited %d, want 0 warning of the owner:\n%s", code, out)
+	}
+	if code, out := other.status("plan"); code != 1 || !strings.Contains(oneSpaced(out), "Object Owned By Another Resource") {
+		t.Errorf("another directory's plan after its import exited %d, want 1 naming the owner:\n%s", code, out)
+	}
+	for _, n := range nodes {
+		if got := onHost(t, l, n, "getent group "+name+" | cut -d: -f3"); got != fmt.Sprint(gid) {
+			t.Errorf("%s: gid of %s is %q, want %d", n, name, got, gid)
+		}
+	}
+	tf.run(0, "destroy", "-auto-approve")
+	if err := checkGroupGone(l, name, nodes)(nil); err != nil {
+		t.Error(err)
+	}
+	if _, err := onHostErr(l, "login01", "test ! -e "+record); err != nil {
+		t.Errorf("the record outlived destroy: %v", err)
+	}
+}
+
+// killChildren kills the processes that pid started (terraform's provider plugin), as a crash
+// or an OOM kill of the provider would end it: with no reply to Terraform.
+func killChildren(t *testing.T, pid int) {
+	t.Helper()
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := 0
+	for _, f := range tasks {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, field := range strings.Fields(string(raw)) {
+			child, err := strconv.Atoi(field)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Kill(child, syscall.SIGKILL); err == nil {
+				killed++
+			}
+		}
+	}
+	if killed == 0 {
+		t.Fatalf("terraform (pid %d) has no child process to kill", pid)
+	}
 }
 
 // uidEverywhere wants the account on every node, with uid.
