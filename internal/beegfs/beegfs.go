@@ -1,6 +1,9 @@
 package beegfs
 
-import "github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+import (
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
+)
 
 // Executor runs a script as root on one host.
 type Executor = transport.Executor
@@ -19,3 +22,10 @@ const (
 	TLSCertPath     = ConfDir + "/cert.pem"
 	SystemdUnitDir  = "/etc/systemd/system"
 )
+
+// The host's shared read reports the services and the authentication file and certificate that
+// the management checks on every node.
+func init() {
+	units.Share([]string{ServiceMgmtd + ".service", ServiceMeta + ".service", ServiceStorage + ".service", ServiceClient + ".service"},
+		[]string{ConnAuthPath, TLSCertPath})
+}

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -132,14 +131,14 @@ func (d DirState) AwaitsIDs() bool { return d.Format != nil && !d.Initialised() 
 // a key. The read is shared within the run until the next change on the host
 // (transport.Executor.Read): it holds no secret, and nothing polls through it.
 //
-// Fingerprints of units.SharedFiles come from the host's shared read of unit states and key
+// Fingerprints of the files units shares come from the host's shared read of unit states and key
 // files, which every node makes anyway, not from this script.
 func ReadHost(ctx context.Context, ex Executor, q HostQuery) (HostState, error) {
 	var shared []string
 	own := q
 	own.Fingerprints = nil
 	for _, f := range q.Fingerprints {
-		if slices.Contains(units.SharedFiles, f) {
+		if units.SharesFile(f) {
 			shared = append(shared, f)
 		} else {
 			own.Fingerprints = append(own.Fingerprints, f)

@@ -244,7 +244,7 @@ func TestDisableMgmtd(t *testing.T) {
 // A node's copies come from the host's shared read, in the form CopyProblems compares.
 func TestReadSharedCopy(t *testing.T) {
 	const sum = "d795bc42b84290bfb7f00acdcb1136adc62622d81da0d86e7ffdb5dff96a58b2"
-	out := unitstest.OutWithFile("munge.service", units.State{Active: "active", Enabled: "enabled"}, ConnAuthPath,
+	out := unitstest.OutWithFile(ServiceMgmtd+".service", units.State{Active: "active", Enabled: "enabled"}, ConnAuthPath,
 		units.File{Exists: true, SHA256: sum, Owner: "root", Group: "root", Mode: 0o400})
 	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: out}, {Stdout: out}}}
 	got, err := ReadSharedCopy(context.Background(), f)

@@ -22,6 +22,9 @@ const (
 	keyDir   = "/etc/munge"
 )
 
+// The host's shared read reports munged's unit and the key, which every node's plan reads.
+func init() { units.Share([]string{service + ".service"}, []string{KeyPath}) }
+
 // munged's own limits on the key length (MUNGE_KEY_LEN_MIN_BYTES and _MAX_BYTES).
 const (
 	minKeyBytes = 32

@@ -58,6 +58,11 @@ var computeStateScript = transport.ScriptEnv + transport.SectionFuncs +
 	"test -e " + FragmentDir + "/" + ControllerFile + "; secv controller $?\n" +
 	versionSection("version", "slurmd")
 
+// The host's shared read reports slurmd's unit, which every compute node's plan reads.
+func init() { units.Share([]string{slurmdService}, nil) }
+
+const slurmdService = "slurmd.service"
+
 // ReadCompute reads a compute node's ComputeState.
 func ReadCompute(ctx context.Context, ex Executor) (ComputeState, error) {
 	sections, err := transport.ReadSections(ctx, ex, computeStateScript, "read the compute node's state")
@@ -80,7 +85,7 @@ func ReadCompute(ctx context.Context, ex Executor) (ComputeState, error) {
 	if st.Version, err = parseVersionSection("slurmd", sections["version"]); err != nil {
 		return ComputeState{}, err
 	}
-	u, err := units.Read(ctx, ex, "slurmd.service")
+	u, err := units.Read(ctx, ex, slurmdService)
 	if err != nil {
 		return ComputeState{}, fmt.Errorf("read the compute node's state: %w", err)
 	}

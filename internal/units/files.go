@@ -12,13 +12,6 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// SharedFiles are the daemons' key files whose checksum, owner and mode the host's shared read
-// reports along with the units: every node's MUNGE key, and the BeeGFS authentication file and
-// certificate that the management checks on every node. There sha256sum and stat run once for
-// all of them, where each resource's read of its own cost the node a command and two processes
-// per file in every plan.
-var SharedFiles = []string{"/etc/munge/munge.key", "/etc/beegfs/conn.auth", "/etc/beegfs/cert.pem"}
-
 // File is a file as sha256sum and stat see it; only its checksum leaves the host.
 type File struct {
 	Exists bool
@@ -28,16 +21,16 @@ type File struct {
 	Mode   fs.FileMode
 }
 
-// ReadFile returns path's checksum, owner and mode, from the host's shared read when path is one
-// of SharedFiles.
+// ReadFile returns path's checksum, owner and mode, from the host's shared read when a package
+// shares the file (Share).
 func ReadFile(ctx context.Context, ex Executor, path string) (File, error) {
 	if !filePath.MatchString(path) {
 		return File{}, fmt.Errorf("read %s: not a plain absolute path", path)
 	}
 	var snap snapshot
 	var err error
-	if slices.Contains(SharedFiles, path) {
-		snap, err = read(ctx, ex, Shared, SharedFiles)
+	if sharedUnits, sharedFiles := sharedSet(); slices.Contains(sharedFiles, path) {
+		snap, err = read(ctx, ex, sharedUnits, sharedFiles)
 	} else {
 		snap, err = read(ctx, ex, nil, []string{path})
 	}

@@ -50,7 +50,7 @@ systemctl reset-failed gpucluster-t-failed.service
 	if out, _, err := l.Exec(ctx, "gpu01", setup); err != nil {
 		t.Fatalf("setup: %v\n%s", err, out)
 	}
-	list := append(append([]string{}, Shared...), "gpucluster-t-static.service", "gpucluster-t-enabled.service",
+	list := append(append([]string{}, sharedUnits...), "gpucluster-t-static.service", "gpucluster-t-enabled.service",
 		"gpucluster-t-alias.service", "gpucluster-t-failed.service", "gpucluster-t-disabled.service",
 		"gpucluster-t-masked.service", "gpucluster-t-missing.service")
 	files := []string{"/etc/gpucluster-t-key", "/etc/gpucluster-t-missing"}

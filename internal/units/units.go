@@ -12,18 +12,6 @@ import (
 // Executor runs a script as root on one host.
 type Executor = transport.Executor
 
-// Shared are the units read together. One fixed list makes one script text per host, which is
-// what transport.Executor.Read shares within a run; asking about all of them costs systemctl hardly
-// more than asking about one.
-var Shared = []string{
-	"munge.service",
-	"slurmd.service",
-	"beegfs-mgmtd.service",
-	"beegfs-meta.service",
-	"beegfs-storage.service",
-	"beegfs-client.service",
-}
-
 // State is a unit's words as `systemctl is-active` and `systemctl is-enabled` print them:
 // Active "active", "inactive" (also for a unit that does not exist), "failed", "activating", ...;
 // Enabled "enabled", "disabled", "static", "alias", "masked", "not-found", ...
@@ -43,12 +31,12 @@ func (s State) IsEnabled() bool {
 	return slices.Contains([]string{"enabled", "enabled-runtime", "static", "alias", "indirect", "generated"}, s.Enabled)
 }
 
-// Read returns unit's state, from the host's shared read when unit is one of Shared.
+// Read returns unit's state, from the host's shared read when a package shares the unit (Share).
 func Read(ctx context.Context, ex Executor, unit string) (State, error) {
 	var snap snapshot
 	var err error
-	if slices.Contains(Shared, unit) {
-		snap, err = read(ctx, ex, Shared, SharedFiles)
+	if sharedUnits, sharedFiles := sharedSet(); slices.Contains(sharedUnits, unit) {
+		snap, err = read(ctx, ex, sharedUnits, sharedFiles)
 	} else {
 		snap, err = read(ctx, ex, []string{unit}, nil)
 	}

@@ -10,6 +10,21 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
+// sharedUnits and the files beside them stand in for what munge, slurm and beegfs share in
+// the provider (Share), so this package's tests read a set like the provider's.
+var sharedUnits = []string{
+	"munge.service",
+	"slurmd.service",
+	"beegfs-mgmtd.service",
+	"beegfs-meta.service",
+	"beegfs-storage.service",
+	"beegfs-client.service",
+}
+
+func init() {
+	Share(sharedUnits, []string{"/etc/munge/munge.key", "/etc/beegfs/conn.auth", "/etc/beegfs/cert.pem"})
+}
+
 // batchOut is batchScript's answer for units, none of them linked: absent ones left to the
 // shell, list-units naming the loaded ones (an inactive unit is left out, as systemd drops it
 // once nothing needs it), is-enabled answering each of the others.
@@ -33,7 +48,7 @@ var (
 )
 
 func TestReadSharesOneScriptForEveryUnit(t *testing.T) {
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(batchOut(Shared, active, enabled))}, {Stdout: transporttest.Sections(batchOut(Shared, active, enabled))}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(batchOut(sharedUnits, active, enabled))}, {Stdout: transporttest.Sections(batchOut(sharedUnits, active, enabled))}}}
 	munge, err := Read(context.Background(), f, "munge.service")
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +109,7 @@ func TestReadAbsentUnitsWithoutSystemctl(t *testing.T) {
 // list-units names units by their own names only: a name whose unit file is a symlink (an alias,
 // or a masked unit) is asked alone, and its answer stands.
 func TestReadAsksLinkedUnitsAlone(t *testing.T) {
-	out := strings.Replace(batchOut(Shared, active, enabled), "@@gpucluster linked\n",
+	out := strings.Replace(batchOut(sharedUnits, active, enabled), "@@gpucluster linked\n",
 		"@@gpucluster linked\nbeegfs-storage.service deactivating\nslurmd.service inactive\n", 1)
 	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(out)}, {Stdout: transporttest.Sections(out)}}}
 	for unit, want := range map[string]State{
@@ -109,10 +124,10 @@ func TestReadAsksLinkedUnitsAlone(t *testing.T) {
 
 func TestReadAbsentErrors(t *testing.T) {
 	for name, out := range map[string]string{
-		"unasked unit":       batchOut(Shared, active, enabled, "sshd.service"),
-		"list-units failed":  strings.Replace(batchOut(Shared, []string{"inactive", "inactive", "inactive", "inactive", "inactive", "inactive"}, enabled), "\n@@rc 0\n@@gpucluster linked", "Failed to connect to bus\n@@rc 1\n@@gpucluster linked", 1),
-		"list-units garbage": strings.Replace(batchOut(Shared, active, enabled), "@@gpucluster loaded\n", "@@gpucluster loaded\nmunge.service\n", 1),
-		"is-active garbage":  strings.Replace(batchOut(Shared, active, enabled), "@@gpucluster linked\n", "@@gpucluster linked\nactive\n", 1),
+		"unasked unit":       batchOut(sharedUnits, active, enabled, "sshd.service"),
+		"list-units failed":  strings.Replace(batchOut(sharedUnits, []string{"inactive", "inactive", "inactive", "inactive", "inactive", "inactive"}, enabled), "\n@@rc 0\n@@gpucluster linked", "Failed to connect to bus\n@@rc 1\n@@gpucluster linked", 1),
+		"list-units garbage": strings.Replace(batchOut(sharedUnits, active, enabled), "@@gpucluster loaded\n", "@@gpucluster loaded\nmunge.service\n", 1),
+		"is-active garbage":  strings.Replace(batchOut(sharedUnits, active, enabled), "@@gpucluster linked\n", "@@gpucluster linked\nactive\n", 1),
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(out)}}}
@@ -127,14 +142,14 @@ func TestReadAbsentErrors(t *testing.T) {
 // and one without an answer reads as "not-found", as a newer systemd says.
 func TestReadFallsBackUnitByUnit(t *testing.T) {
 	var one strings.Builder
-	for i := range Shared {
+	for i := range sharedUnits {
 		one.WriteString("@@gpucluster u" + string(rune('0'+i)) + "\n" + active[i] + "\n@@rc 0\n@@gpucluster e" + string(rune('0'+i)) + "\n")
 		if enabled[i] != "not-found" {
 			one.WriteString(enabled[i] + "\n")
 		}
 		one.WriteString("@@rc 0\n")
 	}
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(batchOut(Shared, active, enabled[:2]))}, {Stdout: transporttest.Sections(one.String())}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(batchOut(sharedUnits, active, enabled[:2]))}, {Stdout: transporttest.Sections(one.String())}}}
 	st, err := Read(context.Background(), f, "beegfs-mgmtd.service")
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +204,7 @@ func TestExitStatusWords(t *testing.T) {
 // its unit costs the host one command between them.
 func TestReadFileSharesTheUnitsRead(t *testing.T) {
 	const sum = "d795bc42b84290bfb7f00acdcb1136adc62622d81da0d86e7ffdb5dff96a58b2"
-	out := "@@gpucluster files\n" + sum + "  /etc/munge/munge.key\n400 munge munge /etc/munge/munge.key\n\n@@rc 0\n" + batchOut(Shared, active, enabled)
+	out := "@@gpucluster files\n" + sum + "  /etc/munge/munge.key\n400 munge munge /etc/munge/munge.key\n\n@@rc 0\n" + batchOut(sharedUnits, active, enabled)
 	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(out)}, {Stdout: transporttest.Sections(out)}, {Stdout: transporttest.Sections(out)}}}
 	key, err := ReadFile(context.Background(), f, "/etc/munge/munge.key")
 	if err != nil {
@@ -224,7 +239,7 @@ func TestReadFileErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(tt.files + batchOut(Shared, active, enabled))}, {Stdout: transporttest.Sections(tt.files + batchOut(Shared, active, enabled))}}}
+			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: transporttest.Sections(tt.files + batchOut(sharedUnits, active, enabled))}, {Stdout: transporttest.Sections(tt.files + batchOut(sharedUnits, active, enabled))}}}
 			if _, err := ReadFile(context.Background(), f, "/etc/munge/munge.key"); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("got %v, want error containing %q", err, tt.wantErr)
 			}
@@ -236,5 +251,31 @@ func TestReadFileErrors(t *testing.T) {
 	}
 	if _, err := ReadFile(context.Background(), &transporttest.Fake{T: t}, "/etc/my key"); err == nil {
 		t.Error("a path with a space was accepted")
+	}
+}
+
+// A unit or file shared twice, by two packages, is asked once: the script is the same for
+// every caller whatever the order of the registrations.
+func TestShareAddsEachNameOnce(t *testing.T) {
+	before := SharedUnits()
+	Share([]string{"munge.service"}, []string{"/etc/munge/munge.key"})
+	if got := SharedUnits(); strings.Join(got, " ") != strings.Join(before, " ") {
+		t.Errorf("sharing a unit again changed the set from %q to %q", before, got)
+	}
+	if !SharesFile("/etc/beegfs/cert.pem") || SharesFile("/etc/passwd") {
+		t.Error("SharesFile does not answer from what was shared")
+	}
+}
+
+func TestShareRefusesABadName(t *testing.T) {
+	for _, tt := range []struct{ units, files []string }{{[]string{"munge service"}, nil}, {nil, []string{"etc/x"}}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Share(%q, %q) did not panic", tt.units, tt.files)
+				}
+			}()
+			Share(tt.units, tt.files)
+		}()
 	}
 }

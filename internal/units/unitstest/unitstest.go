@@ -8,8 +8,8 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
 )
 
-// Out is the shared read's output with unit's words, every other unit stopped and missing, and
-// every shared file missing.
+// Out is the shared read's output with unit's words, every other shared unit stopped and
+// missing, and every shared file missing.
 func Out(unit string, st units.State) string { return OutWithFile(unit, st, "", units.File{}) }
 
 // OutWithFile is Out with file's checksum, owner and mode, when f exists.
@@ -20,7 +20,7 @@ func OutWithFile(unit string, st units.State, file string, f units.File) string 
 	}
 	files += "\n@@rc 0\n"
 	var absent strings.Builder
-	for _, u := range units.Shared {
+	for _, u := range units.SharedUnits() {
 		if u != unit {
 			absent.WriteString(u + "\n")
 		}
