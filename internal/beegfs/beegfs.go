@@ -1,12 +1,8 @@
 package beegfs
 
 import (
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
 )
-
-// Executor runs a script as root on one host.
-type Executor = transport.Executor
 
 // Where the guide installs BeeGFS (confirmed: the setup scripts' defaults).
 const (

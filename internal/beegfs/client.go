@@ -79,7 +79,7 @@ type ClientState struct {
 
 // ReadClient reads the client's package, service, files and mount in one
 // round trip.
-func ReadClient(ctx context.Context, ex Executor, mountPath string) (ClientState, error) {
+func ReadClient(ctx context.Context, ex transport.Executor, mountPath string) (ClientState, error) {
 	if err := ValidateMountPath(mountPath); err != nil {
 		return ClientState{}, err
 	}
@@ -247,7 +247,7 @@ func (s ClientState) StagingConf(mgmtd string) ([]byte, error) {
 }
 
 // SetupClient runs "beegfs-setup-client -m MGMT", which sets sysMgmtdHost.
-func SetupClient(ctx context.Context, ex Executor, mgmtd string) error {
+func SetupClient(ctx context.Context, ex transport.Executor, mgmtd string) error {
 	cmd, err := SetupClientCommand(mgmtd)
 	if err != nil {
 		return err
@@ -260,7 +260,7 @@ func SetupClient(ctx context.Context, ex Executor, mgmtd string) error {
 }
 
 // WriteMountsConf writes the guide's beegfs-mounts.conf over what was read.
-func WriteMountsConf(ctx context.Context, w FileWriter, mountPath string, read FileState) (changed bool, err error) {
+func WriteMountsConf(ctx context.Context, w transport.FileWriter, mountPath string, read FileState) (changed bool, err error) {
 	f, err := MountsConf(mountPath)
 	if err != nil {
 		return false, err
@@ -275,7 +275,7 @@ func WriteMountsConf(ctx context.Context, w FileWriter, mountPath string, read F
 // StartClient brings the service to "enabled, running, mounted": a changed
 // config, a lost mount or a module to build needs a restart (stop unmounts and
 // unloads, start builds, loads and mounts), a stopped or disabled service enable --now.
-func StartClient(ctx context.Context, ex Executor, st ClientState, configChanged, mounted bool) error {
+func StartClient(ctx context.Context, ex transport.Executor, st ClientState, configChanged, mounted bool) error {
 	switch {
 	case st.Service.Running() && (configChanged || !mounted || st.Module.NeedsBuild()):
 		return systemctl(ctx, ex, ServiceClient, withKernelLog(`systemctl enable "$unit" && systemctl restart "$unit"`), "restarted")
@@ -295,7 +295,7 @@ func withKernelLog(action string) string {
 // MountedFSType is what `findmnt -n -o FSTYPE PATH` prints, the guide's check
 // that BeeGFS is mounted over /home; "" when nothing is mounted there, which is
 // the guide's "home directories are missing on one node".
-func MountedFSType(ctx context.Context, ex Executor, mountPath string) (string, error) {
+func MountedFSType(ctx context.Context, ex transport.Executor, mountPath string) (string, error) {
 	read, err := MountedFSTypeRead(mountPath)
 	if err != nil {
 		return "", err

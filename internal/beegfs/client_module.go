@@ -91,7 +91,7 @@ func parseModule(s transport.Section) (ModuleState, error) {
 // alone: the caller restarts it once the build succeeded, so that a failed build (no
 // kernel headers, buildEnabled=false) never costs the node its mount. The build's own
 // output is the error when it fails.
-func PrepareClientModule(ctx context.Context, ex Executor, m ModuleState, load bool) error {
+func PrepareClientModule(ctx context.Context, ex transport.Executor, m ModuleState, load bool) error {
 	script := transport.NewScript().Set("client", ClientScript).Set("conf", AutobuildConfPath)
 	if m.NeedsBuild() {
 		script.Text(`"$client" rebuild >&2 || exit

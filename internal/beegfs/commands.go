@@ -165,7 +165,7 @@ func ClassifySetup(tool string, res transport.Result, runErr error) (Outcome, er
 }
 
 // setupOutcome is ClassifySetup that also logs an initialisation as a change on the node.
-func setupOutcome(ctx context.Context, ex Executor, cmd, tool string, res transport.Result, runErr error) (Outcome, error) {
+func setupOutcome(ctx context.Context, ex transport.Executor, cmd, tool string, res transport.Result, runErr error) (Outcome, error) {
 	out, err := ClassifySetup(tool, res, runErr)
 	if out == Initialised {
 		transport.Changed(ctx, ex, "ran "+cmd)

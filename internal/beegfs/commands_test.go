@@ -150,7 +150,7 @@ func TestClassifySetupThroughExecutor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var exec Executor = transporttest.Shell{Rewrite: func(s string) string {
+	var exec transport.Executor = transporttest.Shell{Rewrite: func(s string) string {
 		return strings.ReplaceAll(s, SbinDir, sbin)
 	}}
 	res, runErr := exec.Sudo(context.Background(), cmd, nil)

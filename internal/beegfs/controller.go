@@ -11,9 +11,9 @@ import (
 
 // ControllerHost is what setting up the management service needs of its node.
 type ControllerHost interface {
-	Executor
-	FileWriter
-	FileReader
+	transport.Executor
+	transport.FileWriter
+	transport.FileReader
 }
 
 // SetUpMgmtd writes the management service's config, initialises its store once, creates the
@@ -62,7 +62,7 @@ func SetUpMgmtd(ctx context.Context, h ControllerHost, mh MgmtdHost, rel Release
 
 // initMgmtdOnce runs the one-time initialisation. A refusal because the store exists is accepted
 // only once a fresh read finds it: someone initialised it since the read before.
-func initMgmtdOnce(ctx context.Context, h Executor, rel Release, dbFile string) error {
+func initMgmtdOnce(ctx context.Context, h transport.Executor, rel Release, dbFile string) error {
 	outcome, err := InitMgmtd(ctx, h, rel, dbFile)
 	if err != nil {
 		return err
@@ -113,11 +113,8 @@ func ensureTLS(ctx context.Context, h ControllerHost, mh MgmtdHost, names TLSNam
 	return true, err
 }
 
-// FileReader reads a file on a host into memory.
-type FileReader = transport.FileReader
-
 // readExistingTLSKey reads the key.pem the controller was seen to hold, for a new certificate.
-func readExistingTLSKey(ctx context.Context, h FileReader) ([]byte, error) {
+func readExistingTLSKey(ctx context.Context, h transport.FileReader) ([]byte, error) {
 	key, exists, err := h.ReadFile(ctx, TLSKeyPath)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", TLSKeyPath, err)
@@ -129,7 +126,7 @@ func readExistingTLSKey(ctx context.Context, h FileReader) ([]byte, error) {
 }
 
 // StartMgmtd starts the management service, or restarts it when it runs and restart is set.
-func StartMgmtd(ctx context.Context, h Executor, restart bool) error {
+func StartMgmtd(ctx context.Context, h transport.Executor, restart bool) error {
 	s, err := ReadService(ctx, h, ServiceMgmtd)
 	if err != nil {
 		return err
@@ -142,7 +139,7 @@ func StartMgmtd(ctx context.Context, h Executor, restart bool) error {
 
 // ReadSharedFiles reads conn.auth, and cert.pem where the release needs it, from the
 // controller into memory, for copying to the other nodes.
-func ReadSharedFiles(ctx context.Context, ctl FileReader, rel Release) (connAuth, cert []byte, err error) {
+func ReadSharedFiles(ctx context.Context, ctl transport.FileReader, rel Release) (connAuth, cert []byte, err error) {
 	connAuth, exists, err := ctl.ReadFile(ctx, ConnAuthPath)
 	if err == nil && !exists {
 		err = errors.New(ConnAuthPath + " disappeared while the apply read it")

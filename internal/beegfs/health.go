@@ -29,7 +29,7 @@ var healthMarks = []string{"🛑", "\u26a0\ufe0f", "❓"}
 const errChecksFailed = "Error: one or more checks failed"
 
 // CheckHealth runs the guide's health check through ex on the controller.
-func CheckHealth(ctx context.Context, ex Executor, mgmtdHost string) (Health, error) {
+func CheckHealth(ctx context.Context, ex transport.Executor, mgmtdHost string) (Health, error) {
 	addr, err := MgmtdAPIAddr(mgmtdHost)
 	if err != nil {
 		return Health{}, err

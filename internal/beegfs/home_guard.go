@@ -22,7 +22,7 @@ type Account struct {
 }
 
 // LookupAccount reads an account from the node's user database.
-func LookupAccount(ctx context.Context, ex Executor, name string) (Account, error) {
+func LookupAccount(ctx context.Context, ex transport.Executor, name string) (Account, error) {
 	if !transport.AccountNamePattern.MatchString(name) {
 		return Account{}, fmt.Errorf("%q is not a user name", name)
 	}
@@ -123,7 +123,7 @@ type Staging struct {
 // later. The staging mounts live in a mount namespace of their own: they are
 // gone when the script ends, even when it fails, and no other process sees
 // them.
-func InspectHome(ctx context.Context, ex Executor, s Staging) (HomeReport, error) {
+func InspectHome(ctx context.Context, ex transport.Executor, s Staging) (HomeReport, error) {
 	script, err := stagingScript(s)
 	if err != nil {
 		return HomeReport{}, err
@@ -268,7 +268,7 @@ func (e *HomeRefusal) Error() string {
 // the account the provider connects as, migrating the local content first
 // when migrate is set. It returns a *HomeRefusal, and has changed nothing,
 // when the account's home with its authorized_keys would not be on BeeGFS.
-func GuardFirstMount(ctx context.Context, ex Executor, st ClientState, set ClientSettings, admin string, migrate bool) error {
+func GuardFirstMount(ctx context.Context, ex transport.Executor, st ClientState, set ClientSettings, admin string, migrate bool) error {
 	a, err := LookupAccount(ctx, ex, admin)
 	if err != nil {
 		return err

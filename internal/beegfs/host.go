@@ -133,7 +133,7 @@ func (d DirState) AwaitsIDs() bool { return d.Format != nil && !d.Initialised() 
 //
 // Fingerprints of the files units shares come from the host's shared read of unit states and key
 // files, which every node makes anyway, not from this script.
-func ReadHost(ctx context.Context, ex Executor, q HostQuery) (HostState, error) {
+func ReadHost(ctx context.Context, ex transport.Executor, q HostQuery) (HostState, error) {
 	var shared []string
 	own := q
 	own.Fingerprints = nil
@@ -163,7 +163,7 @@ func ReadHost(ctx context.Context, ex Executor, q HostQuery) (HostState, error) 
 }
 
 // readOwn answers q with a script of its own and the host's shared read of unit states.
-func readOwn(ctx context.Context, ex Executor, q HostQuery) (HostState, error) {
+func readOwn(ctx context.Context, ex transport.Executor, q HostQuery) (HostState, error) {
 	script, err := readHostScript(q)
 	if err != nil {
 		return HostState{}, err

@@ -151,7 +151,7 @@ type IDFile struct {
 // WriteAwaitedIDs writes into dir, set up without -s or -i, the ID files those options would
 // have written, one decimal number and a newline each, as root. An ID file already there is
 // left as it is: the caller reads the directory again and compares.
-func WriteAwaitedIDs(ctx context.Context, ex Executor, dir string, files ...IDFile) error {
+func WriteAwaitedIDs(ctx context.Context, ex transport.Executor, dir string, files ...IDFile) error {
 	if err := ValidatePath(dir); err != nil {
 		return err
 	}

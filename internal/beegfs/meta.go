@@ -29,7 +29,7 @@ type MetaHost struct {
 }
 
 // ReadMeta reads everything the metadata resource needs in one round trip.
-func ReadMeta(ctx context.Context, ex Executor, dir string) (MetaHost, error) {
+func ReadMeta(ctx context.Context, ex transport.Executor, dir string) (MetaHost, error) {
 	if err := ValidatePath(dir); err != nil {
 		return MetaHost{}, err
 	}
@@ -107,7 +107,7 @@ func CheckMetaNodeNumID(dir string, d DirState, nodeNumID int64) error {
 
 // SetupMeta runs beegfs-setup-meta. AlreadyInitialised comes back as an
 // outcome: the caller re-reads the directory's nodeNumID before accepting it.
-func SetupMeta(ctx context.Context, ex Executor, dir string, nodeNumID int64, mgmtd string) (Outcome, error) {
+func SetupMeta(ctx context.Context, ex transport.Executor, dir string, nodeNumID int64, mgmtd string) (Outcome, error) {
 	cmd, err := SetupMetaCommand(dir, nodeNumID, mgmtd)
 	if err != nil {
 		return Failed, err
@@ -266,7 +266,7 @@ func (m MetaHost) ConfiguredMetaStore() (dir, fsUUID string, err error) {
 
 // ReadConfiguredMetaStore reads the store beegfs-meta.conf names when that
 // is not dir; a config naming dir or nothing gives a zero MetaStore.
-func ReadConfiguredMetaStore(ctx context.Context, ex Executor, m MetaHost, dir string) (MetaStore, error) {
+func ReadConfiguredMetaStore(ctx context.Context, ex transport.Executor, m MetaHost, dir string) (MetaStore, error) {
 	current, fsUUID, err := m.ConfiguredMetaStore()
 	if err != nil || current == "" || current == dir {
 		return MetaStore{}, err
@@ -304,13 +304,13 @@ func CheckMetaStoreSwitch(dir string, s MetaStore) error {
 
 // DisableMeta is the metadata resource's destroy: beegfs-meta stopped and
 // disabled, its drop-in removed. The metadata directory stays untouched.
-func DisableMeta(ctx context.Context, ex Executor, s ServiceState) error {
+func DisableMeta(ctx context.Context, ex transport.Executor, s ServiceState) error {
 	return disableAndDropDropIn(ctx, ex, ServiceMeta, s, MetaDropInPath)
 }
 
 // WriteMetaDropIn writes beegfs-meta's drop-in for the filesystem of the
 // directory, creating its directory, unless the admin's own drop-ins guard it.
-func WriteMetaDropIn(ctx context.Context, w FileWriter, ex Executor, mh MetaHost) (changed bool, err error) {
+func WriteMetaDropIn(ctx context.Context, w transport.FileWriter, ex transport.Executor, mh MetaHost) (changed bool, err error) {
 	if GuardedByHand(mh.DropIn, mh.RequiredMounts, mh.Mount.Target) {
 		return false, nil
 	}

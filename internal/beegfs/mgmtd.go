@@ -90,7 +90,7 @@ func ValidateDBFile(dbFile string) error {
 func MgmtdStoreDir(dbFile string) string { return path.Dir(dbFile) }
 
 // ReadMgmtd reads everything the management resource needs in one round trip.
-func ReadMgmtd(ctx context.Context, ex Executor, dbFile string) (MgmtdHost, error) {
+func ReadMgmtd(ctx context.Context, ex transport.Executor, dbFile string) (MgmtdHost, error) {
 	if err := ValidateDBFile(dbFile); err != nil {
 		return MgmtdHost{}, err
 	}
@@ -232,7 +232,7 @@ type LiveMgmtdStore struct {
 
 // ReadLiveMgmtdStore reads the store the config points the service at when that is not
 // dbFile's: a second round trip, which only a create makes.
-func ReadLiveMgmtdStore(ctx context.Context, ex Executor, m MgmtdHost, r Release, dbFile string) (LiveMgmtdStore, error) {
+func ReadLiveMgmtdStore(ctx context.Context, ex transport.Executor, m MgmtdHost, r Release, dbFile string) (LiveMgmtdStore, error) {
 	cfg := m.Config(r)
 	if !cfg.Exists {
 		return LiveMgmtdStore{}, nil
@@ -333,7 +333,7 @@ func daemonProblems(service string, s ServiceState) []string {
 // InitMgmtd runs the one-time initialisation after creating the store's
 // directory. AlreadyInitialised comes back as an outcome, not an error: the
 // caller re-reads the host to confirm the store really is there.
-func InitMgmtd(ctx context.Context, ex Executor, r Release, dbFile string) (Outcome, error) {
+func InitMgmtd(ctx context.Context, ex transport.Executor, r Release, dbFile string) (Outcome, error) {
 	if err := ValidateDBFile(dbFile); err != nil {
 		return Failed, err
 	}
@@ -352,14 +352,14 @@ func InitMgmtd(ctx context.Context, ex Executor, r Release, dbFile string) (Outc
 
 // DisableMgmtd is the management resource's destroy: beegfs-mgmtd stopped
 // and disabled, its drop-in removed. The database and the shared files stay.
-func DisableMgmtd(ctx context.Context, ex Executor, s ServiceState) error {
+func DisableMgmtd(ctx context.Context, ex transport.Executor, s ServiceState) error {
 	return disableAndDropDropIn(ctx, ex, ServiceMgmtd, s, MgmtdDropInPath)
 }
 
 // disableAndDropDropIn stops and disables a service and removes its drop-in,
 // reloading systemd only when there was one. A unit systemd does not know
 // (the package was removed) has nothing to stop, and systemctl would fail.
-func disableAndDropDropIn(ctx context.Context, ex Executor, service string, s ServiceState, dropIn string) error {
+func disableAndDropDropIn(ctx context.Context, ex transport.Executor, service string, s ServiceState, dropIn string) error {
 	if s.Enabled != "not-found" {
 		if err := DisableNow(ctx, ex, service); err != nil {
 			return err
@@ -370,7 +370,7 @@ func disableAndDropDropIn(ctx context.Context, ex Executor, service string, s Se
 
 // WriteMgmtdDropIn writes beegfs-mgmtd's drop-in for the filesystem of the
 // store, creating its directory, unless the admin's own drop-ins guard it.
-func WriteMgmtdDropIn(ctx context.Context, w FileWriter, ex Executor, mh MgmtdHost) (changed bool, err error) {
+func WriteMgmtdDropIn(ctx context.Context, w transport.FileWriter, ex transport.Executor, mh MgmtdHost) (changed bool, err error) {
 	if GuardedByHand(mh.DropIn, mh.RequiredMounts, mh.Mount.Target) {
 		return false, nil
 	}

@@ -60,7 +60,7 @@ func (e *RefusedError) Error() string { return e.Message }
 // through ex on the management host. Real 8.x deletes an online target too
 // and does not look for files that use it; the caller keeps its own
 // refusal for a target that holds chunks.
-func DeregisterTarget(ctx context.Context, ex Executor, mgmtdHost string, targetID int64) (DeregisterResult, error) {
+func DeregisterTarget(ctx context.Context, ex transport.Executor, mgmtdHost string, targetID int64) (DeregisterResult, error) {
 	if err := ValidateNumID("target_id", targetID); err != nil {
 		return DeregisterResult{}, err
 	}
@@ -70,7 +70,7 @@ func DeregisterTarget(ctx context.Context, ex Executor, mgmtdHost string, target
 // DeregisterNode deletes a metadata or storage node from the management
 // service (`beegfs node delete --yes`). The management service refuses the
 // node that holds the root directory and a storage node with targets left.
-func DeregisterNode(ctx context.Context, ex Executor, mgmtdHost, nodeType string, nodeNumID int64) (DeregisterResult, error) {
+func DeregisterNode(ctx context.Context, ex transport.Executor, mgmtdHost, nodeType string, nodeNumID int64) (DeregisterResult, error) {
 	if nodeType != "meta" && nodeType != "storage" {
 		return DeregisterResult{}, fmt.Errorf("node type %q: want meta or storage", nodeType)
 	}
@@ -80,7 +80,7 @@ func DeregisterNode(ctx context.Context, ex Executor, mgmtdHost, nodeType string
 	return deregister(ctx, ex, mgmtdHost, "node", nodeType+":"+strconv.FormatInt(nodeNumID, 10))
 }
 
-func deregister(ctx context.Context, ex Executor, mgmtdHost, kind, id string) (DeregisterResult, error) {
+func deregister(ctx context.Context, ex transport.Executor, mgmtdHost, kind, id string) (DeregisterResult, error) {
 	addr, err := MgmtdAPIAddr(mgmtdHost)
 	if err != nil {
 		return DeregisterResult{}, err

@@ -56,7 +56,7 @@ func (e *ServerStartError) Error() string {
 // ConfirmServerStarted waits, up to ServerRegisterDeadline, until the daemon
 // systemctl has just started (or restarted) logs its registration, and
 // fails as soon as it ends.
-func ConfirmServerStarted(ctx context.Context, ex Executor, service string) error {
+func ConfirmServerStarted(ctx context.Context, ex transport.Executor, service string) error {
 	if !transport.UnitNamePattern.MatchString(service) {
 		return fmt.Errorf("unit name %q is not valid", service)
 	}

@@ -9,15 +9,12 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// FileWriter writes a file as root, atomically and only when it differs.
-type FileWriter = transport.FileWriter
-
 // journalOnFailure follows a failed systemctl action with the unit's last
 // journal lines on stderr: a daemon's refusal (the interlock saying which
 // filesystem it expected) is written there, not in systemctl's own message.
 const journalOnFailure = `{ rc=$?; journalctl -u "$unit" -n 15 --no-pager -o cat >&2; exit $rc; }`
 
-func systemctl(ctx context.Context, ex Executor, service, action, done string) error {
+func systemctl(ctx context.Context, ex transport.Executor, service, action, done string) error {
 	if !transport.UnitNamePattern.MatchString(service) {
 		return fmt.Errorf("unit name %q is not valid", service)
 	}
@@ -31,12 +28,12 @@ func systemctl(ctx context.Context, ex Executor, service, action, done string) e
 
 // EnableNow enables and starts a service; an already running one is left
 // alone, as systemctl does.
-func EnableNow(ctx context.Context, ex Executor, service string) error {
+func EnableNow(ctx context.Context, ex transport.Executor, service string) error {
 	return systemctl(ctx, ex, service, `systemctl enable --now "$unit"`, "enabled and started")
 }
 
 // Restart restarts a service so it reads a changed config, and enables it.
-func Restart(ctx context.Context, ex Executor, service string) error {
+func Restart(ctx context.Context, ex transport.Executor, service string) error {
 	return systemctl(ctx, ex, service, `systemctl enable "$unit" && systemctl restart "$unit"`, "restarted")
 }
 
@@ -44,7 +41,7 @@ func Restart(ctx context.Context, ex Executor, service string) error {
 // failed state and start-limit counter are reset first: the provider's starts are deliberate
 // and confirmed afterwards (ConfirmServerStarted), so systemd's guard against a crash loop
 // must not refuse an apply that follows a refused start, or a few quick ones.
-func StartServer(ctx context.Context, ex Executor, service string, restart bool) error {
+func StartServer(ctx context.Context, ex transport.Executor, service string, restart bool) error {
 	if restart {
 		return systemctl(ctx, ex, service, `systemctl reset-failed "$unit" 2>/dev/null; systemctl enable "$unit" && systemctl restart "$unit"`, "restarted")
 	}
@@ -52,12 +49,12 @@ func StartServer(ctx context.Context, ex Executor, service string, restart bool)
 }
 
 // DisableNow stops and disables a service. Its data is not touched.
-func DisableNow(ctx context.Context, ex Executor, service string) error {
+func DisableNow(ctx context.Context, ex transport.Executor, service string) error {
 	return systemctl(ctx, ex, service, `systemctl disable --now "$unit"`, "stopped and disabled")
 }
 
 // DaemonReload makes systemd read changed unit files and drop-ins.
-func DaemonReload(ctx context.Context, ex Executor) error {
+func DaemonReload(ctx context.Context, ex transport.Executor) error {
 	if _, err := ex.Sudo(ctx, transport.ScriptEnv+"systemctl daemon-reload\n", nil); err != nil {
 		return fmt.Errorf("systemctl daemon-reload: %w", err)
 	}
@@ -69,7 +66,7 @@ func DaemonReload(ctx context.Context, ex Executor) error {
 // next start of the service honours it. The unit's .d directory is created
 // first: WriteFile writes through a temporary file next to the target, and a
 // fresh host has no such directory.
-func WriteDropIn(ctx context.Context, w FileWriter, ex Executor, f transport.File) (changed bool, err error) {
+func WriteDropIn(ctx context.Context, w transport.FileWriter, ex transport.Executor, f transport.File) (changed bool, err error) {
 	dir := path.Dir(f.Path)
 	if err := ValidatePath(dir); err != nil {
 		return false, err
@@ -87,7 +84,7 @@ func WriteDropIn(ctx context.Context, w FileWriter, ex Executor, f transport.Fil
 // WriteConf writes an edited config file back over the content it was read
 // from, failing with transport.ErrWriteConflict when another writer changed
 // it in between. Only a changed content is written.
-func WriteConf(ctx context.Context, w FileWriter, path string, read FileState, c *Conf, mode fs.FileMode) (changed bool, err error) {
+func WriteConf(ctx context.Context, w transport.FileWriter, path string, read FileState, c *Conf, mode fs.FileMode) (changed bool, err error) {
 	content := c.Bytes()
 	if read.Exists && string(read.Content) == string(content) {
 		return false, nil
@@ -103,7 +100,7 @@ func WriteConf(ctx context.Context, w FileWriter, path string, read FileState, c
 }
 
 // RemoveDropIn deletes a drop-in and reloads systemd when there was one.
-func RemoveDropIn(ctx context.Context, ex Executor, path string) error {
+func RemoveDropIn(ctx context.Context, ex transport.Executor, path string) error {
 	if err := ValidatePath(path); err != nil {
 		return err
 	}
@@ -116,7 +113,7 @@ func RemoveDropIn(ctx context.Context, ex Executor, path string) error {
 
 // ReadService reads what systemd says of one service, for a step that needs nothing else
 // of the host: starting or stopping a daemon.
-func ReadService(ctx context.Context, ex Executor, service string) (ServiceState, error) {
+func ReadService(ctx context.Context, ex transport.Executor, service string) (ServiceState, error) {
 	st, err := ReadHost(ctx, ex, HostQuery{Services: []string{service}})
 	if err != nil {
 		return ServiceState{}, err

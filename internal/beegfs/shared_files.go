@@ -54,7 +54,7 @@ if ln -- "$t" "$f" 2>/dev/null; then echo created; else echo exists; fi
 
 // EnsureConnAuth generates /etc/beegfs/conn.auth on the host as the guide
 // does, only when it is missing. The secret never leaves the host here.
-func EnsureConnAuth(ctx context.Context, ex Executor) (created bool, err error) {
+func EnsureConnAuth(ctx context.Context, ex transport.Executor) (created bool, err error) {
 	res, err := ex.Sudo(ctx, transport.ScriptEnv+connAuthScript, nil)
 	if err != nil {
 		return false, fmt.Errorf("generate %s: %w", ConnAuthPath, err)
@@ -164,7 +164,7 @@ func SharedFiles(connAuth, cert []byte) []transport.File {
 }
 
 // WriteSharedFiles gives a node its copies of SharedFiles; identical copies are left alone.
-func WriteSharedFiles(ctx context.Context, w FileWriter, connAuth, cert []byte) error {
+func WriteSharedFiles(ctx context.Context, w transport.FileWriter, connAuth, cert []byte) error {
 	for _, f := range SharedFiles(connAuth, cert) {
 		if _, err := w.WriteFile(ctx, f); err != nil {
 			return err
@@ -217,7 +217,7 @@ type SharedCopy struct {
 }
 
 // ReadSharedCopy reads a node's copies in one round trip.
-func ReadSharedCopy(ctx context.Context, ex Executor) (SharedCopy, error) {
+func ReadSharedCopy(ctx context.Context, ex transport.Executor) (SharedCopy, error) {
 	st, err := ReadHost(ctx, ex, HostQuery{Fingerprints: []string{ConnAuthPath, TLSCertPath}})
 	if err != nil {
 		return SharedCopy{}, err
@@ -254,7 +254,7 @@ func CopyProblems(node, wantAuth, wantCert string, got SharedCopy) []string {
 
 // RestrictToRoot gives secret files back to root alone (chmod 400), as
 // generated; an existing secret is never rewritten just to fix its mode.
-func RestrictToRoot(ctx context.Context, ex Executor, files ...string) error {
+func RestrictToRoot(ctx context.Context, ex transport.Executor, files ...string) error {
 	var b strings.Builder
 	b.WriteString(transport.ScriptEnv + "set -e\n")
 	for _, f := range files {

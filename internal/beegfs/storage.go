@@ -39,7 +39,7 @@ func StorageDropIn(targetID int64, mountpoint string) (transport.File, error) {
 
 // WriteStorageDropIn writes the target's drop-in for mountpoint, creating its
 // directory, unless the admin's own drop-ins (the guide's storage.conf) guard it.
-func WriteStorageDropIn(ctx context.Context, w FileWriter, ex Executor, h StorageHost, targetID int64, mountpoint string) (changed bool, err error) {
+func WriteStorageDropIn(ctx context.Context, w transport.FileWriter, ex transport.Executor, h StorageHost, targetID int64, mountpoint string) (changed bool, err error) {
 	if GuardedByHand(h.DropIn, h.RequiredMounts, mountpoint) {
 		return false, nil
 	}
@@ -58,7 +58,7 @@ func StorageDropInPath(targetID int64) string {
 // ReadStorageHost reads the package, the service, beegfs-storage.conf, the
 // target's drop-in, the filesystem holding dir and dir's ID files. A zero
 // targetID (an import, before the IDs are known) skips the drop-in.
-func ReadStorageHost(ctx context.Context, ex Executor, dir string, targetID int64) (StorageHost, error) {
+func ReadStorageHost(ctx context.Context, ex transport.Executor, dir string, targetID int64) (StorageHost, error) {
 	q := HostQuery{
 		Packages: []string{StoragePackage},
 		Services: []string{ServiceStorage},
@@ -89,7 +89,7 @@ func ReadStorageHost(ctx context.Context, ex Executor, dir string, targetID int6
 
 // ReadTargetDirs reads the ID files of the other targets a host's config
 // lists; only a host with more than one target needs this second trip.
-func ReadTargetDirs(ctx context.Context, ex Executor, dirs []string) (map[string]DirState, error) {
+func ReadTargetDirs(ctx context.Context, ex transport.Executor, dirs []string) (map[string]DirState, error) {
 	if len(dirs) == 0 {
 		return map[string]DirState{}, nil
 	}
@@ -344,7 +344,7 @@ func (h StorageHost) MgmtdHost() string {
 // SetupStorage runs beegfs-setup-storage and sorts its outcome. The caller
 // runs it only on a missing or empty directory, and treats
 // AlreadyInitialised as "read the IDs again", never as success.
-func SetupStorage(ctx context.Context, ex Executor, s StorageSetup) (Outcome, error) {
+func SetupStorage(ctx context.Context, ex transport.Executor, s StorageSetup) (Outcome, error) {
 	cmd, err := SetupStorageCommand(s)
 	if err != nil {
 		return Failed, err
@@ -459,7 +459,7 @@ func CheckWipe(want TargetIdentity, d DirState) error {
 // WipeTarget deletes a target directory and everything in it. It is the
 // unrecoverable part of force_destroy_data; the caller has stopped the
 // service and checked the directory's IDs first.
-func WipeTarget(ctx context.Context, ex Executor, dir string) error {
+func WipeTarget(ctx context.Context, ex transport.Executor, dir string) error {
 	if err := ValidatePath(dir); err != nil {
 		return err
 	}
@@ -487,7 +487,7 @@ var chunkDirs = []string{"chunks", "buddymir"}
 
 // HoldsChunks reports whether the target in dir holds file chunks: files on BeeGFS whose
 // contents, or part of them, live only there.
-func HoldsChunks(ctx context.Context, ex Executor, dir string) (bool, error) {
+func HoldsChunks(ctx context.Context, ex transport.Executor, dir string) (bool, error) {
 	if !strings.HasPrefix(dir, "/") || strings.Contains(dir, "..") {
 		return false, fmt.Errorf("target directory %q: want an absolute path", dir)
 	}

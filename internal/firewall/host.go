@@ -10,12 +10,9 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// Executor runs a script as root on one host.
-type Executor = transport.Executor
-
 // LedgerWriter also installs a file, for the ownership ledger.
 type LedgerWriter interface {
-	Executor
+	transport.Executor
 	transport.FileWriter
 }
 
@@ -78,7 +75,7 @@ var ErrNotInstalled = errors.New("ufw is not installed")
 // ReadState reads rules, policies and the enabled flag from UFW's files,
 // which say the same whether UFW is active or not. A node without ufw is
 // ErrNotInstalled, told apart from a read that failed for another reason.
-func ReadState(ctx context.Context, h Executor) (State, error) {
+func ReadState(ctx context.Context, h transport.Executor) (State, error) {
 	res, err := h.Read(ctx, readStateScript)
 	var exitErr *transport.ExitError
 	if errors.As(err, &exitErr) && exitErr.Status == 3 {
@@ -176,16 +173,16 @@ func ruleCommand(words []string, r Rule) string {
 }
 
 // Add adds r, or updates its comment; an identical rule is left alone.
-func Add(ctx context.Context, h Executor, r Rule) error {
+func Add(ctx context.Context, h transport.Executor, r Rule) error {
 	return runUFW(ctx, h, r, AddCommand(r))
 }
 
 // Delete removes r; a rule that is already gone is not an error.
-func Delete(ctx context.Context, h Executor, r Rule) error {
+func Delete(ctx context.Context, h transport.Executor, r Rule) error {
 	return runUFW(ctx, h, r, DeleteCommand(r))
 }
 
-func runUFW(ctx context.Context, h Executor, r Rule, cmd string) error {
+func runUFW(ctx context.Context, h transport.Executor, r Rule, cmd string) error {
 	if _, err := r.Normalize(); err != nil {
 		return fmt.Errorf("refusing to run ufw with an invalid rule: %w", err)
 	}
@@ -198,7 +195,7 @@ func runUFW(ctx context.Context, h Executor, r Rule, cmd string) error {
 
 // SetPolicies sets the default incoming and outgoing policy. UFW writes them
 // to its defaults file and applies them at once when active.
-func SetPolicies(ctx context.Context, h Executor, incoming, outgoing string) error {
+func SetPolicies(ctx context.Context, h transport.Executor, incoming, outgoing string) error {
 	for _, p := range []string{incoming, outgoing} {
 		if !slices.Contains(Policies, p) {
 			return fmt.Errorf("policy %q is not one of %s", p, strings.Join(Policies, ", "))
@@ -213,7 +210,7 @@ func SetPolicies(ctx context.Context, h Executor, incoming, outgoing string) err
 }
 
 // SetEnabled enables UFW (also at boot) or disables it.
-func SetEnabled(ctx context.Context, h Executor, enabled bool) error {
+func SetEnabled(ctx context.Context, h transport.Executor, enabled bool) error {
 	cmd := "ufw disable"
 	if enabled {
 		cmd = "ufw --force enable"
@@ -261,16 +258,16 @@ func MarkManaged(ctx context.Context, h LedgerWriter) error {
 }
 
 // Unmark removes ManagedPath, as the firewall resource's destroy leaves UFW to others.
-func Unmark(ctx context.Context, h Executor) error {
+func Unmark(ctx context.Context, h transport.Executor) error {
 	return removeIfPresent(ctx, h, ManagedPath, "")
 }
 
-func removeLedger(ctx context.Context, h Executor) error {
+func removeLedger(ctx context.Context, h transport.Executor) error {
 	return removeIfPresent(ctx, h, LedgerPath, ", which listed no rule any more")
 }
 
 // removeIfPresent removes file, logging the change (with why) only when it was there.
-func removeIfPresent(ctx context.Context, h Executor, file, why string) error {
+func removeIfPresent(ctx context.Context, h transport.Executor, file, why string) error {
 	script := transport.NewScript().Set("file", file).Text(`if [ -e "$file" ]; then rm -f -- "$file" && echo removed; fi`).String()
 	res, err := h.Sudo(ctx, script, nil)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
@@ -68,7 +69,7 @@ func TestLabRuleLifecycle(t *testing.T) {
 	}
 }
 
-func expectRule(ctx context.Context, t *testing.T, h Executor, want Rule, active bool) {
+func expectRule(ctx context.Context, t *testing.T, h transport.Executor, want Rule, active bool) {
 	t.Helper()
 	st, err := ReadState(ctx, h)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/pitfalls"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
@@ -55,7 +54,7 @@ func SlurmWarnings(node string, rules []Rule, n SlurmNode) []Warning {
 			Detail: fmt.Sprintf("%s runs slurmd, but no allow rule admits %d/tcp from the whole cluster subnet %s before UFW is enabled (%s). "+
 				"slurmd forwards job launches to other slurmds and srun inside a batch job connects to slurmd directly, so multi-node jobs "+
 				"would hang. Add a gpucluster_firewall_rule for port %q from %q on %s and list it in rules.",
-				node, port, n.Subnet, pitfalls.Ref("P5"), strconv.Itoa(port), n.Subnet.String(), node),
+				node, port, n.Subnet, slurm.PitfallRef("P5"), strconv.Itoa(port), n.Subnet.String(), node),
 		})
 	}
 	if n.Controller != nil && n.Controller.SrunPortRange == "" {
@@ -64,7 +63,7 @@ func SlurmWarnings(node string, rules []Rule, n SlurmNode) []Warning {
 			Detail: fmt.Sprintf("UFW on %s would deny incoming traffic, but the controller's slurm.conf sets no SrunPortRange (%s). "+
 				"srun then listens for its callbacks on random ports, which the firewall drops: sbatch, squeue and sinfo work, srun hangs. "+
 				"Set srun_port_range on gpucluster_slurm_controller (the guide's 60001-61000) and allow that range from the subnet on every node.",
-				node, pitfalls.Ref("P6")),
+				node, slurm.PitfallRef("P6")),
 		})
 	}
 	return out

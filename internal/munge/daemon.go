@@ -61,7 +61,7 @@ fi
 `
 
 // Restart restarts munged, enables it at boot, and waits until it answers.
-func Restart(ctx context.Context, ex Executor) error {
+func Restart(ctx context.Context, ex transport.Executor) error {
 	if _, err := ex.Sudo(ctx, restartScript, nil); err != nil {
 		return fmt.Errorf("restart munge: %w", err)
 	}
@@ -74,7 +74,7 @@ const readyPoll = 200 * time.Millisecond
 
 // WaitReady polls until munged makes a credential or ctx ends (the caller's timeout, which the
 // user sets), and then reports the last refusal.
-func WaitReady(ctx context.Context, ex Executor, every time.Duration) error {
+func WaitReady(ctx context.Context, ex transport.Executor, every time.Duration) error {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
@@ -91,7 +91,7 @@ func WaitReady(ctx context.Context, ex Executor, every time.Duration) error {
 }
 
 // Credential makes an empty credential with munged on the host.
-func Credential(ctx context.Context, ex Executor) ([]byte, error) {
+func Credential(ctx context.Context, ex transport.Executor) ([]byte, error) {
 	res, err := ex.Sudo(ctx, transport.ScriptEnv+"munge -n", nil)
 	if err != nil {
 		return nil, fmt.Errorf("make a credential with munge -n: %w", err)
@@ -110,7 +110,7 @@ func Credential(ctx context.Context, ex Executor) ([]byte, error) {
 // unmunge in the same command, so a check that reads more of the node costs it one round trip;
 // out is that command's output, for the caller to parse those sections from (nil when the
 // command did not run). The command exits with unmunge's status, whatever also's commands do.
-func Decode(ctx context.Context, ex Executor, cred []byte, also string) (out []byte, err error) {
+func Decode(ctx context.Context, ex transport.Executor, cred []byte, also string) (out []byte, err error) {
 	res, err := ex.Sudo(ctx, transport.ScriptEnv+transport.SectionFuncs+"decode=$(unmunge); decoded=$?; secv unmunge $decoded \"$decode\"\n"+also+"exit $decoded\n", cred)
 	status := statusLine(res.Stdout)
 	switch {
@@ -139,7 +139,7 @@ type Decoded struct {
 // host under two names would refuse the credential the second time. also rides along with each
 // node's decode (see Decode). It returns each node's result, and an error alone when the
 // controller could not make the credential.
-func VerifyAcross(ctx context.Context, controller Executor, nodes map[string]Executor, also string) (map[string]Decoded, error) {
+func VerifyAcross(ctx context.Context, controller transport.Executor, nodes map[string]transport.Executor, also string) (map[string]Decoded, error) {
 	cred, err := Credential(ctx, controller)
 	if err != nil {
 		return nil, err
@@ -175,7 +175,7 @@ func statusLine(out []byte) string {
 }
 
 // Stop stops munged and disables it at boot; the key stays.
-func Stop(ctx context.Context, ex Executor) error {
+func Stop(ctx context.Context, ex transport.Executor) error {
 	if _, err := ex.Sudo(ctx, transport.ScriptEnv+"systemctl disable --now --quiet "+service, nil); err != nil {
 		return fmt.Errorf("stop munge: %w", err)
 	}
@@ -193,7 +193,7 @@ var PinnedPackages = []string{LibPackage, Package}
 // restarts a running munged afterwards (waiting until it answers), so it runs the installed
 // binary. It returns whether the packages changed; a node at the version is only read.
 // munged that was not running is left to Install, which starts it with the cluster's key.
-func InstallVersion(ctx context.Context, ex Executor, version string) (changed bool, err error) {
+func InstallVersion(ctx context.Context, ex transport.Executor, version string) (changed bool, err error) {
 	u, err := units.Read(ctx, ex, service+".service")
 	if err != nil {
 		return false, fmt.Errorf("read munged's state: %w", err)

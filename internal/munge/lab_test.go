@@ -62,7 +62,7 @@ func TestLabReadGenerateDecode(t *testing.T) {
 
 	// A read that rides along with the decode answers in the same command, on each host.
 	also := "sec hostname cat /proc/sys/kernel/hostname\n"
-	results, err := VerifyAcross(ctx, login, map[string]Executor{"login01": login, "gpu02": gpu}, also)
+	results, err := VerifyAcross(ctx, login, map[string]transport.Executor{"login01": login, "gpu02": gpu}, also)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,15 +31,9 @@ const (
 	maxKeyBytes = 1024
 )
 
-// Executor runs a script as root on one host.
-type Executor = transport.Executor
-
-// KeyReader reads a file as root without the content passing through a log.
-type KeyReader = transport.FileReader
-
 // KeyWriter installs a file as root, its content on stdin.
 type KeyWriter interface {
-	Executor
+	transport.Executor
 	transport.FileWriter
 }
 
@@ -64,7 +58,7 @@ type NodeState struct {
 // ReadState reads the key's fingerprint, owner and mode, and munged's state, from the host's
 // shared read of unit states and key files (units.SharedFiles has KeyPath): only the key's
 // checksum crosses the wire.
-func ReadState(ctx context.Context, ex Executor) (NodeState, error) {
+func ReadState(ctx context.Context, ex transport.Executor) (NodeState, error) {
 	key, err := units.ReadFile(ctx, ex, KeyPath)
 	if err != nil {
 		return NodeState{}, fmt.Errorf("read MUNGE state: %w", err)
@@ -120,7 +114,7 @@ cat -- "$t"
 
 // GenerateKey makes a new random key on the host with mungekey and returns
 // it. Nothing on the host changes.
-func GenerateKey(ctx context.Context, ex Executor) ([]byte, error) {
+func GenerateKey(ctx context.Context, ex transport.Executor) ([]byte, error) {
 	res, err := ex.Sudo(ctx, generateScript, nil)
 	if err != nil {
 		return nil, fmt.Errorf("generate a MUNGE key with mungekey: %w", err)
@@ -132,7 +126,7 @@ func GenerateKey(ctx context.Context, ex Executor) ([]byte, error) {
 }
 
 // ReadKey reads the key in use on the host; exists is false when it has none.
-func ReadKey(ctx context.Context, r KeyReader) (key []byte, exists bool, err error) {
+func ReadKey(ctx context.Context, r transport.FileReader) (key []byte, exists bool, err error) {
 	key, exists, err = r.ReadFile(ctx, KeyPath)
 	if err != nil || !exists {
 		return nil, exists, err

@@ -147,7 +147,7 @@ func TestGenerateKeyRefusesOddSizes(t *testing.T) {
 	}
 }
 
-// host is a KeyWriter and KeyReader double around a Fake.
+// host is a KeyWriter and transport.FileReader double around a Fake.
 type host struct {
 	*transporttest.Fake
 	files    map[string][]byte
@@ -352,7 +352,7 @@ func TestVerifyAcross(t *testing.T) {
 		"gpu01":   {T: t, Replies: []transporttest.Reply{{Stdout: unmungeSays(0, "STATUS:          Success (0)")}}},
 		"gpu02":   {T: t, Replies: []transporttest.Reply{{Stdout: unmungeSays(6, "STATUS:          Invalid credential (6)"), Err: &transport.ExitError{Status: 6}}}},
 	}
-	executors := map[string]Executor{}
+	executors := map[string]transport.Executor{}
 	for n, f := range nodes {
 		executors[n] = f
 	}
@@ -380,7 +380,7 @@ func TestVerifyAcross(t *testing.T) {
 func TestVerifyAcrossWithoutCredential(t *testing.T) {
 	ctl := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Err: &transport.ExitError{Host: "login01", Status: 1, Stderr: "munge: Error: Failed to access socket"}}}}
 	gpu := &transporttest.Fake{T: t}
-	results, err := VerifyAcross(context.Background(), ctl, map[string]Executor{"gpu01": gpu}, "")
+	results, err := VerifyAcross(context.Background(), ctl, map[string]transport.Executor{"gpu01": gpu}, "")
 	if err == nil || !strings.Contains(err.Error(), "Failed to access socket") || results != nil {
 		t.Fatalf("got %v, %v; want munge -n's failure and no results", results, err)
 	}

@@ -11,9 +11,6 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// Executor runs a script as root on one host.
-type Executor = transport.Executor
-
 // Where the CPU and memory facts came from.
 const (
 	SourceSlurmd = "slurmd -C"
@@ -105,7 +102,7 @@ if [ -e ` + AllowGroupsPath + ` ]; then secf allow-groups ` + AllowGroupsPath + 
 var lscpuScript = transport.ScriptEnv + transport.SectionFuncs + readFuncs + hardwareFallback + "\n"
 
 // Gather reads a node's facts in one round trip, two where slurmd -C answers what cannot be read.
-func Gather(ctx context.Context, ex Executor) (Facts, error) {
+func Gather(ctx context.Context, ex transport.Executor) (Facts, error) {
 	secs, err := transport.ReadSections(ctx, ex, factsScript, "gather facts")
 	if err != nil {
 		return Facts{}, err

@@ -27,7 +27,7 @@ func rolesScript() string {
 }
 
 // Roles returns the roles whose unit is enabled on the node, in RoleUnits order.
-func Roles(ctx context.Context, ex Executor) ([]string, error) {
+func Roles(ctx context.Context, ex transport.Executor) ([]string, error) {
 	res, err := ex.Read(ctx, rolesScript())
 	if err != nil {
 		return nil, fmt.Errorf("read enabled units: %w", err)

@@ -15,7 +15,7 @@ const AllowGroupsPath = "/etc/ssh/sshd_config.d/90-allow-sudo.conf"
 
 // SSHDHost is what managing the drop-in needs from a node.
 type SSHDHost interface {
-	Executor
+	transport.Executor
 	transport.FileWriter
 }
 
@@ -164,7 +164,7 @@ func validateScript(hadPrevious bool) string {
 // reloads. Removing an AllowGroups restriction only widens access; if sshd
 // still rejects its configuration, the file is put back and the error
 // names sshd's complaint. A missing file is success.
-func RemoveAllowGroups(ctx context.Context, ex Executor) (removed bool, err error) {
+func RemoveAllowGroups(ctx context.Context, ex transport.Executor) (removed bool, err error) {
 	script := transport.ScriptEnv +
 		"p=" + transport.Quote(AllowGroupsPath) + "\n" + removeBody + reloadSSH
 	res, err := ex.Sudo(ctx, script, nil)

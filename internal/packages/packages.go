@@ -10,9 +10,6 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// Executor runs a script as root on one host.
-type Executor = transport.Executor
-
 // ValidateName refuses anything that is not a Debian package name.
 func ValidateName(name string) error {
 	if !transport.PackageNamePattern.MatchString(name) {
@@ -27,7 +24,7 @@ const dpkgQueryNotFound = 1
 // Installed reports the installed version of each package, "" for one that is
 // not installed (unknown, removed, or only its configuration left), in one
 // round trip.
-func Installed(ctx context.Context, ex Executor, names ...string) (map[string]string, error) {
+func Installed(ctx context.Context, ex transport.Executor, names ...string) (map[string]string, error) {
 	if err := validateNames(names); err != nil {
 		return nil, err
 	}
@@ -75,7 +72,7 @@ func parseStatusLine(line string) (name, version string, installed bool) {
 // Ensure installs the packages that are not installed yet, without
 // recommends and without questions, and returns their names; when every
 // package is present it runs nothing but the query.
-func Ensure(ctx context.Context, ex Executor, names ...string) (installed []string, err error) {
+func Ensure(ctx context.Context, ex transport.Executor, names ...string) (installed []string, err error) {
 	versions, err := Installed(ctx, ex, names...)
 	if err != nil {
 		return nil, err

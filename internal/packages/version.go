@@ -129,7 +129,7 @@ const policyRCD = "/usr/sbin/policy-rc.d"
 // scripts may not start or restart any daemon: the caller restarts them in the order they
 // need. A policy-rc.d already on the host is left as it is; one this function wrote and an
 // interrupted run left behind is removed.
-func InstallHeld(ctx context.Context, ex Executor, version string, names ...string) error {
+func InstallHeld(ctx context.Context, ex transport.Executor, version string, names ...string) error {
 	if err := validateNames(names); err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func CheckNoDowngrade(from, to string) error {
 // held (see InstallHeld), for packages built from one source depend on each other's exact
 // version. It refuses a downgrade before touching anything, and returns the packages whose
 // version changed, sorted; none when all were at version, and then it ran only the query.
-func Pin(ctx context.Context, ex Executor, version string, names ...string) ([]string, error) {
+func Pin(ctx context.Context, ex transport.Executor, version string, names ...string) ([]string, error) {
 	if err := ValidateVersion(version); err != nil {
 		return nil, err
 	}

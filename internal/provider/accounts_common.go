@@ -317,7 +317,7 @@ func idAdvice(err error, id int64, optIn string) string {
 // removeAccount deletes the account record on the nodes where the resource created it, then
 // retires its ID in the ledger so that no other name can ever get it.
 func (c *cluster) removeAccount(ctx context.Context, created []string, kind users.Kind, name string, id int64,
-	remove func(context.Context, users.Executor, string) (bool, error), todo string) diag.Diagnostics {
+	remove func(context.Context, transport.Executor, string) (bool, error), todo string) diag.Diagnostics {
 	if len(created) > 0 && c.isOwnAccount(name) {
 		var diags diag.Diagnostics
 		diags.AddError("Account Is The Provider's Own", fmt.Sprintf("Destroying gpucluster_%s %s would delete it on %s, and it is the account the provider "+

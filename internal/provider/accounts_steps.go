@@ -44,7 +44,7 @@ func (c *cluster) accountNodeStatus(ctx context.Context, diags *diag.Diagnostics
 }
 
 // removalOf is how an account of kind is removed from a node, and what to do when that is blocked.
-func removalOf(kind users.Kind) (remove func(context.Context, users.Executor, string) (bool, error), inUseAdvice string) {
+func removalOf(kind users.Kind) (remove func(context.Context, transport.Executor, string) (bool, error), inUseAdvice string) {
 	if kind == users.KindGroup {
 		return users.RemoveGroup, groupInUseAdvice
 	}

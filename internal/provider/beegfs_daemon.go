@@ -20,7 +20,7 @@ type beegfsDaemon struct {
 	service string
 	holds   string // what its data is, as in "Reading beegfs-meta's package, config, service and directory"
 	// disable stops and disables the service and removes the provider's drop-in.
-	disable func(context.Context, beegfs.Executor, beegfs.ServiceState) error
+	disable func(context.Context, transport.Executor, beegfs.ServiceState) error
 }
 
 var (
@@ -44,7 +44,7 @@ type daemonState interface {
 // readDaemonNode connects to node and reads it for where (the database or the directory);
 // diagnostics explain a failed read and a missing package.
 func readDaemonNode[H daemonState](ctx context.Context, c *cluster, d beegfsDaemon, node, where string,
-	read func(context.Context, beegfs.Executor, string) (H, error),
+	read func(context.Context, transport.Executor, string) (H, error),
 ) (daemonNode[H], diag.Diagnostics) {
 	var diags diag.Diagnostics
 	var n daemonNode[H]
@@ -86,7 +86,7 @@ func deleteDaemon[M onNode](ctx context.Context, c *cluster, d beegfsDaemon, req
 // startServer enables and starts, or restarts, beegfs-meta or beegfs-storage and confirms that
 // the daemon stayed up and registered: their units are Type=simple, so systemctl's success only
 // says the process was forked. A service already running and not restarted is left alone.
-func startServer(ctx context.Context, h beegfs.Executor, node, service, title string, restart, running bool, advice string) diag.Diagnostics {
+func startServer(ctx context.Context, h transport.Executor, node, service, title string, restart, running bool, advice string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if err := beegfs.StartServer(ctx, h, service, restart && running); err != nil {
 		diags.Append(nodeError("Cannot Start "+title, node, "Starting "+service+" failed", advice, err))
@@ -100,7 +100,7 @@ func startServer(ctx context.Context, h beegfs.Executor, node, service, title st
 
 // confirmServer reports a daemon that ended after its start, or did not register in time,
 // with the daemon's own line.
-func confirmServer(ctx context.Context, h beegfs.Executor, node, service, title, advice string) diag.Diagnostics {
+func confirmServer(ctx context.Context, h transport.Executor, node, service, title, advice string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	err := beegfs.ConfirmServerStarted(ctx, h, service)
 	var started *beegfs.ServerStartError

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 // deregistration is one entity a destroy takes out of the management service: what it is,
@@ -15,14 +16,14 @@ import (
 type deregistration struct {
 	what    string // "storage target 101", "storage node 1"
 	command string // the command an admin runs by hand
-	run     func(ctx context.Context, ex beegfs.Executor, mgmtdHost string) (beegfs.DeregisterResult, error)
+	run     func(ctx context.Context, ex transport.Executor, mgmtdHost string) (beegfs.DeregisterResult, error)
 }
 
 func targetDeregistration(targetID int64) deregistration {
 	return deregistration{
 		what:    "storage target " + strconv.FormatInt(targetID, 10),
 		command: beegfs.CLIPath + " target delete --yes storage:" + strconv.FormatInt(targetID, 10),
-		run: func(ctx context.Context, ex beegfs.Executor, mgmtdHost string) (beegfs.DeregisterResult, error) {
+		run: func(ctx context.Context, ex transport.Executor, mgmtdHost string) (beegfs.DeregisterResult, error) {
 			return beegfs.DeregisterTarget(ctx, ex, mgmtdHost, targetID)
 		},
 	}
@@ -32,7 +33,7 @@ func nodeDeregistration(nodeType string, nodeNumID int64) deregistration {
 	return deregistration{
 		what:    nodeType + " node " + strconv.FormatInt(nodeNumID, 10),
 		command: beegfs.CLIPath + " node delete --yes " + nodeType + ":" + strconv.FormatInt(nodeNumID, 10),
-		run: func(ctx context.Context, ex beegfs.Executor, mgmtdHost string) (beegfs.DeregisterResult, error) {
+		run: func(ctx context.Context, ex transport.Executor, mgmtdHost string) (beegfs.DeregisterResult, error) {
 			return beegfs.DeregisterNode(ctx, ex, mgmtdHost, nodeType, nodeNumID)
 		},
 	}

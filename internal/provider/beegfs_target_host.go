@@ -14,7 +14,7 @@ import (
 )
 
 // readStorage reads what the target resource needs of the node in one round trip.
-func readStorage(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity) (beegfs.StorageHost, diag.Diagnostics) {
+func readStorage(ctx context.Context, h transport.Executor, node string, want beegfs.TargetIdentity) (beegfs.StorageHost, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	hs, err := beegfs.ReadStorageHost(ctx, h, want.Directory, want.TargetID)
 	if err != nil {
@@ -26,7 +26,7 @@ func readStorage(ctx context.Context, h beegfs.Executor, node string, want beegf
 // checkTargetHost reads the node and refuses what must not be set up or kept there. mountpoint
 // and uuid are the filesystem the target was recorded on, "" for a new target; creating says
 // whether the resource is being created, when a directory prepared without IDs gets them.
-func checkTargetHost(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity, mountpoint, uuid string, creating bool) (beegfs.StorageHost, diag.Diagnostics) {
+func checkTargetHost(ctx context.Context, h transport.Executor, node string, want beegfs.TargetIdentity, mountpoint, uuid string, creating bool) (beegfs.StorageHost, diag.Diagnostics) {
 	hs, diags := readStorage(ctx, h, node, want)
 	if diags.HasError() {
 		return hs, diags
@@ -93,7 +93,7 @@ func checkListedUUID(listed []beegfs.StorageTarget, dir string, m beegfs.Mount) 
 }
 
 // checkHostIDs refuses IDs that other targets of the host's own config hold on disk.
-func checkHostIDs(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity, hs beegfs.StorageHost) diag.Diagnostics {
+func checkHostIDs(ctx context.Context, h transport.Executor, node string, want beegfs.TargetIdentity, hs beegfs.StorageHost) diag.Diagnostics {
 	var diags diag.Diagnostics
 	conf, err := hs.ParseConf()
 	if err != nil {
@@ -120,7 +120,7 @@ func checkHostIDs(ctx context.Context, h beegfs.Executor, node string, want beeg
 
 // setUpTarget runs beegfs-setup-storage on a missing or empty directory and reads the host
 // again. A refusal as "already initialised" is never taken as success: the IDs on disk decide.
-func setUpTarget(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity, mgmtd string) (beegfs.StorageHost, diag.Diagnostics) {
+func setUpTarget(ctx context.Context, h transport.Executor, node string, want beegfs.TargetIdentity, mgmtd string) (beegfs.StorageHost, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	outcome, err := beegfs.SetupStorage(ctx, h, beegfs.StorageSetup{Path: want.Directory, NodeNumID: want.NodeNumID, TargetID: want.TargetID, Mgmtd: mgmtd})
 	if outcome == beegfs.Failed {
@@ -141,7 +141,7 @@ func setUpTarget(ctx context.Context, h beegfs.Executor, node string, want beegf
 
 // completeTarget gives a directory beegfs-setup-storage prepared without -s and -i the ID
 // files those options write, before its daemon ever registered, and reads the host again.
-func completeTarget(ctx context.Context, h beegfs.Executor, node string, want beegfs.TargetIdentity) (beegfs.StorageHost, diag.Diagnostics) {
+func completeTarget(ctx context.Context, h transport.Executor, node string, want beegfs.TargetIdentity) (beegfs.StorageHost, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	err := beegfs.WriteAwaitedIDs(ctx, h, want.Directory,
 		beegfs.IDFile{Name: beegfs.NodeNumIDFile, ID: want.NodeNumID}, beegfs.IDFile{Name: beegfs.TargetNumIDFile, ID: want.TargetID})
@@ -191,7 +191,7 @@ func checkInterlockEdit(node string, hs beegfs.StorageHost, dir string, check bo
 // writeStorageInterlock puts the target in dir into beegfs-storage.conf with the interlock
 // (check: with the filesystem's UUID) and the management host, writing only when that changes
 // the file.
-func writeStorageInterlock(ctx context.Context, w beegfs.FileWriter, node string, hs beegfs.StorageHost, dir string, check bool, mgmtd string) (bool, diag.Diagnostics) {
+func writeStorageInterlock(ctx context.Context, w transport.FileWriter, node string, hs beegfs.StorageHost, dir string, check bool, mgmtd string) (bool, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	conf, err := hs.InterlockConf(dir, check)
 	if err == nil {

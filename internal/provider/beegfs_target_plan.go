@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 // targetDeclarations are the storage targets planned in this run, so that two resources with
@@ -75,7 +76,7 @@ func (r *beegfsTargetResource) planDeregister(ctx context.Context, state beegfsT
 
 // deregisterCheck looks for file chunks in the target's directory and says what destroying it
 // without its data means (deregisterDiag).
-func deregisterCheck(ctx context.Context, h beegfs.Executor, node, dir string, target int64, allowed bool) diag.Diagnostics {
+func deregisterCheck(ctx context.Context, h transport.Executor, node, dir string, target int64, allowed bool) diag.Diagnostics {
 	var diags diag.Diagnostics
 	chunks, err := beegfs.HoldsChunks(ctx, h, dir)
 	if err != nil {

@@ -192,6 +192,16 @@ func withoutKeys(rules []firewall.Rule, removed map[string]bool) []firewall.Rule
 	return slices.DeleteFunc(slices.Clone(rules), func(r firewall.Rule) bool { return removed[r.Key()] })
 }
 
+// planKind is how a resource plans one thing it declares: Terraform plans a replacement twice,
+// first with the prior state, then the create half without it, and every other resource once.
+type planKind int
+
+const (
+	planCreate  planKind = iota // no prior state
+	planReplace                 // prior state, and a changed attribute forces a new object
+	planUpdate                  // prior state, kept in place
+)
+
 // rulePlanKind tells a replacement from an update by the attributes that force one.
 func rulePlanKind(plan, state firewallRuleModel, creating bool) planKind {
 	switch {

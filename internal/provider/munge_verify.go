@@ -17,7 +17,7 @@ import (
 // the gpucluster_cluster_check data source share it, so both check MUNGE the same way.
 func verifyMunge(ctx context.Context, c *cluster, ctl *transport.Host, nodeNames []string, also string) ([]nodeFailure, map[string][]byte, error) {
 	var mu sync.Mutex
-	hosts := make(map[string]munge.Executor, len(nodeNames))
+	hosts := make(map[string]transport.Executor, len(nodeNames))
 	failures := c.onEachNode(ctx, nodeNames, func(node string, h *transport.Host) error {
 		mu.Lock()
 		hosts[node] = h

@@ -20,7 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/beegfs"
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/pitfalls"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
@@ -276,13 +276,13 @@ func homeRefusalError(node, admin, mountPath string, refusal *beegfs.HomeRefusal
 	if refusal.Copied {
 		return nodeAttributeError(path.Root("migrate_local_home"), "Migrated Home Still Unusable", node,
 			fmt.Sprintf("Nothing was mounted over %s, but the local %s was already copied into BeeGFS, and %s there is still not a home %s can log in with (%s)",
-				mountPath, mountPath, home, admin, pitfalls.Ref("P9")),
+				mountPath, mountPath, home, admin, slurm.PitfallRef("P9")),
 			fmt.Sprintf("The copy stays on BeeGFS: it overwrote nothing there. Repair %s/.ssh/authorized_keys on BeeGFS (owned by %s, UID %d), through a node that mounts it, then apply again; the next copy adds only what is missing.",
 				home, admin, refusal.Account.UID), refusal)
 	}
 	return nodeAttributeError(path.Root("migrate_local_home"), "Mount Would Lock Out "+admin, node,
 		fmt.Sprintf("Nothing was mounted and nothing changed: BeeGFS mounted over %s would hide the local %s, and %s logs in with its key from there (%s)",
-			mountPath, home, admin, pitfalls.Ref("P9")),
+			mountPath, home, admin, slurm.PitfallRef("P9")),
 		fmt.Sprintf("Create %s with .ssh/authorized_keys on BeeGFS first, owned by %s (UID %d), or set migrate_local_home = true to copy the local %s into BeeGFS before mounting.",
 			home, admin, refusal.Account.UID, mountPath), refusal)
 }
@@ -389,7 +389,7 @@ func (r *beegfsClientResource) ImportState(ctx context.Context, req resource.Imp
 	set, err := st.ImportedSettings()
 	if err != nil || !st.Installed() {
 		resp.Diagnostics.Append(nodeError("No BeeGFS Client To Import", req.ID, "The node has no BeeGFS client set up",
-			"Create the resource instead: it runs the check of "+pitfalls.Ref("P9")+" before the first mount.", err))
+			"Create the resource instead: it runs the check of "+slurm.PitfallRef("P9")+" before the first mount.", err))
 		return
 	}
 	if set.MountPath != beegfs.DefaultClientMountPath {

@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
@@ -264,7 +265,7 @@ func (r *rollingRebootResource) run(ctx context.Context, plan rollingRebootModel
 	}
 	rolling := slurm.Rolling{
 		Controller: h,
-		Connect: func(ctx context.Context, node string) (slurm.Executor, error) {
+		Connect: func(ctx context.Context, node string) (transport.Executor, error) {
 			h, err := r.cluster.host(ctx, node)
 			if err != nil {
 				return nil, err

@@ -25,6 +25,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
@@ -501,7 +502,7 @@ func parseAccountingImportID(id string) (node, controller string, diags diag.Dia
 // the version of the Slurm packages the node has already, or else the controller's, such as
 // its pinned slurm_version, so that installing it upgrades nothing else and slurmdbd is never
 // older than slurmctld.
-func (r *slurmAccountingResource) installDatabasePackages(ctx context.Context, h slurm.Executor, node, controller string) diag.Diagnostics {
+func (r *slurmAccountingResource) installDatabasePackages(ctx context.Context, h transport.Executor, node, controller string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	fail := func(err error) diag.Diagnostics {
 		return append(diags, nodeError("Cannot Install Slurmdbd", node, "Installing "+strings.Join(slurm.DatabasePackages, " ")+" with apt failed",

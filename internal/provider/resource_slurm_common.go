@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/gpucluster/terraform-provider-gpucluster/internal/pitfalls"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
@@ -99,14 +98,14 @@ func unknownAtApply(resource string) diag.Diagnostic {
 // munged does not run.
 func mungeError(node, daemon string, err error) diag.Diagnostic {
 	return nodeError("MUNGE Does Not Run", node, "Before starting "+daemon+", a credential made with munge -n did not decode with unmunge",
-		"munged must run with the cluster key before Slurm starts ("+pitfalls.Ref("P10")+"): add depends_on = [gpucluster_munge_key.NAME] to this resource, "+
+		"munged must run with the cluster key before Slurm starts ("+slurm.PitfallRef("P10")+"): add depends_on = [gpucluster_munge_key.NAME] to this resource, "+
 			"so the key is installed and munged restarted first. Nothing was changed.", err)
 }
 
 // daemonApplied fills what the resource that installs daemon (slurmctld or slurmd) on node
 // learns at the end of its apply: the id is the node, the version what daemon -V reports, and
 // the status in sync.
-func daemonApplied(ctx context.Context, h slurm.Executor, daemon string, node types.String, id, version, status *types.String) diag.Diagnostics {
+func daemonApplied(ctx context.Context, h transport.Executor, daemon string, node types.String, id, version, status *types.String) diag.Diagnostics {
 	v, err := slurm.ReadVersion(ctx, h, daemon)
 	if err != nil {
 		title := "Cannot Read " + strings.ToUpper(daemon[:1]) + daemon[1:] + " Version"
@@ -237,13 +236,13 @@ func previewDiags(attr path.Path, controller, what string, out slurm.Outcome, er
 	switch {
 	case errors.As(err, &undefined):
 		diags.Append(nodeAttributeError(attr, "Partition Names An Undefined Node", controller,
-			"Checking "+what+" against the node definitions on the controller found a node no gpucluster_slurm_node defines ("+pitfalls.Ref("P14")+")",
+			"Checking "+what+" against the node definitions on the controller found a node no gpucluster_slurm_node defines ("+slurm.PitfallRef("P14")+")",
 			"The plan stops here and no host is changed. If the node is defined in this configuration, refer to it as gpucluster_slurm_node.NAME.id instead of its name: "+
 				"the check then waits until the node exists.", err))
 		return diags
 	case slurm.IsAccountingRequired(err):
 		diags.Append(nodeAttributeError(attr, "GPU Accounting Needs Slurmdbd", controller,
-			"Checking "+what+" against the controller's fragments found GPU or license TRES without slurmdbd accounting ("+pitfalls.Ref("P2")+")",
+			"Checking "+what+" against the controller's fragments found GPU or license TRES without slurmdbd accounting ("+slurm.PitfallRef("P2")+")",
 			"The plan stops here and no host is changed. Add a gpucluster_slurm_accounting for this controller and set the TRES list as its tres.", err))
 		return diags
 	case err != nil:

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
@@ -214,7 +215,7 @@ func (r *slurmComputeResource) converge(ctx context.Context, m *slurmComputeMode
 // installPackages installs the node's packages where missing, or, with slurm_version, at that
 // version, upgrading slurmd only once the controller's slurmctld is at that version or newer,
 // as Slurm's order wants. It returns the packages it installed or upgraded.
-func (r *slurmComputeResource) installPackages(ctx context.Context, h slurm.Executor, m *slurmComputeModel, st slurm.ComputeState) ([]string, diag.Diagnostics) {
+func (r *slurmComputeResource) installPackages(ctx context.Context, h transport.Executor, m *slurmComputeModel, st slurm.ComputeState) ([]string, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	node := m.Node.ValueString()
 	if m.SlurmVersion.IsNull() {

@@ -60,9 +60,9 @@ func toolSaid(err error, todo string) string {
 type sacctmgrObject[T any] struct {
 	title  string // "Slurm Account", in summaries
 	object string // "the account", before its name in what happened
-	read   func(context.Context, slurm.Executor, slurm.AccountingClient, string) (T, bool, error)
-	ensure func(ctx context.Context, ex slurm.Executor, c slurm.AccountingClient, want T, have *T) error
-	remove func(context.Context, slurm.Executor, slurm.AccountingClient, string) error
+	read   func(context.Context, transport.Executor, slurm.AccountingClient, string) (T, bool, error)
+	ensure func(ctx context.Context, ex transport.Executor, c slurm.AccountingClient, want T, have *T) error
+	remove func(context.Context, transport.Executor, slurm.AccountingClient, string) error
 	// keep, when set, fills in want from what slurmdbd holds before a change (values the
 	// configuration leaves to Slurm).
 	keep func(want *T, have T)

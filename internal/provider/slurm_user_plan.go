@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
@@ -91,7 +92,7 @@ func (r *slurmUserResource) checkOnController(ctx context.Context, controller, n
 
 // warnWithoutUnixAccount warns about a Slurm user that has no Unix account on the controller
 // and that no gpucluster_user in this run puts there.
-func (r *slurmUserResource) warnWithoutUnixAccount(ctx context.Context, h slurm.Executor, controller, name string) diag.Diagnostics {
+func (r *slurmUserResource) warnWithoutUnixAccount(ctx context.Context, h transport.Executor, controller, name string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if r.cluster.userPlannedOn(controller, name) {
 		return diags

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 var (
@@ -72,7 +73,7 @@ func planSlurmVersion(ctx context.Context, resp *resource.ModifyPlanResponse, no
 }
 
 // upgradeSlurm brings the node's Slurm packages to the pinned version (see slurm.UpgradeNode).
-func upgradeSlurm(ctx context.Context, h slurm.Executor, node string, u slurm.NodeUpgrade) (slurm.UpgradeResult, diag.Diagnostics) {
+func upgradeSlurm(ctx context.Context, h transport.Executor, node string, u slurm.NodeUpgrade) (slurm.UpgradeResult, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	res, err := slurm.UpgradeNode(ctx, h, u)
 	if err != nil {
@@ -88,7 +89,7 @@ func upgradeSlurm(ctx context.Context, h slurm.Executor, node string, u slurm.No
 }
 
 // installedVersion reads the Debian version of pkg on the node, null when not installed.
-func installedVersion(ctx context.Context, h slurm.Executor, node, pkg string) (types.String, diag.Diagnostics) {
+func installedVersion(ctx context.Context, h transport.Executor, node, pkg string) (types.String, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	v, err := packages.Installed(ctx, h, pkg)
 	if err != nil {

@@ -72,16 +72,16 @@ func (c AccountingClient) validate() error {
 }
 
 // run runs sacctmgr or sacct words, each quoted, and returns its parsable output's records.
-func (c AccountingClient) run(ctx context.Context, ex Executor, words ...string) ([][]string, error) {
+func (c AccountingClient) run(ctx context.Context, ex transport.Executor, words ...string) ([][]string, error) {
 	return c.exec(ctx, ex, false, words)
 }
 
 // read is run for a read that other resources of the run share (transport.Executor.Read).
-func (c AccountingClient) read(ctx context.Context, ex Executor, words ...string) ([][]string, error) {
+func (c AccountingClient) read(ctx context.Context, ex transport.Executor, words ...string) ([][]string, error) {
 	return c.exec(ctx, ex, true, words)
 }
 
-func (c AccountingClient) exec(ctx context.Context, ex Executor, shared bool, words []string) ([][]string, error) {
+func (c AccountingClient) exec(ctx context.Context, ex transport.Executor, shared bool, words []string) ([][]string, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func ToolSaid(err error) (tool, said string) {
 }
 
 // change runs a sacctmgr command that changes the database and records it as a change.
-func (c AccountingClient) change(ctx context.Context, ex Executor, words ...string) error {
+func (c AccountingClient) change(ctx context.Context, ex transport.Executor, words ...string) error {
 	if _, err := c.run(ctx, ex, append([]string{"sacctmgr", "-i"}, words...)...); err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (c AccountingClient) onCluster(name string) []string {
 
 // setWhere modifies the entity (account, user, qos) that where matches to the key=value
 // settings set; with none it runs nothing.
-func (c AccountingClient) setWhere(ctx context.Context, ex Executor, entity string, where, set []string) error {
+func (c AccountingClient) setWhere(ctx context.Context, ex transport.Executor, entity string, where, set []string) error {
 	if len(set) == 0 {
 		return nil
 	}
@@ -166,7 +166,7 @@ func (c AccountingClient) setWhere(ctx context.Context, ex Executor, entity stri
 
 // deleteAfterJobRecords deletes the entity (account, user, qos) that where matches once
 // slurmctld has sent slurmdbd its queued job records, which stay.
-func (c AccountingClient) deleteAfterJobRecords(ctx context.Context, ex Executor, entity string, where []string) error {
+func (c AccountingClient) deleteAfterJobRecords(ctx context.Context, ex transport.Executor, entity string, where []string) error {
 	if err := waitJobRecordsSent(ctx, ex); err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func parseParsable(out string) [][]string {
 // EnsureCluster registers the client's cluster in slurmdbd unless it is there, so
 // associations can be added before slurmctld first runs with accounting. slurmdbd gives the
 // cluster an ID of its own, which SyncClusterID then hands to slurmctld.
-func EnsureCluster(ctx context.Context, ex Executor, c AccountingClient) error {
+func EnsureCluster(ctx context.Context, ex transport.Executor, c AccountingClient) error {
 	rows, err := c.run(ctx, ex, "sacctmgr", "-nP", "show", "cluster", "format=Cluster")
 	if err != nil {
 		return err
@@ -206,7 +206,7 @@ const clusterIDFile = "clustername"
 
 // DatabaseClusterID reads the ID slurmdbd gave cluster, from the database on the accounting
 // node (mysql as root over the unix socket).
-func DatabaseClusterID(ctx context.Context, ex Executor, database, cluster string) (string, error) {
+func DatabaseClusterID(ctx context.Context, ex transport.Executor, database, cluster string) (string, error) {
 	if !SQLNamePattern.MatchString(database) || !NamePattern.MatchString(cluster) {
 		return "", fmt.Errorf("database %q or cluster %q is not a name", database, cluster)
 	}
@@ -223,7 +223,7 @@ func DatabaseClusterID(ctx context.Context, ex Executor, database, cluster strin
 // Otherwise a slurmctld that ran before accounting was set up (it makes up an ID of its own),
 // or with another database, stops at its next start with "CLUSTER ID MISMATCH"; Slurm's own
 // message says to remove the file. Jobs and the rest of the state are kept.
-func SyncClusterID(ctx context.Context, ex Executor, stateSaveLocation, id string) error {
+func SyncClusterID(ctx context.Context, ex transport.Executor, stateSaveLocation, id string) error {
 	if err := checkValue("StateSaveLocation", stateSaveLocation); err != nil || !strings.HasPrefix(stateSaveLocation, "/") {
 		return fmt.Errorf("StateSaveLocation %q: want an absolute path", stateSaveLocation)
 	}
@@ -260,7 +260,7 @@ type GPUUsage struct {
 // ReadGPUUsage sums every user's GPU time between start and end from sacct: each job's
 // allocated gres/gpu count times its run time, truncated to the window (sacct -T), so a job
 // that started before start counts only from start on. Users are sorted by name.
-func ReadGPUUsage(ctx context.Context, ex Executor, c AccountingClient, start, end string) ([]GPUUsage, error) {
+func ReadGPUUsage(ctx context.Context, ex transport.Executor, c AccountingClient, start, end string) ([]GPUUsage, error) {
 	for _, t := range []string{start, end} {
 		if !UsageTimePattern.MatchString(t) {
 			return nil, fmt.Errorf("time %q: use a form sacct accepts, such as 2026-12-01, 2026-12-01T08:00:00, now or now-7days", t)

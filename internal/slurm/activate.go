@@ -196,7 +196,7 @@ func rollback(ctx context.Context, h ControllerHost, st state, c *ControllerSett
 
 // controllerLog is slurmctld's last log lines: the journal, and its log
 // file when slurm.conf names one.
-func controllerLog(ctx context.Context, ex Executor, c *ControllerSettings) string {
+func controllerLog(ctx context.Context, ex transport.Executor, c *ControllerSettings) string {
 	script := transport.ScriptEnv + "journalctl -u slurmctld -n 30 --no-pager -o short-iso 2>&1\n"
 	if c != nil {
 		if file, ok := lookup(c.Extra, "SlurmctldLogFile"); ok {
@@ -217,7 +217,7 @@ func controllerLog(ctx context.Context, ex Executor, c *ControllerSettings) stri
 // config-test option for slurmctld, and a trial slurmctld would bind the
 // controller's ports and read its state; what only the running daemon
 // checks is caught by the restart's rollback.
-func ValidateSlurmConf(ctx context.Context, ex Executor, content []byte) error {
+func ValidateSlurmConf(ctx context.Context, ex transport.Executor, content []byte) error {
 	script := transport.ScriptEnv + `command -v scontrol >/dev/null || { echo "scontrol not found: install slurm-client" >&2; exit 127; }
 d=$(mktemp -d) || exit 1
 trap 'rm -rf -- "$d"' EXIT
@@ -232,7 +232,7 @@ SLURM_CONF="$d/slurm.conf" scontrol show hostnames localhost >/dev/null
 
 // waitController polls `scontrol ping` until the primary slurmctld
 // answers UP, with backoff, for at most timeout.
-func waitController(ctx context.Context, ex Executor, timeout time.Duration) error {
+func waitController(ctx context.Context, ex transport.Executor, timeout time.Duration) error {
 	return poll(ctx, timeout, "wait for slurmctld", func(ctx context.Context) error {
 		res, err := ex.Sudo(ctx, transport.ScriptEnv+"scontrol ping", nil)
 		out := strings.TrimSpace(string(res.Stdout))

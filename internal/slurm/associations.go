@@ -67,7 +67,7 @@ func (a Account) Validate() error {
 
 // ReadAccount reads the account's description and, from its association on the client's
 // cluster, its parent and fair-share. found is false when either is missing.
-func ReadAccount(ctx context.Context, ex Executor, c AccountingClient, name string) (a Account, found bool, err error) {
+func ReadAccount(ctx context.Context, ex transport.Executor, c AccountingClient, name string) (a Account, found bool, err error) {
 	if err := checkAssocName("account", name); err != nil {
 		return Account{}, false, err
 	}
@@ -102,7 +102,7 @@ func ReadAccount(ctx context.Context, ex Executor, c AccountingClient, name stri
 
 // AccountNames lists the accounts slurmdbd holds. Every plan of a Slurm user in a run asks
 // the same, so the read is shared within the run until the controller changes.
-func AccountNames(ctx context.Context, ex Executor, c AccountingClient) ([]string, error) {
+func AccountNames(ctx context.Context, ex transport.Executor, c AccountingClient) ([]string, error) {
 	rows, err := c.read(ctx, ex, "sacctmgr", "-nP", "show", "account", "format=Account")
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func AccountNames(ctx context.Context, ex Executor, c AccountingClient) ([]strin
 
 // HasUnixAccount tells whether the node's passwd database (getent: local files, LDAP, SSSD)
 // knows name: Slurm keeps a user's association without one, but the user can run no job.
-func HasUnixAccount(ctx context.Context, ex Executor, name string) (bool, error) {
+func HasUnixAccount(ctx context.Context, ex transport.Executor, name string) (bool, error) {
 	if err := checkAssocName("user", name); err != nil {
 		return false, err
 	}
@@ -130,7 +130,7 @@ case $st in 0) echo yes ;; 2) echo no ;; *) exit $st ;; esac`).String()
 }
 
 // EnsureAccount adds the account on the client's cluster, or changes what differs from have.
-func EnsureAccount(ctx context.Context, ex Executor, c AccountingClient, want Account, have *Account) error {
+func EnsureAccount(ctx context.Context, ex transport.Executor, c AccountingClient, want Account, have *Account) error {
 	if err := want.Validate(); err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func EnsureAccount(ctx context.Context, ex Executor, c AccountingClient, want Ac
 // with it when no other cluster uses it: sacctmgr deletes the account itself only when the
 // command names no cluster, and a kept account keeps its description, which the next add of
 // the name leaves as it was. Job records stay.
-func DeleteAccount(ctx context.Context, ex Executor, c AccountingClient, name string) error {
+func DeleteAccount(ctx context.Context, ex transport.Executor, c AccountingClient, name string) error {
 	if err := checkAssocName("account", name); err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func DeleteAccount(ctx context.Context, ex Executor, c AccountingClient, name st
 // replaceKeptDescription sets the description of an account just added when slurmdbd still
 // held the account from before (a destroy by an earlier provider version removed only its
 // association): sacctmgr then adds the association and leaves the old description.
-func replaceKeptDescription(ctx context.Context, ex Executor, c AccountingClient, want Account) error {
+func replaceKeptDescription(ctx context.Context, ex transport.Executor, c AccountingClient, want Account) error {
 	if want.Description == "" {
 		return nil
 	}
@@ -223,7 +223,7 @@ func (u AccountingUser) Validate() error {
 
 // ReadUser reads the user's associations on the client's cluster. When they do not all allow
 // the same QOS, QOS is nil, so a configured list reads as a change that repairs them all.
-func ReadUser(ctx context.Context, ex Executor, c AccountingClient, name string) (u AccountingUser, found bool, err error) {
+func ReadUser(ctx context.Context, ex transport.Executor, c AccountingClient, name string) (u AccountingUser, found bool, err error) {
 	if err := checkAssocName("user", name); err != nil {
 		return AccountingUser{}, false, err
 	}
@@ -280,7 +280,7 @@ func allEqual(s []string) bool {
 // EnsureUser brings the user's associations on the client's cluster to want, given have (nil:
 // none yet): missing accounts are added first and the default set before any account is
 // removed, since Slurm refuses to remove the default one.
-func EnsureUser(ctx context.Context, ex Executor, c AccountingClient, want AccountingUser, have *AccountingUser) error {
+func EnsureUser(ctx context.Context, ex transport.Executor, c AccountingClient, want AccountingUser, have *AccountingUser) error {
 	if err := want.Validate(); err != nil {
 		return err
 	}
@@ -323,7 +323,7 @@ func EnsureUser(ctx context.Context, ex Executor, c AccountingClient, want Accou
 
 // ensureUserQOS sets the QOS on every association of the user when they differ, or when
 // accounts were just added (a new association starts with its parent's QOS).
-func ensureUserQOS(ctx context.Context, ex Executor, c AccountingClient, want, have AccountingUser, added bool) error {
+func ensureUserQOS(ctx context.Context, ex transport.Executor, c AccountingClient, want, have AccountingUser, added bool) error {
 	var set []string
 	if want.QOS != nil && (added || sortedList(strings.Join(want.QOS, ",")) != sortedList(strings.Join(have.QOS, ","))) {
 		set = append(set, "qos="+strings.Join(want.QOS, ","))
@@ -335,7 +335,7 @@ func ensureUserQOS(ctx context.Context, ex Executor, c AccountingClient, want, h
 }
 
 // DeleteUser removes the user's associations on the client's cluster. Job records stay.
-func DeleteUser(ctx context.Context, ex Executor, c AccountingClient, name string) error {
+func DeleteUser(ctx context.Context, ex transport.Executor, c AccountingClient, name string) error {
 	if err := checkAssocName("user", name); err != nil {
 		return err
 	}
@@ -396,7 +396,7 @@ func parseTRESList(s string) (map[string]int64, error) {
 }
 
 // ReadQOS reads a QOS; found is false when it does not exist.
-func ReadQOS(ctx context.Context, ex Executor, c AccountingClient, name string) (q QOS, found bool, err error) {
+func ReadQOS(ctx context.Context, ex transport.Executor, c AccountingClient, name string) (q QOS, found bool, err error) {
 	if err := checkAssocName("QOS", name); err != nil {
 		return QOS{}, false, err
 	}
@@ -432,7 +432,7 @@ func atoiOrZero(s string) (int, error) {
 
 // EnsureQOS adds the QOS, or changes what differs from have. A limit no longer wanted is
 // cleared with -1, sacctmgr's way.
-func EnsureQOS(ctx context.Context, ex Executor, c AccountingClient, want QOS, have *QOS) error {
+func EnsureQOS(ctx context.Context, ex transport.Executor, c AccountingClient, want QOS, have *QOS) error {
 	if err := want.Validate(); err != nil {
 		return err
 	}
@@ -485,7 +485,7 @@ func qosChanges(want, have QOS) []string {
 }
 
 // DeleteQOS removes the QOS; associations that allowed it no longer do. Job records stay.
-func DeleteQOS(ctx context.Context, ex Executor, c AccountingClient, name string) error {
+func DeleteQOS(ctx context.Context, ex transport.Executor, c AccountingClient, name string) error {
 	if err := checkAssocName("QOS", name); err != nil {
 		return err
 	}

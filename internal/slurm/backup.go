@@ -121,7 +121,7 @@ func TakeBackup(ctx context.Context, h ControllerHost, b Backup, now time.Time, 
 
 // waitControllerIfActive waits for slurmctld to answer when systemd runs it: the backup started
 // it again only if it ran before.
-func waitControllerIfActive(ctx context.Context, ex Executor, wait time.Duration) error {
+func waitControllerIfActive(ctx context.Context, ex transport.Executor, wait time.Duration) error {
 	if _, err := ex.Sudo(ctx, transport.ScriptEnv+"systemctl is-active --quiet slurmctld", nil); err != nil {
 		var exit *transport.ExitError
 		if errors.As(err, &exit) {
@@ -134,7 +134,7 @@ func waitControllerIfActive(ctx context.Context, ex Executor, wait time.Duration
 
 // PruneBackups removes the backups in dir beyond the newest retention, and returns those left,
 // oldest first.
-func PruneBackups(ctx context.Context, ex Executor, dir string, retention int) ([]string, error) {
+func PruneBackups(ctx context.Context, ex transport.Executor, dir string, retention int) ([]string, error) {
 	if retention < 1 {
 		return nil, fmt.Errorf("retention %d: keep at least one backup", retention)
 	}
@@ -146,12 +146,12 @@ func PruneBackups(ctx context.Context, ex Executor, dir string, retention int) (
 }
 
 // ListBackups returns the backups in dir, oldest first, as paths; none when dir is missing.
-func ListBackups(ctx context.Context, ex Executor, dir string) ([]string, error) {
+func ListBackups(ctx context.Context, ex transport.Executor, dir string) ([]string, error) {
 	backups, _, err := listBackups(ctx, ex, dir, "", true)
 	return backups, err
 }
 
-func listBackups(ctx context.Context, ex Executor, dir, keep string, readOnly bool) (backups, removed []string, err error) {
+func listBackups(ctx context.Context, ex transport.Executor, dir, keep string, readOnly bool) (backups, removed []string, err error) {
 	if err := CheckDestination(dir); err != nil {
 		return nil, nil, err
 	}

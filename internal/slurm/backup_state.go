@@ -20,7 +20,7 @@ const stateBackupPrefix = "slurmctld-state-"
 // in BackupDir and returns its path. Slurm's upgrade guide asks for this copy, taken while
 // slurmctld is stopped, before slurmctld's package changes: a new slurmctld converts the
 // state files, and an older one cannot read them back. The file appears only once complete.
-func BackupStateSaveLocation(ctx context.Context, ex Executor, dir string) (string, error) {
+func BackupStateSaveLocation(ctx context.Context, ex transport.Executor, dir string) (string, error) {
 	if !strings.HasPrefix(dir, "/") || strings.Contains(dir, "..") {
 		return "", fmt.Errorf("StateSaveLocation %q: want an absolute path", dir)
 	}

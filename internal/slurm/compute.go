@@ -37,7 +37,7 @@ const NodeWaitTimeout = 2 * time.Minute
 // in an error that names the state. It asks `scontrol show node`, which knows
 // every defined node; sinfo lists only the nodes of some partition, so a node
 // set up before its partition would never show there.
-func WaitNodeReady(ctx context.Context, controller Executor, node string, timeout time.Duration) (string, error) {
+func WaitNodeReady(ctx context.Context, controller transport.Executor, node string, timeout time.Duration) (string, error) {
 	if !NamePattern.MatchString(node) {
 		return "", fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", node)
 	}

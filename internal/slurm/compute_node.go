@@ -64,7 +64,7 @@ func init() { units.Share([]string{slurmdService}, nil) }
 const slurmdService = "slurmd.service"
 
 // ReadCompute reads a compute node's ComputeState.
-func ReadCompute(ctx context.Context, ex Executor) (ComputeState, error) {
+func ReadCompute(ctx context.Context, ex transport.Executor) (ComputeState, error) {
 	sections, err := transport.ReadSections(ctx, ex, computeStateScript, "read the compute node's state")
 	if err != nil {
 		return ComputeState{}, err
@@ -164,7 +164,7 @@ func ReadConfServer(ctx context.Context, r transport.FileReader) (controller str
 
 // StartSlurmd enables slurmd and (re)starts it when restart is set or it does not run;
 // on failure the error carries slurmd's last log lines.
-func StartSlurmd(ctx context.Context, ex Executor, restart bool) error {
+func StartSlurmd(ctx context.Context, ex transport.Executor, restart bool) error {
 	cond := "! systemctl is-active --quiet slurmd"
 	if restart {
 		cond = "true"
@@ -189,7 +189,7 @@ fi
 
 // StopSlurmd stops and disables slurmd and removes the health check program, which only
 // slurmd runs; a node without slurmd is fine.
-func StopSlurmd(ctx context.Context, ex Executor) error {
+func StopSlurmd(ctx context.Context, ex transport.Executor) error {
 	script := transport.ScriptEnv + "rm -f -- " + transport.Quote(HealthCheckPath) + " || exit\ncommand -v slurmd >/dev/null || exit 0\nsystemctl disable --now --quiet slurmd\n"
 	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("stop slurmd: %w", err)
@@ -201,7 +201,7 @@ func StopSlurmd(ctx context.Context, ex Executor) error {
 // the controller, and a stale local copy only misleads whoever reads it. The check for the
 // controller fragment runs in the same script, so the cluster's slurm.conf on the
 // controller is never removed, whatever name the node was reached by.
-func RemoveLocalSlurmConf(ctx context.Context, ex Executor) error {
+func RemoveLocalSlurmConf(ctx context.Context, ex transport.Executor) error {
 	script := transport.ScriptEnv + "[ -e " + transport.Quote(FragmentDir+"/"+ControllerFile) + " ] || rm -f -- " + transport.Quote(ConfDir+"/slurm.conf")
 	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("remove the local slurm.conf: %w", err)

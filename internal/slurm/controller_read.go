@@ -60,7 +60,7 @@ var fragmentsPl string
 // readFragments reads every fragment, and the files, in one round trip, for a write that
 // needs nothing else: current are the fragments the resources have (AdoptFiles' while
 // FragmentDir holds none), onDisk those FragmentDir holds.
-func readFragments(ctx context.Context, ex Executor) (current, onDisk map[string][]byte, err error) {
+func readFragments(ctx context.Context, ex transport.Executor) (current, onDisk map[string][]byte, err error) {
 	sections, err := transport.SudoSections(ctx, ex, transport.ScriptEnv+transport.SectionFuncs+fragmentsScript+filesScript(), "read the slurm fragments")
 	if err != nil {
 		return nil, nil, err
@@ -146,7 +146,7 @@ func readStateScript() string {
 	return b.String()
 }
 
-func readState(ctx context.Context, ex Executor) (state, error) {
+func readState(ctx context.Context, ex transport.Executor) (state, error) {
 	sections, err := transport.ReadSections(ctx, ex, readStateScript(), "read the slurm configuration")
 	if err != nil {
 		return state{}, err

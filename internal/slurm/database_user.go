@@ -107,7 +107,7 @@ sec login login`)
 
 // ReadDatabaseUser reads what the node's MariaDB holds of the user name, and whether the
 // provider created it. With a password, it also tries whether that opens the account.
-func ReadDatabaseUser(ctx context.Context, ex Executor, name string, password []byte) (DatabaseUser, error) {
+func ReadDatabaseUser(ctx context.Context, ex transport.Executor, name string, password []byte) (DatabaseUser, error) {
 	if !SQLNamePattern.MatchString(name) {
 		return DatabaseUser{}, fmt.Errorf("database user %q: use letters, digits and '_', at most 32", name)
 	}
@@ -227,7 +227,7 @@ var errNoAnswer = errors.New("MariaDB did not answer")
 
 // readDatabaseUserSteps reads the database user and decides what apply may do to it; while
 // MariaDB does not run it returns errNoAnswer, so the caller can start it and ask again.
-func readDatabaseUserSteps(ctx context.Context, ex Executor, d Slurmdbd, password []byte, policy DatabaseUserPolicy) (databaseUserSteps, error) {
+func readDatabaseUserSteps(ctx context.Context, ex transport.Executor, d Slurmdbd, password []byte, policy DatabaseUserPolicy) (databaseUserSteps, error) {
 	u, err := ReadDatabaseUser(ctx, ex, d.DatabaseUser, password)
 	if err != nil {
 		return databaseUserSteps{}, err
@@ -239,7 +239,7 @@ func readDatabaseUserSteps(ctx context.Context, ex Executor, d Slurmdbd, passwor
 }
 
 // ensureDatabase creates the database and sets up its user as steps say, on a running MariaDB.
-func ensureDatabase(ctx context.Context, ex Executor, d Slurmdbd, password []byte, steps databaseUserSteps) error {
+func ensureDatabase(ctx context.Context, ex transport.Executor, d Slurmdbd, password []byte, steps databaseUserSteps) error {
 	sql := databaseSQL(d, password, steps)
 	defer wipe(sql)
 	if _, err := ex.Sudo(ctx, sqlScript(d.DatabaseUser, steps.record), sql); err != nil {

@@ -27,7 +27,7 @@ sec nodes nodes
 
 // ReadHealth asks the controller how it and its nodes are. A controller that does not answer
 // is a finding, not an error; an error means the checks could not run at all.
-func ReadHealth(ctx context.Context, ex Executor) (Health, error) {
+func ReadHealth(ctx context.Context, ex transport.Executor) (Health, error) {
 	res, err := ex.Sudo(ctx, healthScript, nil)
 	if err != nil {
 		return Health{}, fmt.Errorf("read controller health: %w", err)

@@ -96,7 +96,7 @@ stat -c '%U:%G:%a' -- "$p"
 `
 
 // ReadHealthCheck reads the node's health check program's digest, owner and mode.
-func ReadHealthCheck(ctx context.Context, ex Executor) (HealthCheckState, error) {
+func ReadHealthCheck(ctx context.Context, ex transport.Executor) (HealthCheckState, error) {
 	res, err := ex.Sudo(ctx, readHealthCheckScript, nil)
 	if err != nil {
 		return HealthCheckState{}, fmt.Errorf("read %s: %w", HealthCheckPath, err)
@@ -135,7 +135,7 @@ func contentSHA256(content string) string {
 
 // HealthCheckHost is what writing the program on a node needs.
 type HealthCheckHost interface {
-	Executor
+	transport.Executor
 	transport.FileWriter
 }
 
@@ -154,7 +154,7 @@ func WriteHealthCheck(ctx context.Context, h HealthCheckHost, content string) (c
 }
 
 // RemoveHealthCheck removes the program from a node and tells whether there was one.
-func RemoveHealthCheck(ctx context.Context, ex Executor) (removed bool, err error) {
+func RemoveHealthCheck(ctx context.Context, ex transport.Executor) (removed bool, err error) {
 	script := transport.ScriptEnv + "p=" + transport.Quote(HealthCheckPath) + "\n[ -e \"$p\" ] || exit 0\nrm -f -- \"$p\" && echo removed\n"
 	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {

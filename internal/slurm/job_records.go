@@ -34,7 +34,7 @@ func queuedJobRecords(sdiag string) (n int, found bool) {
 // otherwise, so the records slurmctld still queued (jobs that just ended, whose start was not
 // sent yet, or all of them while slurmdbd was busy) would arrive for an association that is
 // gone, and no longer be found under the user's account.
-func waitJobRecordsSent(ctx context.Context, ex Executor) error {
+func waitJobRecordsSent(ctx context.Context, ex transport.Executor) error {
 	return poll(ctx, JobRecordsWait, "wait for slurmctld to send its job records to slurmdbd (sdiag's DBD Agent queue size)", func(ctx context.Context) error {
 		res, err := ex.Sudo(ctx, transport.ScriptEnv+"sdiag", nil)
 		if err != nil {

@@ -133,7 +133,7 @@ rm -f /usr/sbin/policy-rc.d; exit $rc`, nil)
 // so each of those keys gets a line of its own. slurm.conf is read by
 // scontrol; cgroup.conf only by slurmd, which the unknown sentinel makes
 // exit right after the parse, before it would bind a port or register.
-func parserRefusals(ctx context.Context, host Executor, scope Scope, keys []string) (map[string]bool, error) {
+func parserRefusals(ctx context.Context, host transport.Executor, scope Scope, keys []string) (map[string]bool, error) {
 	base := "ClusterName=lab\nSlurmctldHost=localhost\n"
 	var lines []string
 	for i, key := range append(slices.Clone(keys), sentinelKey) {

@@ -162,7 +162,7 @@ func SetNodeStates(ctx context.Context, h ControllerHost) ([]NodeStateChange, er
 	return done, errors.Join(errs...)
 }
 
-func setNodeState(ctx context.Context, ex Executor, c NodeStateChange) error {
+func setNodeState(ctx context.Context, ex transport.Executor, c NodeStateChange) error {
 	if !NamePattern.MatchString(c.Node) {
 		return fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", c.Node)
 	}
@@ -228,7 +228,7 @@ func (e *JobsRunningError) Error() string {
 // reason), so no new job starts there, and then no job may run there; jobs running are
 // awaited for up to wait, then a *JobsRunningError. A node slurmctld does not know, or a
 // controller whose slurmctld does not run, has nothing to drain.
-func DrainForRemoval(ctx context.Context, ex Executor, node string, wait time.Duration) error {
+func DrainForRemoval(ctx context.Context, ex transport.Executor, node string, wait time.Duration) error {
 	if !NamePattern.MatchString(node) {
 		return fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", node)
 	}
@@ -246,7 +246,7 @@ func DrainForRemoval(ctx context.Context, ex Executor, node string, wait time.Du
 }
 
 // jobsOn lists the jobs slurmctld has running (or ending) on node; none while it does not run.
-func jobsOn(ctx context.Context, ex Executor, node string) ([]string, error) {
+func jobsOn(ctx context.Context, ex transport.Executor, node string) ([]string, error) {
 	script := transport.ScriptEnv + "systemctl is-active --quiet slurmctld || exit 0\n" +
 		"scontrol show node -o " + transport.Quote(node) + " >/dev/null 2>&1 || exit 0\n" +
 		"squeue -h -w " + transport.Quote(node) + " -t RUNNING,COMPLETING,CONFIGURING,SUSPENDED -o %i\n"

@@ -44,7 +44,7 @@ func quotedNodes(nodes []string) (string, error) {
 }
 
 // addPendingRestart adds nodes to pendingFile.
-func addPendingRestart(ctx context.Context, ex Executor, nodes []string) error {
+func addPendingRestart(ctx context.Context, ex transport.Executor, nodes []string) error {
 	if len(nodes) == 0 {
 		return nil
 	}
@@ -62,7 +62,7 @@ func addPendingRestart(ctx context.Context, ex Executor, nodes []string) error {
 
 // ClearPendingRestart takes nodes off the list of pending slurmd restarts, once slurmd
 // restarted there, or does not run there and fetches the configuration when it starts.
-func ClearPendingRestart(ctx context.Context, ex Executor, nodes []string) error {
+func ClearPendingRestart(ctx context.Context, ex transport.Executor, nodes []string) error {
 	if len(nodes) == 0 {
 		return nil
 	}
@@ -94,7 +94,7 @@ var restartSlurmdScript = transport.ScriptEnv + `if systemctl is-active --quiet 
 
 // RestartSlurmd is the node's half of an ordered restart. It reports whether slurmd was running,
 // and so restarted; running jobs survive it, since slurmstepd is not slurmd's child.
-func RestartSlurmd(ctx context.Context, ex Executor) (bool, error) {
+func RestartSlurmd(ctx context.Context, ex transport.Executor) (bool, error) {
 	res, err := ex.Sudo(ctx, restartSlurmdScript, nil)
 	if err != nil {
 		return false, err

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 func filesSHA256(f Files) string {
@@ -42,7 +44,7 @@ func filesSHA256(f Files) string {
 // the pitfall warnings, and the errors Activate would stop at (P2, P14, settings the
 // installed version does not know). It does not run Slurm's parser. Without a controller
 // fragment it still refuses a partition naming an undefined node (P14).
-func Preview(ctx context.Context, ex Executor, changes ...Fragment) (Outcome, error) {
+func Preview(ctx context.Context, ex transport.Executor, changes ...Fragment) (Outcome, error) {
 	if err := checkFragmentNames(changes); err != nil {
 		return Outcome{}, err
 	}

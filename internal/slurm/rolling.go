@@ -29,10 +29,10 @@ var TriggerPattern = regexp.MustCompile(`^[ -~]{1,200}$`)
 // Rolling reboots GPU servers a few at a time, each drained and idle first and back in
 // service before the next goes.
 type Rolling struct {
-	Controller Executor
+	Controller transport.Executor
 	// Connect reaches a node; Forget drops its connection, and a failed dial of it, so the
 	// next Connect dials afresh while the node reboots.
-	Connect func(ctx context.Context, node string) (Executor, error)
+	Connect func(ctx context.Context, node string) (transport.Executor, error)
 	Forget  func(node string)
 	Trigger string
 	// MaxUnavailable is how many nodes may be out of service at once.
@@ -81,7 +81,7 @@ func CheckRollingNodes(order []string) error {
 }
 
 // ReadRebootRecords reads the controller's records of order's nodes: node to trigger.
-func ReadRebootRecords(ctx context.Context, controller Executor, order []string) (map[string]string, error) {
+func ReadRebootRecords(ctx context.Context, controller transport.Executor, order []string) (map[string]string, error) {
 	if err := CheckRollingNodes(order); err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func ReadRebootRecords(ctx context.Context, controller Executor, order []string)
 	return out, nil
 }
 
-func writeRebootRecord(ctx context.Context, controller Executor, node, trigger string) error {
+func writeRebootRecord(ctx context.Context, controller transport.Executor, node, trigger string) error {
 	script := transport.NewScript().Text(transport.StateDirText).
 		Set("dir", RebootRecordDir).Set("f", RebootRecordDir+"/"+node).Set("trigger", trigger).
 		Text("mkdir -p -- \"$dir\" && printf '%s\\n' \"$trigger\" > \"$f.new\" && mv -f -- \"$f.new\" \"$f\"\n").String()
@@ -221,7 +221,7 @@ type nodeLine struct {
 }
 
 // readNodeLine is no shared read (transport.Executor.Read): the waits ask it again and again.
-func readNodeLine(ctx context.Context, controller Executor, node string) (nodeLine, error) {
+func readNodeLine(ctx context.Context, controller transport.Executor, node string) (nodeLine, error) {
 	script := transport.ScriptEnv + "scontrol show node -o " + transport.Quote(node) + "\n"
 	res, err := controller.Sudo(ctx, script, nil)
 	if err != nil {
@@ -265,7 +265,7 @@ var bootScript = transport.ScriptEnv + transport.SectionFuncs +
 	"hw() { slurmd -C 2>/dev/null; }\nsec slurmd hw\n" +
 	"gpus() { nvidia-smi -L 2>/dev/null; }\nsec gpus gpus\n"
 
-func readBoot(ctx context.Context, h Executor, node string) (bootState, error) {
+func readBoot(ctx context.Context, h transport.Executor, node string) (bootState, error) {
 	secs, err := transport.SudoSections(ctx, h, bootScript, "read "+node+"'s boot id and hardware")
 	if err != nil {
 		return bootState{}, err
@@ -300,7 +300,7 @@ func sameHardware(line nodeLine, before, after bootState) error {
 	return nil
 }
 
-func reboot(ctx context.Context, h Executor, node string) error {
+func reboot(ctx context.Context, h transport.Executor, node string) error {
 	_, err := h.Sudo(ctx, transport.ScriptEnv+"systemctl --no-block reboot\n", nil)
 	var lost *transport.ConnectionLostError
 	if err != nil && !errors.As(err, &lost) {
@@ -339,7 +339,7 @@ func (r Rolling) waitBoot(ctx context.Context, node, old string) (bootState, err
 // waitRegistered waits for slurmd on node to register again: a slurmd start other than the
 // one before, responding, and the drain reason the node went with (slurmctld puts its own in
 // its place when it refuses the node's hardware).
-func waitRegistered(ctx context.Context, controller Executor, node, startBefore, reason string, timeout time.Duration) error {
+func waitRegistered(ctx context.Context, controller transport.Executor, node, startBefore, reason string, timeout time.Duration) error {
 	return poll(ctx, timeout, "wait for slurmd on "+node+" to register", func(ctx context.Context) error {
 		n, err := readNodeLine(ctx, controller, node)
 		if err != nil {
@@ -371,7 +371,7 @@ func registered(state string) bool {
 
 // waitNoJobs waits up to wait for the jobs on node to end, then refuses with a
 // *JobsRunningError; it never ends a job.
-func waitNoJobs(ctx context.Context, ex Executor, node string, wait time.Duration) error {
+func waitNoJobs(ctx context.Context, ex transport.Executor, node string, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	pause := firstPoll
 	for {

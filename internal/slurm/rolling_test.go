@@ -168,7 +168,7 @@ func gpuLines(n int) string {
 func (f *fakeCluster) rolling(trigger string, maxUnavailable int) Rolling {
 	return Rolling{
 		Controller: f,
-		Connect: func(_ context.Context, node string) (Executor, error) {
+		Connect: func(_ context.Context, node string) (transport.Executor, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			n := f.nodes[node]
@@ -258,7 +258,7 @@ func TestRollingStopsAtOtherHardware(t *testing.T) {
 	f := newFakeCluster("gpu01", "gpu02")
 	r := f.rolling("535", 1)
 	connect := r.Connect
-	r.Connect = func(ctx context.Context, node string) (Executor, error) {
+	r.Connect = func(ctx context.Context, node string) (transport.Executor, error) {
 		f.mu.Lock()
 		if n := f.nodes[node]; n.boot > 1 {
 			n.gpus = 3

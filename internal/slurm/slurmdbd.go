@@ -173,7 +173,7 @@ systemctl is-active --quiet slurmdbd; secv slurmdbd $?
 }
 
 // ReadSlurmdbd reads the accounting node's SlurmdbdState for the configuration d.
-func ReadSlurmdbd(ctx context.Context, ex Executor, d Slurmdbd) (SlurmdbdState, error) {
+func ReadSlurmdbd(ctx context.Context, ex transport.Executor, d Slurmdbd) (SlurmdbdState, error) {
 	if err := d.Validate(); err != nil {
 		return SlurmdbdState{}, err
 	}
@@ -248,7 +248,7 @@ func startDatabaseScript(restart bool) string {
 
 // SlurmdbdHost is what setting up slurmdbd needs of its node.
 type SlurmdbdHost interface {
-	Executor
+	transport.Executor
 	transport.FileWriter
 }
 
@@ -326,7 +326,7 @@ func wipe(b []byte) {
 }
 
 // WaitSlurmdbd polls until sacctmgr gets an answer from slurmdbd, for at most timeout.
-func WaitSlurmdbd(ctx context.Context, ex Executor, c AccountingClient, timeout time.Duration) error {
+func WaitSlurmdbd(ctx context.Context, ex transport.Executor, c AccountingClient, timeout time.Duration) error {
 	return poll(ctx, timeout, "wait for slurmdbd", func(ctx context.Context) error {
 		_, err := c.run(ctx, ex, "sacctmgr", "-nP", "show", "cluster", "format=cluster")
 		return err
@@ -341,7 +341,7 @@ func WaitSlurmdbd(ctx context.Context, ex Executor, c AccountingClient, timeout 
 // received", then "code=killed, status=10/USR1"). It is stopped as asked, and a unit left
 // failed would show in `systemctl --failed`, and in the monitoring built on it, for a stop
 // the administrator asked for.
-func StopSlurmdbd(ctx context.Context, ex Executor) error {
+func StopSlurmdbd(ctx context.Context, ex transport.Executor) error {
 	script := transport.ScriptEnv + "if command -v slurmdbd >/dev/null; then\n" +
 		"\tsystemctl disable --now --quiet slurmdbd || exit\n" +
 		"\tif systemctl is-failed --quiet slurmdbd; then systemctl reset-failed slurmdbd || exit; fi\n" +
@@ -354,7 +354,7 @@ func StopSlurmdbd(ctx context.Context, ex Executor) error {
 
 // ReadSlurmdbdSettings reads slurmdbd.conf's settings, by lower-case key, with the password
 // line left out on the host. found is false when there is no slurmdbd.conf.
-func ReadSlurmdbdSettings(ctx context.Context, ex Executor) (settings map[string]string, found bool, err error) {
+func ReadSlurmdbdSettings(ctx context.Context, ex transport.Executor) (settings map[string]string, found bool, err error) {
 	conf := transport.Quote(SlurmdbdConfPath)
 	script := transport.ScriptEnv + "[ -e " + conf + " ] || exit 0\necho found\ngrep -v -i '^[[:space:]]*StoragePass' -- " + conf + "\n"
 	res, err := ex.Sudo(ctx, script, nil)
@@ -369,7 +369,7 @@ func ReadSlurmdbdSettings(ctx context.Context, ex Executor) (settings map[string
 }
 
 // Hostname is the node's short host name: slurmdbd starts only on the host DbdHost names.
-func Hostname(ctx context.Context, ex Executor) (string, error) {
+func Hostname(ctx context.Context, ex transport.Executor) (string, error) {
 	res, err := ex.Sudo(ctx, transport.ScriptEnv+"hostname -s", nil)
 	if err != nil {
 		return "", fmt.Errorf("hostname -s: %w", err)

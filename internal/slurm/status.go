@@ -30,7 +30,7 @@ type Status struct {
 }
 
 // ReadStatus reads the controller's Status.
-func ReadStatus(ctx context.Context, ex Executor) (Status, error) {
+func ReadStatus(ctx context.Context, ex transport.Executor) (Status, error) {
 	st, err := readState(ctx, ex)
 	if err != nil {
 		return Status{}, err
@@ -46,7 +46,7 @@ func ReadStatus(ctx context.Context, ex Executor) (Status, error) {
 // StopController stops and disables slurmctld and removes the files assembled for it; the
 // node and partition fragments stay, as their resources own them. A controller without
 // slurmctld installed has nothing to stop; a stop that fails is an error, not ignored.
-func StopController(ctx context.Context, ex Executor) error {
+func StopController(ctx context.Context, ex transport.Executor) error {
 	files := make([]string, len(confFiles))
 	for i, f := range confFiles {
 		files[i] = transport.Quote(ConfDir + "/" + f)
@@ -70,7 +70,7 @@ func (e *MungeError) Error() string {
 func (e *MungeError) Unwrap() error { return e.Err }
 
 // CheckMunge makes and decodes a credential on the host, the guide's check that munged runs.
-func CheckMunge(ctx context.Context, ex Executor) error {
+func CheckMunge(ctx context.Context, ex transport.Executor) error {
 	script := transport.ScriptEnv + `command -v munge >/dev/null || { echo "munge is not installed" >&2; exit 127; }
 munge -n | unmunge >/dev/null
 `
@@ -118,7 +118,7 @@ const (
 // package makes /var/lib/slurm/slurmctld, not the guide's /var/spool/slurmctld, and
 // slurmctld, running as SlurmUser, cannot create it under /var/spool itself. An existing
 // directory is left as it is.
-func EnsureStateDir(ctx context.Context, ex Executor, s ControllerSettings) error {
+func EnsureStateDir(ctx context.Context, ex transport.Executor, s ControllerSettings) error {
 	dir, user := s.StateSaveLocation, s.SlurmUser
 	if dir == "" {
 		return nil

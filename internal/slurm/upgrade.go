@@ -141,7 +141,7 @@ type UpgradeResult struct {
 // transaction, whose own restarts are held; then the daemons that ran before, each restarted
 // and answering before the next: slurmdbd, slurmctld, slurmd. A node already at the version
 // changes nothing.
-func UpgradeNode(ctx context.Context, ex Executor, u NodeUpgrade) (UpgradeResult, error) {
+func UpgradeNode(ctx context.Context, ex transport.Executor, u NodeUpgrade) (UpgradeResult, error) {
 	var res UpgradeResult
 	installed, err := packages.Installed(ctx, ex, PackageFamily...)
 	if err != nil {
@@ -221,7 +221,7 @@ func daemonChanges(d string, changed []string) bool {
 }
 
 // activeDaemons asks systemd which of Slurm's daemons run.
-func activeDaemons(ctx context.Context, ex Executor) (map[string]bool, error) {
+func activeDaemons(ctx context.Context, ex transport.Executor) (map[string]bool, error) {
 	script := transport.NewScript().Args(upgradeOrder...).Text(`for d do
 	if systemctl is-active --quiet "$d"; then echo "$d"; fi
 done`).String()
@@ -237,7 +237,7 @@ done`).String()
 }
 
 // stopAndBackUp stops a running slurmctld, so its state files are whole, and copies them.
-func stopAndBackUp(ctx context.Context, ex Executor, dir string, running bool) (string, error) {
+func stopAndBackUp(ctx context.Context, ex transport.Executor, dir string, running bool) (string, error) {
 	if running {
 		if _, err := ex.Sudo(ctx, transport.ScriptEnv+"systemctl stop slurmctld\n", nil); err != nil {
 			return "", fmt.Errorf("stop slurmctld before backing up its state: %w", err)
@@ -249,7 +249,7 @@ func stopAndBackUp(ctx context.Context, ex Executor, dir string, running bool) (
 
 // restartUpgraded restarts daemon d after its package changed and waits for it to answer
 // where a client can ask it: slurmdbd through sacctmgr, slurmctld through scontrol ping.
-func restartUpgraded(ctx context.Context, ex Executor, d string, u NodeUpgrade) error {
+func restartUpgraded(ctx context.Context, ex transport.Executor, d string, u NodeUpgrade) error {
 	script := transport.NewScript().Set("d", d).Text(`systemctl reset-failed "$d" 2>/dev/null
 if ! systemctl restart "$d"; then
 	journalctl -u "$d" -n 20 --no-pager -o cat >&2
@@ -274,7 +274,7 @@ var ErrControllerBehind = errors.New("slurmctld is older than the slurmd asked f
 
 // CheckControllerFirst asks the controller, through ex, for its slurmctld's version and
 // refuses a slurmd version newer than it.
-func CheckControllerFirst(ctx context.Context, ex Executor, version string) error {
+func CheckControllerFirst(ctx context.Context, ex transport.Executor, version string) error {
 	ctl, err := packages.Installed(ctx, ex, "slurmctld")
 	if err != nil {
 		return err
@@ -288,7 +288,7 @@ func CheckControllerFirst(ctx context.Context, ex Executor, version string) erro
 // InstalledFamilyVersion is the version of Slurm's packages already on the node, "" when none
 // is: a package of the family added later must come at that version, or apt would upgrade
 // the others with it, outside Slurm's order.
-func InstalledFamilyVersion(ctx context.Context, ex Executor) (string, error) {
+func InstalledFamilyVersion(ctx context.Context, ex transport.Executor) (string, error) {
 	installed, err := packages.Installed(ctx, ex, PackageFamily...)
 	if err != nil {
 		return "", err

@@ -109,7 +109,7 @@ func parseVersionSection(daemon string, sec transport.Section) (*version.Version
 
 // ReadVersion asks daemon ("slurmctld" or "slurmd") for its version; a
 // daemon that is not installed is an error.
-func ReadVersion(ctx context.Context, ex Executor, daemon string) (*version.Version, error) {
+func ReadVersion(ctx context.Context, ex transport.Executor, daemon string) (*version.Version, error) {
 	if daemon != "slurmctld" && daemon != "slurmd" {
 		return nil, fmt.Errorf("read version: unknown daemon %q", daemon)
 	}

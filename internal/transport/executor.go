@@ -3,7 +3,7 @@ package transport
 import "context"
 
 // The interfaces below are what domain packages need of a Host, so that their tests can hand
-// them a fake; each package names the ones it uses under its own names.
+// them a fake.
 
 // Executor runs scripts as root on one host. Sudo is for a script that may change the host;
 // Read is for one that only reads it, whose result other reads of the same script on that host

@@ -185,7 +185,7 @@ type ChangeLogger interface {
 
 // Changed logs a change through ex when it can log: domain packages hold their host as a
 // narrow interface and report what they changed through this.
-func Changed(ctx context.Context, ex any, what string) {
+func Changed(ctx context.Context, ex Executor, what string) {
 	if l, ok := ex.(ChangeLogger); ok {
 		l.Changed(ctx, what)
 	}

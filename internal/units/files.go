@@ -23,7 +23,7 @@ type File struct {
 
 // ReadFile returns path's checksum, owner and mode, from the host's shared read when a package
 // shares the file (Share).
-func ReadFile(ctx context.Context, ex Executor, path string) (File, error) {
+func ReadFile(ctx context.Context, ex transport.Executor, path string) (File, error) {
 	if !filePath.MatchString(path) {
 		return File{}, fmt.Errorf("read %s: not a plain absolute path", path)
 	}

@@ -9,9 +9,6 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// Executor runs a script as root on one host.
-type Executor = transport.Executor
-
 // State is a unit's words as `systemctl is-active` and `systemctl is-enabled` print them:
 // Active "active", "inactive" (also for a unit that does not exist), "failed", "activating", ...;
 // Enabled "enabled", "disabled", "static", "alias", "masked", "not-found", ...
@@ -32,7 +29,7 @@ func (s State) IsEnabled() bool {
 }
 
 // Read returns unit's state, from the host's shared read when a package shares the unit (Share).
-func Read(ctx context.Context, ex Executor, unit string) (State, error) {
+func Read(ctx context.Context, ex transport.Executor, unit string) (State, error) {
 	var snap snapshot
 	var err error
 	if sharedUnits, sharedFiles := sharedSet(); slices.Contains(sharedUnits, unit) {
@@ -54,7 +51,7 @@ type snapshot struct {
 	filesErr error
 }
 
-func read(ctx context.Context, ex Executor, unitList, fileList []string) (snapshot, error) {
+func read(ctx context.Context, ex transport.Executor, unitList, fileList []string) (snapshot, error) {
 	for _, u := range unitList {
 		if !transport.UnitNamePattern.MatchString(u) {
 			return snapshot{}, fmt.Errorf("read the state of systemd units: unit name %q is not valid", u)

@@ -68,7 +68,7 @@ func newScript() *transport.Script { return transport.NewScript().Text("set -e")
 
 // EnsureUser brings one node's account to spec: one round trip when it is
 // already in sync, two when it is changed.
-func EnsureUser(ctx context.Context, ex Executor, spec UserSpec) (changed bool, err error) {
+func EnsureUser(ctx context.Context, ex transport.Executor, spec UserSpec) (changed bool, err error) {
 	if err := spec.Validate(true); err != nil {
 		return false, err
 	}
@@ -81,7 +81,7 @@ func EnsureUser(ctx context.Context, ex Executor, spec UserSpec) (changed bool, 
 
 // EnsureGroup brings one node's group to the wanted gid, creating it if
 // needed.
-func EnsureGroup(ctx context.Context, ex Executor, name string, gid int64) (changed bool, err error) {
+func EnsureGroup(ctx context.Context, ex transport.Executor, name string, gid int64) (changed bool, err error) {
 	if err := ValidateName(KindGroup, name); err != nil {
 		return false, err
 	}
@@ -98,7 +98,7 @@ func EnsureGroup(ctx context.Context, ex Executor, name string, gid int64) (chan
 // RemoveUser deletes the account record, never the home directory (no -r):
 // the home is shared, and a retired user's files stay with their UID. An
 // account that is already gone is success.
-func RemoveUser(ctx context.Context, ex Executor, name string) (removed bool, err error) {
+func RemoveUser(ctx context.Context, ex transport.Executor, name string) (removed bool, err error) {
 	if err := ValidateName(KindUser, name); err != nil {
 		return false, err
 	}
@@ -113,7 +113,7 @@ func RemoveUser(ctx context.Context, ex Executor, name string) (removed bool, er
 
 // RemoveGroup deletes a group; a group that is already gone is success.
 // groupdel itself refuses while the group is some user's primary group.
-func RemoveGroup(ctx context.Context, ex Executor, name string) (removed bool, err error) {
+func RemoveGroup(ctx context.Context, ex transport.Executor, name string) (removed bool, err error) {
 	if err := ValidateName(KindGroup, name); err != nil {
 		return false, err
 	}
@@ -121,7 +121,7 @@ func RemoveGroup(ctx context.Context, ex Executor, name string) (removed bool, e
 }
 
 // runIfPresent runs command when probe finds the account; both refer to it as "$name".
-func runIfPresent(ctx context.Context, ex Executor, kind Kind, name, probe, command string) (bool, error) {
+func runIfPresent(ctx context.Context, ex transport.Executor, kind Kind, name, probe, command string) (bool, error) {
 	what := string(kind) + " " + name
 	script := newScript().Set("name", name).Text("if " + probe + " >/dev/null; then\n\t" + command + "\n\techo removed\nfi").String()
 	res, err := ex.Sudo(ctx, script, nil)
@@ -135,7 +135,7 @@ func runIfPresent(ctx context.Context, ex Executor, kind Kind, name, probe, comm
 	return removed, nil
 }
 
-func runCommands(ctx context.Context, ex Executor, what string, commands []string) (bool, error) {
+func runCommands(ctx context.Context, ex transport.Executor, what string, commands []string) (bool, error) {
 	if len(commands) == 0 {
 		return false, nil
 	}
@@ -150,7 +150,7 @@ func runCommands(ctx context.Context, ex Executor, what string, commands []strin
 // hold it (shared storage), only if nothing exists at that path yet: owned
 // by the user's uid and primary group, mode 0700, seeded from /etc/skel.
 // An existing directory is never touched, so re-running is harmless.
-func CreateHome(ctx context.Context, ex Executor, spec UserSpec) (created bool, err error) {
+func CreateHome(ctx context.Context, ex transport.Executor, spec UserSpec) (created bool, err error) {
 	if err := spec.Validate(true); err != nil {
 		return false, err
 	}

@@ -133,7 +133,7 @@ func TestEnsureGroup(t *testing.T) {
 func TestRemove(t *testing.T) {
 	tests := []struct {
 		name    string
-		remove  func(context.Context, Executor, string) (bool, error)
+		remove  func(context.Context, transport.Executor, string) (bool, error)
 		command string
 	}{
 		{"user", RemoveUser, `userdel "$name"`},

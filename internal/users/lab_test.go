@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
 )
 
@@ -92,7 +93,7 @@ func TestLabHostErrorsAreQuoted(t *testing.T) {
 	}
 }
 
-func assertInSync(ctx context.Context, t *testing.T, ex Executor, node string, spec UserSpec) {
+func assertInSync(ctx context.Context, t *testing.T, ex transport.Executor, node string, spec UserSpec) {
 	t.Helper()
 	st, err := ReadAccounts(ctx, ex, []string{spec.Name}, []string{spec.PrimaryGroup})
 	if err != nil {

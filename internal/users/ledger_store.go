@@ -16,14 +16,11 @@ import (
 // secret (the same names and ids are in /etc/passwd) but only root writes it.
 const LedgerPath = transport.StateDir + "/uid-ledger"
 
-// FileReader reads a file as root; a missing file is exists=false.
-type FileReader = transport.FileReader
-
 // LedgerHost is what a read-modify-write of the ledger needs from the
 // controller node.
 type LedgerHost interface {
-	Executor
-	FileReader
+	transport.Executor
+	transport.FileReader
 	transport.FileWriter
 	Lock(ctx context.Context) (unlock func(), err error)
 }
@@ -32,7 +29,7 @@ type LedgerHost interface {
 // the host's shared account listing: every user and group of a run reads it from there, and
 // the node's own accounts come with it, so no resource pays a round trip of its own. A missing
 // file is an empty ledger.
-func ReadListedLedger(ctx context.Context, ex Executor) (*Ledger, error) {
+func ReadListedLedger(ctx context.Context, ex transport.Executor) (*Ledger, error) {
 	res, err := ex.Read(ctx, listingScript)
 	if err != nil {
 		return nil, fmt.Errorf("read UID ledger: %w", err)

@@ -23,7 +23,7 @@ var ownersPrelude = transport.ScriptEnv + transport.SectionFuncs + `owner() {
 
 // ReadIDOwners looks up the owners of the given UIDs and GIDs in one round trip. An ID nobody
 // holds is absent from the maps.
-func ReadIDOwners(ctx context.Context, ex Executor, uids, gids []int64) (IDOwners, error) {
+func ReadIDOwners(ctx context.Context, ex transport.Executor, uids, gids []int64) (IDOwners, error) {
 	script := ownersPrelude
 	for _, id := range uids {
 		script += "owner passwd " + strconv.FormatInt(id, 10) + "\n"

@@ -11,9 +11,6 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
-// Executor runs a script as root on one host.
-type Executor = transport.Executor
-
 // UserState is what one node says about one user.
 type UserState struct {
 	Exists           bool
@@ -66,7 +63,7 @@ func (e *AnswerError) Unwrap() error { return e.Err }
 const getentNotFound = 2
 
 // ReadAccounts looks up the given users and groups on one host; see Read.
-func ReadAccounts(ctx context.Context, ex Executor, userNames, groupNames []string) (State, error) {
+func ReadAccounts(ctx context.Context, ex transport.Executor, userNames, groupNames []string) (State, error) {
 	return Read(ctx, ex, Lookup{Users: userNames, Groups: groupNames})
 }
 
@@ -77,7 +74,7 @@ func ReadAccounts(ctx context.Context, ex Executor, userNames, groupNames []stri
 // then asked of getent by name, in one more round trip, so accounts from any source count. The
 // listing also says which of the shells /etc/shells names or an account uses are executable
 // files; a shell that is neither is asked in that second round trip.
-func Read(ctx context.Context, ex Executor, q Lookup) (State, error) {
+func Read(ctx context.Context, ex transport.Executor, q Lookup) (State, error) {
 	if err := validateLookup(q); err != nil {
 		return State{}, err
 	}

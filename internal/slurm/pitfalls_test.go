@@ -1,4 +1,4 @@
-package pitfalls
+package slurm
 
 import (
 	"io/fs"
@@ -9,14 +9,14 @@ import (
 	"testing"
 )
 
-func TestRef(t *testing.T) {
-	want := "pitfall P9, " + URL + "#p9"
-	if got := Ref("P9"); got != want {
-		t.Errorf("Ref(P9) = %q, want %q", got, want)
+func TestPitfallRef(t *testing.T) {
+	want := "pitfall P9, " + PitfallsURL + "#p9"
+	if got := PitfallRef("P9"); got != want {
+		t.Errorf("PitfallRef(P9) = %q, want %q", got, want)
 	}
 }
 
-var citation = regexp.MustCompile(`pitfalls\.Ref\("(P[0-9]+)"\)`)
+var citation = regexp.MustCompile(`PitfallRef\("(P[0-9]+)"\)`)
 
 // Every pitfall a message cites has its entry on the page the link leads to.
 func TestEveryCitedPitfallHasAnEntry(t *testing.T) {
@@ -45,6 +45,6 @@ func TestEveryCitedPitfallHasAnEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cited == 0 {
-		t.Fatal("found no pitfalls.Ref citation: the walk looked in the wrong place")
+		t.Fatal("found no PitfallRef citation: the walk looked in the wrong place")
 	}
 }
