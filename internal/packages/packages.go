@@ -32,7 +32,7 @@ func Installed(ctx context.Context, ex transport.Executor, names ...string) (map
 	if len(names) == 0 {
 		return versions, nil
 	}
-	res, err := ex.Sudo(ctx, installedScript(names), nil)
+	res, err := ex.Read(ctx, installedScript(names))
 	if err != nil && !someNotFound(err) {
 		return nil, fmt.Errorf("query installed packages %s: %w", strings.Join(names, " "), err)
 	}

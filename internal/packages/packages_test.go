@@ -32,6 +32,9 @@ func TestInstalled(t *testing.T) {
 	if len(f.Calls) != 1 || !strings.Contains(f.Calls[0].Script, "dpkg-query -W") || !strings.HasSuffix(f.Calls[0].Script, " -- munge slurmd nosuch\n") {
 		t.Errorf("want one dpkg-query for all three packages, got %q", f.Scripts())
 	}
+	if len(f.Calls) == 1 && !f.Calls[0].Read {
+		t.Error("the query is no shared read: every resource asking a node's packages would be a change that ends the sharing of other reads")
+	}
 }
 
 func TestInstalledErrors(t *testing.T) {

@@ -288,9 +288,9 @@ resource "gpucluster_user" "u%[1]d" {
 // resources read it: the node's facts (gpucluster_node and gpucluster_node_facts), its
 // accounts (five users), its firewall rules (three rules), and its daemons: the MUNGE key's
 // checksum comes from the host's shared read of unit states, which munged's state needs
-// anyway. Reads are shared within a run only until a command that is not marked as a read runs
-// on the host, so one unmarked read among them shows here as a second listing of the accounts
-// or of the rules, and a key read of its own as a fifth command.
+// anyway. Reads are shared within a run only until a command that is not a read (run through
+// Sudo, not Read) runs on the host, so one read sent as Sudo among them shows here as a second
+// listing of the accounts or of the rules, and a key read of its own as a fifth command.
 func TestAccTransport_commandsPerHostPerNoOpPlan(t *testing.T) {
 	l := lab.Require(t)
 	nodes := labNodeNames(l)[:3]
