@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,11 @@ func TestRootShellRunsEachScriptWithItsStdinAndStatus(t *testing.T) {
 	}
 	if n := srv.RootShells.Load(); n != 1 {
 		t.Fatalf("sudo started %d root shells, want 1 for the run", n)
+	}
+	// A command as the login user sees the session's SSH_CONNECTION, as sshd sets it.
+	res, err = h.Run(ctx, `set -- $SSH_CONNECTION; echo "$# $3 $4 $USER"`, nil)
+	if want := "4 127.0.0.1 " + strconv.Itoa(srv.Port()) + " admin\n"; err != nil || string(res.Stdout) != want {
+		t.Fatalf("login user's session: %q, %v; want %q", res.Stdout, err, want)
 	}
 }
 
@@ -199,6 +205,7 @@ func TestShellSemantics(t *testing.T) {
 		{"export A=1; B=2; sh -c 'echo ${A-unset} ${B-unset}'", "1 unset\n", 0},
 		{"mkdir /d && chown admin:users -- /d && stat -c '%U:%G %a' -- /d", "admin:users 755\n", 0},
 		{"exec 9>/run/lock/x.lock && flock 9 && echo locked", "locked\n", 0},
+		{"ip -o addr show | grep -c ' inet'", "2\n", 0},
 	} {
 		r := h.Run(c.script)
 		if r.Stdout != c.stdout || r.Status != c.status {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/netip"
 	"path"
 	"sync"
 )
@@ -17,6 +18,8 @@ type Host struct {
 	FS   *FS
 	// Units are the host's systemd units by name ("munge.service").
 	Units *Units
+	// Addresses are the host's addresses on eth0, beside the loopback ones.
+	Addresses []netip.Prefix
 
 	run sync.Mutex // one script at a time
 
@@ -46,6 +49,7 @@ func NewHost(name string) *Host {
 	h.commands["dpkg-query"] = dpkgQuery
 	h.commands["apt-get"] = aptGet
 	h.commands["awk"] = awk
+	h.commands["ip"] = ipCmd
 	seed(h)
 	addMunge(h)
 	addUFW(h)
@@ -105,14 +109,14 @@ func (h *Host) Run(script string) Result {
 }
 
 func (h *Host) runScript(ctx context.Context, script string, stdin []byte, stdout, stderr *bytes.Buffer) int {
-	return h.runCommand(ctx, script, bytes.NewReader(stdin), stdout, stderr)
+	return h.runCommand(ctx, script, rootEnv, bytes.NewReader(stdin), stdout, stderr)
 }
 
 // runCommand runs a command line or script once no other script runs on the host.
-func (h *Host) runCommand(ctx context.Context, script string, stdin io.Reader, stdout, stderr io.Writer) int {
+func (h *Host) runCommand(ctx context.Context, script string, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	h.run.Lock()
 	defer h.run.Unlock()
-	return h.interpret(ctx, script, nil, rootEnv, stdin, stdout, stderr)
+	return h.interpret(ctx, script, nil, env, stdin, stdout, stderr)
 }
 
 // rootShellScript runs one script of the provider's root shell and records it.

@@ -147,7 +147,7 @@ func (s *Server) serve() {
 }
 
 func (s *Server) handleConn(nc net.Conn) {
-	_, chans, reqs, err := ssh.NewServerConn(nc, s.config)
+	conn, chans, reqs, err := ssh.NewServerConn(nc, s.config)
 	if err != nil {
 		return
 	}
@@ -162,7 +162,7 @@ func (s *Server) handleConn(nc net.Conn) {
 	for nch := range chans {
 		switch nch.ChannelType() {
 		case "session":
-			go s.handleSession(nch)
+			go s.handleSession(nch, sshConnection(conn))
 		case "direct-tcpip":
 			go forward(nch)
 		default:
@@ -171,7 +171,17 @@ func (s *Server) handleConn(nc net.Conn) {
 	}
 }
 
-func (s *Server) handleSession(nch ssh.NewChannel) {
+// sshConnection is the SSH_CONNECTION sshd sets: client address and port, server address and
+// port.
+func sshConnection(conn *ssh.ServerConn) string {
+	split := func(a net.Addr) string {
+		host, port, _ := net.SplitHostPort(a.String())
+		return host + " " + port
+	}
+	return split(conn.RemoteAddr()) + " " + split(conn.LocalAddr())
+}
+
+func (s *Server) handleSession(nch ssh.NewChannel, sshConn string) {
 	ch, reqs, err := nch.Accept()
 	if err != nil {
 		return
@@ -192,7 +202,7 @@ func (s *Server) handleSession(nch ssh.NewChannel) {
 				started = true
 				_ = req.Reply(true, nil)
 				command := string(req.Payload[4:])
-				go func() { done <- s.execute(ctx, command, ch) }()
+				go func() { done <- s.execute(ctx, command, sshConn, ch) }()
 			case req.Type == "signal":
 				// The client gave up on the command (a sudo prompt asking again): the
 				// session ends at once, as the killed process would end it.
@@ -210,7 +220,7 @@ func (s *Server) handleSession(nch ssh.NewChannel) {
 
 // execute runs one session's command. The transport starts each as "cd / && exec COMMAND":
 // COMMAND is either sudo starting the root shell or /bin/sh -c running a script as the admin.
-func (s *Server) execute(ctx context.Context, command string, ch ssh.Channel) int {
+func (s *Server) execute(ctx context.Context, command, sshConn string, ch ssh.Channel) int {
 	argv, err := words(strings.TrimPrefix(command, "cd / && exec "))
 	if err != nil || len(argv) == 0 {
 		_, _ = fmt.Fprintf(ch.Stderr(), "fakehost: cannot parse the command %q: %v\n", command, err)
@@ -219,7 +229,9 @@ func (s *Server) execute(ctx context.Context, command string, ch ssh.Channel) in
 	if argv[0] == "sudo" {
 		return s.sudo(ctx, argv, ch)
 	}
-	return s.Host.runCommand(ctx, command, ch, ch, ch.Stderr())
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/home/" + AdminUser, "USER=" + AdminUser, "LOGNAME=" + AdminUser,
+		"SHELL=/bin/bash", "SSH_CONNECTION=" + sshConn}
+	return s.Host.runCommand(ctx, command, env, ch, ch, ch.Stderr())
 }
 
 // exitByte is a status as the kernel passes it on: one byte.
