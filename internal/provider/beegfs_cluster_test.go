@@ -20,30 +20,36 @@ import (
 
 // beegfsCluster is the guide's BeeGFS on the lab: management and metadata on login01, a
 // target on each of storage (node N gets target N01 by default) and, when clients is set,
-// the client on login01 (migrating admin's home) and on the other listed nodes.
+// the client on login01 (migrating admin's home) and on the other listed nodes; version, when
+// set, pins every role's package.
 type beegfsCluster struct {
 	storage []string
 	clients []string
 	extra   string
+	version string
 }
 
 func (c beegfsCluster) config(l *lab.Lab) string {
 	var b strings.Builder
 	b.WriteString(providerConfig(l, ""))
+	pin := ""
+	if c.version != "" {
+		pin = fmt.Sprintf("  beegfs_version = %q\n", c.version)
+	}
 	fmt.Fprintf(&b, `
 resource "gpucluster_beegfs_management" "cluster" {
   node       = "login01"
   db_file    = %q
   auth_nodes = %s
-}
+%[4]s}
 
 resource "gpucluster_beegfs_metadata" "cluster" {
   node        = "login01"
   node_num_id = 1
   mgmtd_host  = %[3]q
   depends_on  = [gpucluster_beegfs_management.cluster]
-}
-`, labDBFile, hclList(c.storage), l.Host(lab.LoginHost).Address)
+%[4]s}
+`, labDBFile, hclList(c.storage), l.Host(lab.LoginHost).Address, pin)
 	for _, node := range c.storage {
 		fmt.Fprintf(&b, `
 resource "gpucluster_beegfs_target" %[1]q {
@@ -51,8 +57,8 @@ resource "gpucluster_beegfs_target" %[1]q {
   node_num_id = %[2]d
   mgmtd_host  = %[3]q
   depends_on  = [gpucluster_beegfs_management.cluster, gpucluster_beegfs_metadata.cluster]
-}
-`, node, gpuNumber(node), l.Host(lab.LoginHost).Address)
+%[4]s}
+`, node, gpuNumber(node), l.Host(lab.LoginHost).Address, pin)
 	}
 	for _, node := range c.clients {
 		migrate, after := node == lab.LoginHost, "gpucluster_beegfs_client.login01"
@@ -66,8 +72,8 @@ resource "gpucluster_beegfs_client" %[1]q {
   migrate_local_home = %[3]t
   expected_fstype    = %[4]q
   depends_on         = [%[5]s]
-}
-`, node, l.Host(lab.LoginHost).Address, migrate, labClientFSType, after)
+%[6]s}
+`, node, l.Host(lab.LoginHost).Address, migrate, labClientFSType, after, pin)
 	}
 	return b.String() + c.extra
 }

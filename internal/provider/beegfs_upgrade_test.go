@@ -16,21 +16,18 @@ import (
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
 )
 
-// beegfsPinnedConfig is the guide's login01, management and metadata, both pinned to version.
-func beegfsPinnedConfig(l *lab.Lab, version string) string {
-	return providerConfig(l, "") + fmt.Sprintf(`
-resource "gpucluster_beegfs_management" "test" {
-  node           = "login01"
-  beegfs_version = %[1]q
+// beegfsRole is one pinned BeeGFS role of the upgrade test: its resource, node, package and service.
+type beegfsRole struct {
+	addr, node, pkg, service string
+	daemon                   bool // a long-running process, whose binary the upgrade replaces
 }
 
-resource "gpucluster_beegfs_metadata" "test" {
-  node           = "login01"
-  mgmtd_host     = "login01"
-  beegfs_version = %[1]q
-  depends_on     = [gpucluster_beegfs_management.test]
-}
-`, version)
+var beegfsRoles = []beegfsRole{
+	{"gpucluster_beegfs_management.cluster", "login01", beegfs.MgmtdPackage, beegfs.ServiceMgmtd, true},
+	{"gpucluster_beegfs_metadata.cluster", "login01", beegfs.MetaPackage, beegfs.ServiceMeta, true},
+	{"gpucluster_beegfs_target.gpu01", "gpu01", beegfs.StoragePackage, beegfs.ServiceStorage, true},
+	{"gpucluster_beegfs_client.login01", "login01", beegfs.ClientPackage, beegfs.ServiceClient, false},
+	{"gpucluster_beegfs_client.gpu01", "gpu01", beegfs.ClientPackage, beegfs.ServiceClient, false},
 }
 
 // checkRunsInstalledBinary wants the service's main process to run the file its package
@@ -39,92 +36,107 @@ func checkRunsInstalledBinary(l *lab.Lab, node, service string) resource.TestChe
 	return checkOnHost(l, node, `e=$(readlink /proc/$(systemctl show -P MainPID `+service+`)/exe); case "$e" in *deleted*|"") echo "stale $e";; *) echo current;; esac`, "current")
 }
 
-// TestAccBeegfsUpgrade_pinned sets up management and metadata at the lab's BeeGFS build while
-// apt offers a later one, upgrades both to the later build, restarting each service onto it
-// with its database and directory kept, and refuses a downgrade at plan.
+// TestAccBeegfsUpgrade_pinned sets up the guide's BeeGFS (management and metadata on login01, a
+// target on gpu01, clients on both) at the lab's BeeGFS build while apt offers a later one,
+// upgrades every role to the later build, restarting each service onto it with the database,
+// the directories and the mounts kept, and refuses a downgrade at plan.
 func TestAccBeegfsUpgrade_pinned(t *testing.T) {
 	l := lab.Require(t)
-	pkgs := []string{beegfs.MgmtdPackage, beegfs.MetaPackage}
-	installBeegfs(t, l, "login01", pkgs...)
+	nodes := []string{lab.LoginHost, "gpu01"}
+	installBeegfs(t, l, "login01", beegfs.MgmtdPackage, beegfs.MetaPackage)
+	prepareFreshBeegfs(t, l, nodes)
+	prepareStorageHost(t, l, "gpu01")
 	a := repoVersion(t, l, beegfs.MgmtdPackage)
 	b := a + "+gpucluster1"
-	services := []string{beegfs.ServiceMgmtd, beegfs.ServiceMeta}
+	at := func(v string) string {
+		return beegfsCluster{storage: []string{"gpu01"}, clients: nodes, version: v}.config(l)
+	}
 	atVersion := func(v string) resource.TestCheckFunc {
-		checks := []resource.TestCheckFunc{checkMgmtdOnController(l)}
-		for i, p := range pkgs {
-			checks = append(checks, checkPackageVersion(l, []string{"login01"}, p, v), checkRunsInstalledBinary(l, "login01", services[i]))
+		checks := []resource.TestCheckFunc{
+			checkOnHosts(l, nodes, "findmnt -n -o FSTYPE --mountpoint /home", labClientFSType),
+		}
+		for _, r := range beegfsRoles {
+			checks = append(checks, checkPackageVersion(l, []string{r.node}, r.pkg, v))
+			if r.daemon {
+				checks = append(checks, checkRunsInstalledBinary(l, r.node, r.service))
+			}
 		}
 		return resource.ComposeAggregateTestCheckFunc(checks...)
 	}
 	started := map[string]int64{}
-	var db, ids string
+	var kept string
+	keptFiles := func() string {
+		return onHost(t, l, "login01", "stat -c '%i' "+labDBFile+"; cat /beegfs/meta/nodeNumID") + "\n" +
+			onHost(t, l, "gpu01", "cat /data/beegfs-storage/targetNumID")
+	}
 	recordStarts := func() {
-		for _, s := range services {
-			since, err := unitActiveSince(l, "login01", s)
+		for _, r := range beegfsRoles {
+			since, err := unitActiveSince(l, r.node, r.service)
 			if err != nil {
 				t.Fatal(err)
 			}
-			started[s] = since
+			started[r.addr] = since
 		}
-		db = onHost(t, l, "login01", "stat -c '%i' "+labDBFile)
-		ids = onHost(t, l, "login01", "stat -c '%i %Y' "+labMetaPath+"/nodeNumID")
+		kept = keptFiles()
 	}
 	checkRestarted := func(want bool) resource.TestCheckFunc {
 		return func(*terraform.State) error {
-			for _, s := range services {
-				since, err := unitActiveSince(l, "login01", s)
+			for _, r := range beegfsRoles {
+				since, err := unitActiveSince(l, r.node, r.service)
 				if err != nil {
 					return err
 				}
-				if restarted := since != started[s]; restarted != want {
-					return fmt.Errorf("%s restarted = %v (active since %d, before the apply %d), want %v", s, restarted, since, started[s], want)
+				if restarted := since != started[r.addr]; restarted != want {
+					return fmt.Errorf("%s on %s restarted = %v (active since %d, before the apply %d), want %v", r.service, r.node, restarted, since, started[r.addr], want)
 				}
+			}
+			if now := keptFiles(); now != kept {
+				return fmt.Errorf("the database inode and the IDs on disk are now\n%s\nwere\n%s", now, kept)
 			}
 			return nil
 		}
 	}
 	versionIs := func(v string) []statecheck.StateCheck {
-		return []statecheck.StateCheck{
-			statecheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("version"), knownvalue.StringExact(v)),
-			statecheck.ExpectKnownValue(metaAddr, tfjsonpath.New("version"), knownvalue.StringExact(v)),
+		var checks []statecheck.StateCheck
+		for _, r := range beegfsRoles {
+			checks = append(checks, statecheck.ExpectKnownValue(r.addr, tfjsonpath.New("version"), knownvalue.StringExact(v)))
 		}
+		return checks
+	}
+	var upgradePlan []plancheck.PlanCheck
+	for _, r := range beegfsRoles {
+		upgradePlan = append(upgradePlan, expectBeforeValue(r.addr, "version", a), plancheck.ExpectKnownValue(r.addr, tfjsonpath.New("version"), knownvalue.StringExact(b)))
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             checkMetaDestroyed(l),
+		CheckDestroy:             checkOnHosts(l, nodes, "findmnt -n /home >/dev/null && echo mounted || echo local", "local"),
 		Steps: []resource.TestStep{
-			{Config: beegfsPinnedConfig(l, "8.4;reboot"), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)beegfs_version.*must be a Debian package version`)},
+			{Config: at("8.4;reboot"), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)beegfs_version.*must be a Debian package version`)},
 			{
-				PreConfig:         func() { addSecondBuild(t, l, "login01", secondBuild{a: a, b: b, packages: pkgs}) },
-				Config:            beegfsPinnedConfig(l, a),
+				PreConfig: func() {
+					pkgs := []string{beegfs.MgmtdPackage, beegfs.MetaPackage, beegfs.StoragePackage, beegfs.ClientPackage}
+					for _, h := range nodes {
+						addSecondBuild(t, l, h, secondBuild{a: a, b: b, packages: pkgs})
+					}
+				},
+				Config:            at(a),
 				ConfigStateChecks: versionIs(a),
 				Check:             atVersion(a),
 			},
 			{
-				PreConfig: recordStarts,
-				Config:    beegfsPinnedConfig(l, b),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					expectBeforeValue(mgmtdAddr, "version", a),
-					plancheck.ExpectKnownValue(mgmtdAddr, tfjsonpath.New("version"), knownvalue.StringExact(b)),
-					expectBeforeValue(metaAddr, "version", a),
-					plancheck.ExpectKnownValue(metaAddr, tfjsonpath.New("version"), knownvalue.StringExact(b)),
-				}},
+				PreConfig:         recordStarts,
+				Config:            at(b),
+				ConfigPlanChecks:  resource.ConfigPlanChecks{PreApply: upgradePlan},
 				ConfigStateChecks: versionIs(b),
-				Check: resource.ComposeAggregateTestCheckFunc(
-					atVersion(b),
-					checkRestarted(true),
-					// The database is the one set up at build a, not a new one (read when the check runs).
-					func(s *terraform.State) error { return checkOnHost(l, "login01", "stat -c '%i' "+labDBFile, db)(s) },
-					checkNodeNumIDUnchanged(l, &ids),
-				),
+				Check:             resource.ComposeAggregateTestCheckFunc(atVersion(b), checkRestarted(true)),
 			},
 			{
 				PreConfig:        recordStarts,
-				Config:           beegfsPinnedConfig(l, b),
+				Config:           at(b),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check:            checkRestarted(false),
 			},
-			{Config: beegfsPinnedConfig(l, a), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)BeeGFS Downgrade Refused.*beegfs_version asks for ` + regexp.QuoteMeta(a))},
+			{Config: at(a), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)BeeGFS Downgrade Refused.*beegfs_version asks for ` + regexp.QuoteMeta(a))},
 		},
 	})
 }

@@ -31,6 +31,13 @@ type pinnedPackages struct {
 	unset    string   // what happens without the attribute
 	where    string   // where the packages are, e.g. "on this node"
 	shownIn  string   // the computed attribute a plan shows the upgrade in
+	note     string   // a last sentence for the docs, or ""
+}
+
+// noting adds a last sentence to the attribute's docs.
+func (p pinnedPackages) noting(sentence string) pinnedPackages {
+	p.note = " " + sentence
+	return p
 }
 
 func (p pinnedPackages) path() path.Path { return path.Root(p.attrName) }
@@ -43,7 +50,7 @@ func (p pinnedPackages) schemaAttribute() schema.StringAttribute {
 		MarkdownDescription: "The Debian version of " + p.list() + " " + p.where + ", as `apt-cache policy " + p.names[len(p.names)-1] + "` lists it, for example `" + p.example + "`. " +
 			p.unset + " Set, the packages are installed at that version in one apt transaction, with the packages' own restarts held, and a change upgrades them: " +
 			"the plan shows `" + p.shownIn + "` going from the installed version to this one and warns, and refuses a version older than the installed one. " +
-			"After an upgrade the apply restarts " + p.daemon + " where it was running, and only there; an apply with every package at the version installs nothing and restarts nothing.",
+			"After an upgrade the apply restarts " + p.daemon + " where it was running, and only there; an apply with every package at the version installs nothing and restarts nothing." + p.note,
 		Optional:   true,
 		Validators: []validator.String{stringvalidator.RegexMatches(packages.VersionPattern, "must be a Debian package version, such as "+p.example)},
 	}
@@ -147,22 +154,28 @@ func readInstalledVersions(ctx context.Context, c *cluster, nodes []string, pkg 
 // planVersion shows a pin as the package's `version` after apply, refuses a downgrade from
 // installed ("" when not known), and warns about an upgrade: for a resource on one node.
 func (p pinnedPackages) planVersion(ctx context.Context, resp *resource.ModifyPlanResponse, node string, pin types.String, installed string) {
+	if v, ok := p.plannedVersion(node, pin, installed, &resp.Diagnostics); ok {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), v)...)
+	}
+}
+
+// plannedVersion is the `version` a plan shows under a pin (ok false: no pin, or refused).
+func (p pinnedPackages) plannedVersion(node string, pin types.String, installed string, diags *diag.Diagnostics) (v types.String, ok bool) {
 	switch {
 	case pin.IsNull():
-		return
+		return v, false
 	case pin.IsUnknown():
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), types.StringUnknown())...)
-		return
+		return types.StringUnknown(), true
 	}
 	to := pin.ValueString()
 	if packages.CheckNoDowngrade(installed, to) != nil {
-		resp.Diagnostics.Append(p.refuseDowngrade(node, installed, to))
-		return
+		diags.Append(p.refuseDowngrade(node, installed, to))
+		return v, false
 	}
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("version"), pin)...)
 	if installed != "" && packages.CompareVersions(installed, to) != 0 {
-		resp.Diagnostics.Append(p.upgradeWarning([]string{node}, map[string]string{node: installed}, to))
+		diags.Append(p.upgradeWarning([]string{node}, map[string]string{node: installed}, to))
 	}
+	return pin, true
 }
 
 // pinBeegfs brings a BeeGFS service's package on node to the pin, before the resource reads the

@@ -43,8 +43,14 @@ type beegfsClientModel struct {
 	MigrateLocalHome types.Bool   `tfsdk:"migrate_local_home"`
 	ExpectedFSType   types.String `tfsdk:"expected_fstype"`
 	Mounted          types.Bool   `tfsdk:"mounted"`
+	Version          types.String `tfsdk:"version"`
+	Pin              types.String `tfsdk:"beegfs_version"`
 	Status           types.String `tfsdk:"status"`
 }
+
+// clientPackages is what beegfs_version pins on a client node.
+var clientPackages = beegfsPackages(beegfs.ClientPackage, beegfs.ServiceClient).
+	noting("The client's restart unmounts and mounts `mount_path` again, with the module rebuilt for the new version: upgrade when no job uses it.")
 
 func (m beegfsClientModel) settings() beegfs.ClientSettings {
 	return beegfs.ClientSettings{MountPath: m.MountPath.ValueString(), Mgmtd: m.MgmtdHost.ValueString(), FSType: m.ExpectedFSType.ValueString()}
@@ -107,6 +113,8 @@ func (r *beegfsClientResource) Schema(_ context.Context, _ resource.SchemaReques
 				MarkdownDescription: "Whether `findmnt` showed `expected_fstype` at `mount_path` at the last refresh. `false` is the guide's \"home directories are missing on one node\"; a plan that changes it back to `true` mounts again.",
 				Computed:            true,
 			},
+			"version":        computedKeptAttribute("Installed version of `" + beegfs.ClientPackage + "` (`dpkg-query`). A plan that changes `beegfs_version` shows it going to the wanted version."),
+			"beegfs_version": clientPackages.schemaAttribute(),
 			"status": schema.StringAttribute{
 				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the node: `" + beegfs.MountsConfPath + "`, the service not enabled or not active, nothing or another filesystem mounted, " +
 					"the kernel module not built for the running kernel. " +
@@ -128,6 +136,12 @@ func (r *beegfsClientResource) ModifyPlan(ctx context.Context, req resource.Modi
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("mounted"), types.BoolValue(true))...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringValue(inSync))...)
+	plan, state, creating, ok := planAndState[beegfsClientModel](ctx, req, &resp.Diagnostics)
+	if !ok || (!creating && !plan.Node.Equal(state.Node)) {
+		return
+	}
+	// A new client's installed version is read at apply, which refuses a downgrade there.
+	clientPackages.planVersion(ctx, resp, plan.Node.ValueString(), plan.Pin, knownString(state.Version))
 }
 
 func (r *beegfsClientResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -142,6 +156,12 @@ func (r *beegfsClientResource) Update(ctx context.Context, req resource.UpdateRe
 // mount (P9), starts the client and checks what findmnt shows.
 func (r *beegfsClientResource) converge(ctx context.Context, m *beegfsClientModel) diag.Diagnostics {
 	node, set := m.Node.ValueString(), m.settings()
+	// An upgraded package asks for its module's rebuild (force-auto-build), which restarts a
+	// running client below, so the pin's own restart request is not needed here.
+	_, diags := clientPackages.pinBeegfs(ctx, r.cluster, node, beegfs.ServiceClient, m.Pin)
+	if diags.HasError() {
+		return diags
+	}
 	h, st, diags := r.readClient(ctx, node, set.MountPath)
 	if diags.HasError() {
 		return diags
@@ -200,6 +220,7 @@ func (r *beegfsClientResource) converge(ctx context.Context, m *beegfsClientMode
 	}
 	m.ID = m.Node
 	m.Mounted = types.BoolValue(true)
+	m.Version = types.StringValue(after.Version)
 	m.Status = types.StringValue(describeDrift(after.Problems(set)))
 	return diags
 }
@@ -346,6 +367,7 @@ func (r *beegfsClientResource) Read(ctx context.Context, req resource.ReadReques
 	warnDrift(&resp.Diagnostics, "BeeGFS client", map[string]string{node: status})
 	state.MgmtdHost = types.StringValue(st.MgmtdHost())
 	state.Mounted = types.BoolValue(st.MountedAt(set.MountPath, set.FSType))
+	state.Version = types.StringValue(st.Version)
 	state.Status = types.StringValue(status)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
@@ -406,6 +428,6 @@ func (r *beegfsClientResource) ImportState(ctx context.Context, req resource.Imp
 	resp.Diagnostics.Append(resp.State.Set(ctx, &beegfsClientModel{
 		ID: types.StringValue(req.ID), Node: types.StringValue(req.ID), MgmtdHost: types.StringValue(set.Mgmtd),
 		MountPath: types.StringValue(set.MountPath), MigrateLocalHome: types.BoolValue(false), ExpectedFSType: types.StringValue(set.FSType),
-		Mounted: types.BoolValue(st.MountedAt(set.MountPath, set.FSType)), Status: types.StringValue(describeDrift(st.Problems(set))),
+		Mounted: types.BoolValue(st.MountedAt(set.MountPath, set.FSType)), Version: types.StringValue(st.Version), Status: types.StringValue(describeDrift(st.Problems(set))),
 	})...)
 }

@@ -55,8 +55,15 @@ type beegfsTargetModel struct {
 	FsUUID           types.String `tfsdk:"fs_uuid"`
 	FsUUIDCheck      types.Bool   `tfsdk:"fs_uuid_check"`
 	Mountpoint       types.String `tfsdk:"mountpoint"`
+	Version          types.String `tfsdk:"version"`
+	Pin              types.String `tfsdk:"beegfs_version"`
 	Status           types.String `tfsdk:"status"`
 }
+
+// storagePackages is what beegfs_version pins on a storage node. Every target of a node shares
+// its beegfs-storage, so they are given the same version.
+var storagePackages = beegfsPackages(beegfs.StoragePackage, beegfs.ServiceStorage).
+	noting("Every target of a node shares its `" + beegfs.StoragePackage + "`: give them all the same `beegfs_version`.")
 
 func (m beegfsTargetModel) identity(c *cluster) beegfs.TargetIdentity {
 	return beegfs.TargetIdentity{
@@ -178,7 +185,9 @@ func (r *beegfsTargetResource) Schema(_ context.Context, _ resource.SchemaReques
 				Computed:      true,
 				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 			},
-			"mountpoint": computedKeptAttribute("Mountpoint of that filesystem, which the drop-in's `RequiresMountsFor` names."),
+			"mountpoint":     computedKeptAttribute("Mountpoint of that filesystem, which the drop-in's `RequiresMountsFor` names."),
+			"version":        computedKeptAttribute("Installed version of `" + beegfs.StoragePackage + "` (`dpkg-query`). A plan that changes `beegfs_version` shows it going to the wanted version."),
+			"beegfs_version": storagePackages.schemaAttribute(),
 			"status": schema.StringAttribute{
 				MarkdownDescription: "`" + inSync + "`, or what the last refresh found different on the node (\"filesystem missing: ...\", \"interlock: ...\", " +
 					"\"beegfs-storage is inactive\", a changed drop-in or ID file). A plan that sets it back to `" + inSync + "` repairs the node.",
@@ -234,6 +243,11 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 		plan.TargetID = types.Int64Value(id)
 	}
 	plan.Status = types.StringValue(inSync)
+	if !creating && plan.Node.Equal(state.Node) {
+		if v, ok := storagePackages.plannedVersion(plan.Node.ValueString(), plan.Pin, knownString(state.Version), &resp.Diagnostics); ok {
+			plan.Version = v
+		}
+	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	if resp.Diagnostics.HasError() || r.cluster == nil ||
 		plan.Node.IsUnknown() || plan.Path.IsUnknown() || plan.NodeNumID.IsUnknown() || plan.TargetID.IsUnknown() {
@@ -268,6 +282,10 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if creating {
 		plan.FsUUID = types.StringValue(hs.Mount.UUID)
 		plan.Mountpoint = types.StringValue(hs.Mount.Target)
+		plan.Version = types.StringValue(hs.Version)
+		if v, ok := storagePackages.plannedVersion(node, plan.Pin, hs.Version, &resp.Diagnostics); ok {
+			plan.Version = v
+		}
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
@@ -303,6 +321,10 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 		return diags
 	}
 	defer unlock()
+	upgraded, diags := storagePackages.pinBeegfs(ctx, r.cluster, node, beegfs.ServiceStorage, m.Pin)
+	if diags.HasError() {
+		return diags
+	}
 	mountpoint, uuid := m.recorded()
 	hs, diags := checkTargetHost(ctx, h, node, want, mountpoint, uuid, creating)
 	if diags.HasError() {
@@ -344,13 +366,14 @@ func (r *beegfsTargetResource) converge(ctx context.Context, m *beegfsTargetMode
 		diags.Append(nodeError("Cannot Write Drop-In", node, "Writing the RequiresMountsFor drop-in for "+beegfs.ServiceStorage+" failed", adviceWrite, err))
 		return diags
 	}
-	if diags.Append(startServer(ctx, h, node, beegfs.ServiceStorage, "BeeGFS Storage", confChanged, hs.Service.Running(),
+	if diags.Append(startServer(ctx, h, node, beegfs.ServiceStorage, "BeeGFS Storage", confChanged || upgraded, hs.Service.Running(),
 		"Read its refusal below. A missing "+beegfs.ConnAuthPath+" comes from gpucluster_beegfs_management (depends_on it).")...); diags.HasError() {
 		return diags
 	}
 	m.ID = types.StringValue(nodePathID(node, want.Directory))
 	m.FsUUID = types.StringValue(mount.UUID)
 	m.Mountpoint = types.StringValue(mount.Target)
+	m.Version = types.StringValue(hs.Version)
 	m.Status = types.StringValue(inSync)
 	return diags
 }
@@ -391,6 +414,7 @@ func (r *beegfsTargetResource) Read(ctx context.Context, req resource.ReadReques
 			"The storage target "+want.Directory+" differs from its configuration: "+strings.Join(problems, "; "), "Apply repairs what it can.", nil))
 	}
 	state.ID = types.StringValue(nodePathID(node, want.Directory))
+	state.Version = types.StringValue(hs.Version)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
