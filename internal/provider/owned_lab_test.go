@@ -602,6 +602,42 @@ func TestAccOwnership_anotherStateIsRefused(t *testing.T) {
 	})
 }
 
+// The record is the authority where no plan sees both declarations: under -target, a second
+// resource for a user that the first created is planned alone, so the check within one
+// configuration cannot see the first. Its plan is refused naming the record, and no host
+// changes; the first resource keeps the user, and destroy removes it with its record.
+func TestAccOwnership_targetedSecondDeclarationIsRefused(t *testing.T) {
+	l := lab.Require(t)
+	const name = "tacc_target"
+	nodes := labNodeNames(l)
+	for _, node := range nodes {
+		onHost(t, l, node, "userdel "+name+" 2>/dev/null; rm -f "+ownership.Dir+"/user/"+name)
+	}
+	user := func(address string) string {
+		return fmt.Sprintf("resource \"gpucluster_user\" %q {\n  name  = %q\n  uid   = 1967\n  group = \"users\"\n  nodes = %s\n}\n", address, name, hclList(nodes))
+	}
+	tf := newTerraformCLI(t)
+	tf.write("main.tf", cliRequiredProviders+providerConfig(l, "")+user("a")+user("b"))
+	t.Cleanup(func() { tf.status("destroy", "-auto-approve", "-target=gpucluster_user.a") })
+	tf.run(0, "apply", "-auto-approve", "-target=gpucluster_user.a")
+
+	before := snapshotHosts(t, l)
+	ownedBy := regexp.MustCompile(`(?s)Object Owned By Another Resource.*user\s+` + name + `\s+is\s+recorded\s+as\s+owned\s+by\s+a\s+gpucluster_user\s`)
+	for _, args := range [][]string{{"plan"}, {"apply", "-auto-approve"}} {
+		if code, out := tf.status(append(args, "-target=gpucluster_user.b")...); code != 1 || !ownedBy.MatchString(oneSpaced(out)) {
+			t.Fatalf("terraform %v -target=gpucluster_user.b exited %d, want 1 naming the record:\n%s", args, code, out)
+		}
+	}
+	compareSnapshots(t, before, snapshotHosts(t, l))
+	if got := tf.run(0, "show", "-json"); !strings.Contains(got, `"address":"gpucluster_user.a"`) || strings.Contains(got, `"address":"gpucluster_user.b"`) {
+		t.Errorf("state after the refused apply does not hold gpucluster_user.a alone:\n%s", got)
+	}
+	tf.run(0, "destroy", "-auto-approve", "-target=gpucluster_user.a")
+	if err := userAndRecordGone(l, nodes, name); err != nil {
+		t.Error(err)
+	}
+}
+
 // A recorded resource's update in place leaves its record as it is: no rewrite, no round trip.
 func TestAccOwnership_updateLeavesTheRecord(t *testing.T) {
 	l := lab.Require(t)
