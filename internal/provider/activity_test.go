@@ -35,6 +35,13 @@ func (r *recordingResource) note(ctx context.Context) {
 	r.got = append(r.got, transport.ActivityOf(ctx))
 }
 
+func (r *recordingResource) Configure(context.Context, resource.ConfigureRequest, *resource.ConfigureResponse) {
+}
+
+func (r *recordingResource) ImportState(ctx context.Context, _ resource.ImportStateRequest, _ *resource.ImportStateResponse) {
+	r.note(ctx)
+}
+
 func (r *recordingResource) Create(ctx context.Context, _ resource.CreateRequest, _ *resource.CreateResponse) {
 	r.note(ctx)
 }

@@ -17,10 +17,11 @@ import (
 )
 
 var (
-	_ resource.ResourceWithConfigure      = (*offlineGuard)(nil)
-	_ resource.ResourceWithImportState    = (*offlineGuard)(nil)
-	_ resource.ResourceWithModifyPlan     = (*offlineGuard)(nil)
-	_ resource.ResourceWithValidateConfig = (*offlineGuard)(nil)
+	_ resource.ResourceWithConfigure        = (*offlineGuard)(nil)
+	_ resource.ResourceWithConfigValidators = (*offlineGuard)(nil)
+	_ resource.ResourceWithImportState      = (*offlineGuard)(nil)
+	_ resource.ResourceWithModifyPlan       = (*offlineGuard)(nil)
+	_ resource.ResourceWithValidateConfig   = (*offlineGuard)(nil)
 )
 
 // offlineGuard keeps a resource away from nodes the provider's node blocks mark offline, so a
@@ -38,7 +39,7 @@ type offlineGuard struct {
 
 // guardOffline wraps a resource constructor; hostAttrs are its attributes that name the
 // nodes it reaches.
-func guardOffline(newResource func() resource.Resource, hostAttrs ...string) func() resource.Resource {
+func guardOffline(newResource func() guardedResource, hostAttrs ...string) func() resource.Resource {
 	return func() resource.Resource { return &offlineGuard{wrapper: wrapper{newResource()}, hostAttrs: hostAttrs} }
 }
 
@@ -47,12 +48,7 @@ func (g *offlineGuard) Configure(ctx context.Context, req resource.ConfigureRequ
 }
 
 func (g *offlineGuard) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	r, ok := g.inner.(resource.ResourceWithImportState)
-	if !ok {
-		resp.Diagnostics.AddError("Import Not Supported", "This resource cannot be imported.")
-		return
-	}
-	r.ImportState(transport.WithActivity(ctx, transport.Activity{Verb: "Importing", Object: req.ID}), req, resp)
+	g.inner.ImportState(transport.WithActivity(ctx, transport.Activity{Verb: "Importing", Object: req.ID}), req, resp)
 }
 
 func (g *offlineGuard) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

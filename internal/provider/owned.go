@@ -21,10 +21,11 @@ import (
 )
 
 var (
-	_ resource.ResourceWithConfigure      = (*ownedGuard)(nil)
-	_ resource.ResourceWithImportState    = (*ownedGuard)(nil)
-	_ resource.ResourceWithModifyPlan     = (*ownedGuard)(nil)
-	_ resource.ResourceWithValidateConfig = (*ownedGuard)(nil)
+	_ resource.ResourceWithConfigure        = (*ownedGuard)(nil)
+	_ resource.ResourceWithConfigValidators = (*ownedGuard)(nil)
+	_ resource.ResourceWithImportState      = (*ownedGuard)(nil)
+	_ resource.ResourceWithModifyPlan       = (*ownedGuard)(nil)
+	_ resource.ResourceWithValidateConfig   = (*ownedGuard)(nil)
 )
 
 // ownedGuard gives every object a resource writes exactly one owner. Within one run a second
@@ -48,8 +49,8 @@ type ownedSpec struct {
 	locate func(ctx context.Context, c *cluster, data tfsdk.State) (nodes, names []string, known bool, diags diag.Diagnostics)
 }
 
-func guardOwned(newResource func() resource.Resource, spec ownedSpec) func() resource.Resource {
-	return func() resource.Resource { return &ownedGuard{wrapper: wrapper{newResource()}, spec: spec} }
+func guardOwned(newResource func() guardedResource, spec ownedSpec) func() guardedResource {
+	return func() guardedResource { return &ownedGuard{wrapper: wrapper{newResource()}, spec: spec} }
 }
 
 func (g *ownedGuard) Configure(ctx context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -600,12 +601,7 @@ func (g *ownedGuard) Delete(ctx context.Context, req resource.DeleteRequest, res
 // hands it over (ModifyPlan). Terraform's own re-import of a resource to verify it, and import
 // blocks, which import during the plan, both go through here.
 func (g *ownedGuard) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	r, ok := g.inner.(resource.ResourceWithImportState)
-	if !ok {
-		resp.Diagnostics.AddError("Import Not Supported", "This resource cannot be imported.")
-		return
-	}
-	r.ImportState(ctx, req, resp)
+	g.inner.ImportState(ctx, req, resp)
 	if resp.Diagnostics.HasError() {
 		return
 	}

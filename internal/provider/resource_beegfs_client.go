@@ -31,7 +31,7 @@ var (
 )
 
 // NewBeegfsClientResource returns the gpucluster_beegfs_client resource.
-func NewBeegfsClientResource() resource.Resource { return &beegfsClientResource{} }
+func NewBeegfsClientResource() guardedResource { return &beegfsClientResource{} }
 
 type beegfsClientResource struct{ cluster *cluster }
 

@@ -35,7 +35,7 @@ const (
 )
 
 // NewBeegfsManagementResource returns the gpucluster_beegfs_management resource.
-func NewBeegfsManagementResource() resource.Resource { return &beegfsManagementResource{} }
+func NewBeegfsManagementResource() guardedResource { return &beegfsManagementResource{} }
 
 type beegfsManagementResource struct{ cluster *cluster }
 

@@ -31,7 +31,7 @@ var (
 const defaultMetaPath = "/beegfs/meta"
 
 // NewBeegfsMetadataResource returns the gpucluster_beegfs_metadata resource.
-func NewBeegfsMetadataResource() resource.Resource { return &beegfsMetadataResource{} }
+func NewBeegfsMetadataResource() guardedResource { return &beegfsMetadataResource{} }
 
 type beegfsMetadataResource struct{ cluster *cluster }
 

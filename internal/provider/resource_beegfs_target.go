@@ -39,7 +39,7 @@ const (
 )
 
 // NewBeegfsTargetResource returns the gpucluster_beegfs_target resource.
-func NewBeegfsTargetResource() resource.Resource { return &beegfsTargetResource{} }
+func NewBeegfsTargetResource() guardedResource { return &beegfsTargetResource{} }
 
 type beegfsTargetResource struct{ cluster *cluster }
 

@@ -30,7 +30,7 @@ var (
 )
 
 // NewFirewallResource returns the gpucluster_firewall resource.
-func NewFirewallResource() resource.Resource { return &firewallResource{} }
+func NewFirewallResource() guardedResource { return &firewallResource{} }
 
 type firewallResource struct{ cluster *cluster }
 

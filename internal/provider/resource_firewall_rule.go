@@ -37,7 +37,7 @@ const ruleOwnedAdvice = "Each rule on a node belongs to one gpucluster_firewall_
 	"from every state, delete the line from " + firewall.LedgerPath + " on the node, or import the rule."
 
 // NewFirewallRuleResource returns the gpucluster_firewall_rule resource.
-func NewFirewallRuleResource() resource.Resource { return &firewallRuleResource{} }
+func NewFirewallRuleResource() guardedResource { return &firewallRuleResource{} }
 
 type firewallRuleResource struct{ cluster *cluster }
 

@@ -29,7 +29,7 @@ var (
 const groupInUseAdvice = "A group that is still some user's primary group cannot be removed: change or remove that user first."
 
 // NewGroupResource returns the gpucluster_group resource.
-func NewGroupResource() resource.Resource { return &groupResource{} }
+func NewGroupResource() guardedResource { return &groupResource{} }
 
 type groupResource struct{ cluster *cluster }
 

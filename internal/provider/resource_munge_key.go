@@ -34,7 +34,7 @@ var (
 )
 
 // NewMungeKeyResource returns the gpucluster_munge_key resource.
-func NewMungeKeyResource() resource.Resource { return &mungeKeyResource{} }
+func NewMungeKeyResource() guardedResource { return &mungeKeyResource{} }
 
 type mungeKeyResource struct{ cluster *cluster }
 

@@ -35,7 +35,7 @@ var (
 var nodeRoles = []string{"controller", "compute", "storage"}
 
 // NewNodeResource returns the gpucluster_node resource.
-func NewNodeResource() resource.Resource { return &nodeResource{} }
+func NewNodeResource() guardedResource { return &nodeResource{} }
 
 type nodeResource struct{ cluster *cluster }
 

@@ -31,7 +31,7 @@ var (
 )
 
 // NewRollingRebootResource returns the gpucluster_rolling_reboot resource.
-func NewRollingRebootResource() resource.Resource { return &rollingRebootResource{} }
+func NewRollingRebootResource() guardedResource { return &rollingRebootResource{} }
 
 type rollingRebootResource struct{ cluster *cluster }
 

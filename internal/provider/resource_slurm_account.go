@@ -24,7 +24,7 @@ var (
 )
 
 // NewSlurmAccountResource returns the gpucluster_slurm_account resource.
-func NewSlurmAccountResource() resource.Resource {
+func NewSlurmAccountResource() guardedResource {
 	return &slurmAccountResource{sacctmgrResource[slurm.Account, slurmAccountModel, *slurmAccountModel]{object: accountObject, importExample: "research@login01"}}
 }
 

@@ -36,7 +36,7 @@ var (
 )
 
 // NewSlurmAccountingResource returns the gpucluster_slurm_accounting resource.
-func NewSlurmAccountingResource() resource.Resource { return &slurmAccountingResource{} }
+func NewSlurmAccountingResource() guardedResource { return &slurmAccountingResource{} }
 
 type slurmAccountingResource struct{ cluster *cluster }
 

@@ -25,7 +25,7 @@ var (
 )
 
 // NewSlurmActivationResource returns the gpucluster_slurm_activation resource.
-func NewSlurmActivationResource() resource.Resource { return &slurmActivationResource{} }
+func NewSlurmActivationResource() guardedResource { return &slurmActivationResource{} }
 
 type slurmActivationResource struct{ cluster *cluster }
 

@@ -30,7 +30,7 @@ var (
 )
 
 // NewSlurmBackupResource returns the gpucluster_slurm_backup resource.
-func NewSlurmBackupResource() resource.Resource { return &slurmBackupResource{} }
+func NewSlurmBackupResource() guardedResource { return &slurmBackupResource{} }
 
 type slurmBackupResource struct{ cluster *cluster }
 

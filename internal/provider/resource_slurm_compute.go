@@ -33,7 +33,7 @@ var (
 )
 
 // NewSlurmComputeResource returns the gpucluster_slurm_compute resource.
-func NewSlurmComputeResource() resource.Resource { return &slurmComputeResource{} }
+func NewSlurmComputeResource() guardedResource { return &slurmComputeResource{} }
 
 type slurmComputeResource struct{ cluster *cluster }
 

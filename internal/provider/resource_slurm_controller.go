@@ -38,7 +38,7 @@ var (
 var controllerPackages = []string{"slurmctld", "slurm-client"}
 
 // NewSlurmControllerResource returns the gpucluster_slurm_controller resource.
-func NewSlurmControllerResource() resource.Resource { return &slurmControllerResource{} }
+func NewSlurmControllerResource() guardedResource { return &slurmControllerResource{} }
 
 type slurmControllerResource struct{ cluster *cluster }
 

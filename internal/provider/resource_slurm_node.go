@@ -27,7 +27,7 @@ var (
 )
 
 // NewSlurmNodeResource returns the gpucluster_slurm_node resource.
-func NewSlurmNodeResource() resource.Resource { return &slurmNodeResource{} }
+func NewSlurmNodeResource() guardedResource { return &slurmNodeResource{} }
 
 type slurmNodeResource struct{ cluster *cluster }
 

@@ -27,7 +27,7 @@ var (
 )
 
 // NewSlurmPartitionResource returns the gpucluster_slurm_partition resource.
-func NewSlurmPartitionResource() resource.Resource { return &slurmPartitionResource{} }
+func NewSlurmPartitionResource() guardedResource { return &slurmPartitionResource{} }
 
 type slurmPartitionResource struct{ cluster *cluster }
 

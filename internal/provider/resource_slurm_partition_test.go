@@ -77,7 +77,7 @@ func TestSlurmPlanDiagnostics(t *testing.T) {
 // attribute names the class of change it needs.
 func TestSlurmSchemas(t *testing.T) {
 	ctx := context.Background()
-	for _, newResource := range []func() resource.Resource{NewSlurmControllerResource, NewSlurmNodeResource, NewSlurmPartitionResource, NewSlurmComputeResource,
+	for _, newResource := range []func() guardedResource{NewSlurmControllerResource, NewSlurmNodeResource, NewSlurmPartitionResource, NewSlurmComputeResource,
 		NewSlurmActivationResource} {
 		var resp resource.SchemaResponse
 		newResource().Schema(ctx, resource.SchemaRequest{}, &resp)

@@ -25,7 +25,7 @@ var (
 )
 
 // NewSlurmQOSResource returns the gpucluster_slurm_qos resource.
-func NewSlurmQOSResource() resource.Resource {
+func NewSlurmQOSResource() guardedResource {
 	return &slurmQOSResource{sacctmgrResource[slurm.QOS, slurmQOSModel, *slurmQOSModel]{object: qosObject, importExample: "gpu1@login01"}}
 }
 

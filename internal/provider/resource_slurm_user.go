@@ -25,7 +25,7 @@ var (
 )
 
 // NewSlurmUserResource returns the gpucluster_slurm_user resource.
-func NewSlurmUserResource() resource.Resource {
+func NewSlurmUserResource() guardedResource {
 	return &slurmUserResource{sacctmgrResource[slurm.AccountingUser, slurmUserModel, *slurmUserModel]{object: userObject}}
 }
 

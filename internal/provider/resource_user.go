@@ -31,7 +31,7 @@ var (
 const userBusyAdvice = "Processes of the user still running on that node block userdel: end them and apply again. The home directory is always kept."
 
 // NewUserResource returns the gpucluster_user resource.
-func NewUserResource() resource.Resource { return &userResource{} }
+func NewUserResource() guardedResource { return &userResource{} }
 
 type userResource struct{ cluster *cluster }
 
