@@ -228,8 +228,14 @@ func id(c *Call) int {
 	if !ok {
 		return 127
 	}
+	if len(operands) == 0 {
+		operands = []string{"root"}
+		if v := c.Env.Get("USER"); v.IsSet() && v.String() != "" {
+			operands = []string{v.String()}
+		}
+	}
 	if len(operands) != 1 {
-		return c.NotModelled("id without a user")
+		return c.NotModelled("id of more than one user")
 	}
 	users, groups := c.Host.Users(), c.Host.Groups()
 	i, found := findUser(users, operands[0])

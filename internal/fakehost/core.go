@@ -176,6 +176,9 @@ func grep(c *Call) int {
 		}
 		pattern, rest = rest[0], rest[1:]
 	}
+	if !f.has('E') && !f.has('F') {
+		pattern = breToERE(pattern)
+	}
 	match, err := grepMatcher(pattern, f.has('F'), f.has('x'))
 	if err != nil {
 		return c.Errorf(2, "%v", err)
@@ -212,6 +215,30 @@ func grep(c *Call) int {
 		return 1
 	}
 	return 0
+}
+
+// breToERE turns a basic regular expression into an extended one: in a BRE the characters
+// ( ) { } | + ? are literal, and GNU's \( \) \{ \} \| \+ \? are the operators.
+func breToERE(bre string) string {
+	const ops = "(){}|+?"
+	var b strings.Builder
+	for i := 0; i < len(bre); i++ {
+		switch ch := bre[i]; {
+		case ch == '\\' && i+1 < len(bre) && strings.IndexByte(ops, bre[i+1]) >= 0:
+			i++
+			b.WriteByte(bre[i])
+		case ch == '\\' && i+1 < len(bre):
+			i++
+			b.WriteByte(ch)
+			b.WriteByte(bre[i])
+		case strings.IndexByte(ops, ch) >= 0:
+			b.WriteByte('\\')
+			b.WriteByte(ch)
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return b.String()
 }
 
 // grepMatcher matches a line against a basic or extended regular expression the way grep

@@ -286,3 +286,29 @@ func TestUFWAndTheSectionsAwkProgram(t *testing.T) {
 		t.Fatalf("another awk program ran: %+v", r)
 	}
 }
+
+func TestSystemFactsAndPerl(t *testing.T) {
+	h := fakehost.NewHost("gpu01")
+	for _, c := range []struct {
+		script, stdout string
+		status         int
+	}{
+		{"lscpu | grep '^CPU(s):'", "CPU(s):                   8\n", 0},
+		{"cat /proc/sys/kernel/hostname", "gpu01\n", 0},
+		{"perl -e 'syscall($nr, $timex) >= 0 or exit 4;'", "maxerror=2000\n", 0},
+		{"printf 'AllowGroups sudo\\n' > /etc/ssh/sshd_config.d/x.conf && sshd -t && systemctl reload ssh && echo ok", "ok\n", 0},
+		{"echo 'PermitRootLogin' > /etc/ssh/sshd_config.d/x.conf; sshd -t", "", 255},
+		{"printf abc | base64 -w0", "YWJj", 0},
+		{"command -v nvidia-smi || echo none", "none\n", 0},
+	} {
+		if r := h.Run(c.script); r.Stdout != c.stdout || r.Status != c.status {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want %d, %q", c.script, r.Status, r.Stdout, r.Stderr, c.status, c.stdout)
+		}
+	}
+	if u := h.Units.Get("ssh"); u.Reloads != 1 {
+		t.Errorf("ssh reloaded %d times, want 1", u.Reloads)
+	}
+	if r := h.Run("perl -e 'print 1'"); r.Status != 127 || len(h.Unmodelled()) != 1 {
+		t.Fatalf("an unknown Perl program ran: %+v", r)
+	}
+}

@@ -45,12 +45,16 @@ func NewHost(name string) *Host {
 	for n, c := range accountCommands() {
 		h.commands[n] = c
 	}
+	for n, c := range systemCommands() {
+		h.commands[n] = c
+	}
 	h.commands["systemctl"] = systemctl
 	h.commands["dpkg-query"] = dpkgQuery
 	h.commands["apt-get"] = aptGet
 	h.commands["awk"] = awk
 	h.commands["ip"] = ipCmd
 	seed(h)
+	seedSystem(h)
 	addMunge(h)
 	addUFW(h)
 	return h

@@ -23,8 +23,8 @@ type Units struct {
 // Unit is one systemd unit's state.
 type Unit struct {
 	Enabled, Active bool
-	// Starts counts the (re)starts of the unit.
-	Starts int
+	// Starts counts the (re)starts of the unit, Reloads its reloads.
+	Starts, Reloads int
 	// start, when set, is what the daemon does as it starts: an error fails the start, as a
 	// daemon that refuses its configuration fails it.
 	start func() error
@@ -204,6 +204,11 @@ func unitVerb(c *Call, verb, name string, unit *Unit, now bool) (status int, kno
 		if !unit.Active {
 			return start(), true
 		}
+	case "reload":
+		if !unit.Active {
+			return c.Errorf(1, "%s is not active, cannot reload.", name), true
+		}
+		unit.Reloads++
 	case "stop":
 		unit.Active = false
 	case "enable":
