@@ -115,5 +115,8 @@ func updateAccount[M any](ctx context.Context, req resource.UpdateRequest, resp 
 		applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, claim)
 		return
 	}
-	applyOverPrior(ctx, req.Plan, &req.State, &resp.State, &resp.Diagnostics, converge)
+	prior := priorModel[M](ctx, req.State, &resp.Diagnostics)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *M) diag.Diagnostics {
+		return converge(ctx, m, prior)
+	})
 }

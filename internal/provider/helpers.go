@@ -9,9 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
@@ -118,44 +116,9 @@ func nullTimeoutsWithDelete() timeouts.Value {
 	return timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType, "delete": types.StringType})}
 }
 
-// applyPlan is Create and Update for resources whose apply converges the node to the plan
-// whatever it held before: read the plan, converge, store what was applied.
-func applyPlan[M any](ctx context.Context, plan tfsdk.Plan, state *tfsdk.State, diags *diag.Diagnostics, converge func(context.Context, *M) diag.Diagnostics) {
-	var m M
-	diags.Append(plan.Get(ctx, &m)...)
-	if diags.HasError() {
-		return
-	}
-	diags.Append(converge(ctx, &m)...)
-	if diags.HasError() {
-		return
-	}
-	diags.Append(state.Set(ctx, &m)...)
-}
-
 func knownString(v types.String) string {
 	if v.IsUnknown() || v.IsNull() {
 		return ""
 	}
 	return v.ValueString()
-}
-
-// readState is the start of Read for a resource whose read fills its state model from the
-// hosts: ok is false when the read failed or found nothing, and then the response is already
-// complete (gone means removed from state).
-func readState[M any](ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse, read func(context.Context, *M) (bool, diag.Diagnostics)) (state M, ok bool) {
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return state, false
-	}
-	found, diags := read(ctx, &state)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return state, false
-	}
-	if !found {
-		resp.State.RemoveResource(ctx)
-		return state, false
-	}
-	return state, true
 }

@@ -224,11 +224,15 @@ func (r *beegfsManagementResource) ModifyPlan(ctx context.Context, req resource.
 }
 
 func (r *beegfsManagementResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyConverging[beegfsManagementModel](ctx, r, req.Plan, &resp.State, &resp.Diagnostics, true)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsManagementModel) diag.Diagnostics {
+		return r.converge(ctx, m, true)
+	})
 }
 
 func (r *beegfsManagementResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyConverging[beegfsManagementModel](ctx, r, req.Plan, &resp.State, &resp.Diagnostics, false)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsManagementModel) diag.Diagnostics {
+		return r.converge(ctx, m, false)
+	})
 }
 
 // converge brings the controller to the guide's setup, each step only when needed, then copies

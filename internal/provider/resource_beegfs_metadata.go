@@ -220,11 +220,15 @@ func (r *beegfsMetadataResource) ModifyPlan(ctx context.Context, req resource.Mo
 }
 
 func (r *beegfsMetadataResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyConverging[beegfsMetadataModel](ctx, r, req.Plan, &resp.State, &resp.Diagnostics, true)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsMetadataModel) diag.Diagnostics {
+		return r.converge(ctx, m, true)
+	})
 }
 
 func (r *beegfsMetadataResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyConverging[beegfsMetadataModel](ctx, r, req.Plan, &resp.State, &resp.Diagnostics, false)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsMetadataModel) diag.Diagnostics {
+		return r.converge(ctx, m, false)
+	})
 }
 
 // converge sets the directory up once (or adopts it) on create, writes the interlock and the

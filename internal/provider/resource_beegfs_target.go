@@ -291,11 +291,15 @@ func (r *beegfsTargetResource) ModifyPlan(ctx context.Context, req resource.Modi
 }
 
 func (r *beegfsTargetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	applyConverging[beegfsTargetModel](ctx, r, req.Plan, &resp.State, &resp.Diagnostics, true)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsTargetModel) diag.Diagnostics {
+		return r.converge(ctx, m, true)
+	})
 }
 
 func (r *beegfsTargetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyConverging[beegfsTargetModel](ctx, r, req.Plan, &resp.State, &resp.Diagnostics, false)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *beegfsTargetModel) diag.Diagnostics {
+		return r.converge(ctx, m, false)
+	})
 }
 
 // converge sets the target up once (Create only), then makes the interlock, the drop-in and

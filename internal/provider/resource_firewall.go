@@ -298,7 +298,8 @@ func (r *firewallResource) Create(ctx context.Context, req resource.CreateReques
 }
 
 func (r *firewallResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyOverPrior(ctx, req.Plan, &req.State, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *firewallModel, prior firewallModel) diag.Diagnostics {
+	prior := priorModel[firewallModel](ctx, req.State, &resp.Diagnostics)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *firewallModel) diag.Diagnostics {
 		m.PreviousEnabled, m.PreviousIncoming, m.PreviousOutgoing = prior.PreviousEnabled, prior.PreviousIncoming, prior.PreviousOutgoing
 		// undeclared_rules keeps the value of the refresh the plan showed; the next refresh reads it anew.
 		return r.converge(ctx, m, func(firewall.State) {})

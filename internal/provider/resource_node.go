@@ -232,7 +232,8 @@ func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, r
 }
 
 func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	applyOverPrior(ctx, req.Plan, &req.State, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *nodeModel, prior nodeModel) diag.Diagnostics {
+	prior := priorModel[nodeModel](ctx, req.State, &resp.Diagnostics)
+	applyPlan(ctx, req.Plan, &resp.State, &resp.Diagnostics, func(ctx context.Context, m *nodeModel) diag.Diagnostics {
 		planned := m.factsModel
 		diags := r.apply(ctx, m, !prior.SSHAllowGroups.IsNull(), r.waitsForBoot(*m, &prior))
 		// The plan promised the facts of the last refresh; a fact that changed since (a reboot into

@@ -8,6 +8,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 )
 
+// The steps every resource's Create, Read, Update and ModifyPlan are made of: the request's plan,
+// state or config read into the resource's model, and the model stored back. A resource's own
+// work sits between them, in the converge or read function it hands over.
+
 // modelGetter is what a request's plan, state and config have in common.
 type modelGetter interface {
 	Get(ctx context.Context, target any) diag.Diagnostics
@@ -19,17 +23,20 @@ func modelFrom[M any](ctx context.Context, from modelGetter, diags *diag.Diagnos
 	return m, !diags.HasError()
 }
 
-// applyOverPrior is Create and Update for resources whose apply depends on what the resource
-// held before: prior is the state Update gets, and nil on Create, where converge sees the zero model.
-func applyOverPrior[M any](ctx context.Context, plan tfsdk.Plan, prior *tfsdk.State, state *tfsdk.State, diags *diag.Diagnostics,
-	converge func(ctx context.Context, m *M, prior M) diag.Diagnostics) {
-	var before M
-	if prior != nil {
-		diags.Append(prior.Get(ctx, &before)...)
+// applyPlan is Create and Update: read the plan, converge the nodes to it, store what was
+// applied. An Update whose converge depends on what the resource held before reads it first
+// (priorModel) and hands it over in the converge function.
+func applyPlan[M any](ctx context.Context, plan tfsdk.Plan, state *tfsdk.State, diags *diag.Diagnostics, converge func(context.Context, *M) diag.Diagnostics) {
+	var m M
+	diags.Append(plan.Get(ctx, &m)...)
+	if diags.HasError() {
+		return
 	}
-	applyPlan(ctx, plan, state, diags, func(ctx context.Context, m *M) diag.Diagnostics {
-		return converge(ctx, m, before)
-	})
+	diags.Append(converge(ctx, &m)...)
+	if diags.HasError() {
+		return
+	}
+	diags.Append(state.Set(ctx, &m)...)
 }
 
 // createKeepingPartial is Create for a resource whose converge may fail after it started
@@ -48,6 +55,26 @@ func createKeepingPartial[M any](ctx context.Context, plan tfsdk.Plan, state *tf
 	if !converged.HasError() || started(m) {
 		diags.Append(state.Set(ctx, &m)...)
 	}
+}
+
+// readState is the start of Read for a resource whose read fills its state model from the
+// hosts: ok is false when the read failed or found nothing, and then the response is already
+// complete (gone means removed from state).
+func readState[M any](ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse, read func(context.Context, *M) (bool, diag.Diagnostics)) (state M, ok bool) {
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return state, false
+	}
+	found, diags := read(ctx, &state)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return state, false
+	}
+	if !found {
+		resp.State.RemoveResource(ctx)
+		return state, false
+	}
+	return state, true
 }
 
 // storeRead ends a Read: it stores the refreshed model, or removes a resource found nowhere,
