@@ -638,6 +638,69 @@ func TestAccOwnership_targetedSecondDeclarationIsRefused(t *testing.T) {
 	}
 }
 
+// The issue's Slurm cases from another state, where no plan sees both: with the lab cluster
+// applied (partition gpu with AllowGroups=users, node gpu01, the MUNGE key), a second state
+// declaring partition gpu open to every group, node gpu01 with other GRES, or a MUNGE key for the
+// same nodes is refused at plan naming the owner's record. slurmctld's partition and node keep
+// their settings, and /etc, /home, the ledgers and the records keep their sha256.
+func TestAccOwnership_slurmObjectsFromAnotherState(t *testing.T) {
+	l := lab.Require(t)
+	gpus := []string{"gpu01"}
+	owned := `(?s)Object Owned By Another Resource.*%s\s+is\s+recorded\s+as\s+owned\s+by\s+a\s+gpucluster_%s\s`
+	cases := map[string]struct{ config, want string }{
+		// Without allow_groups, every group may submit: the issue's AllowGroups=ALL.
+		"partition": {`
+resource "gpucluster_slurm_partition" "open" {
+  controller = "login01"
+  name       = "gpu"
+  nodes    = ["gpu01"]
+  max_time = "01:00:00"
+}
+`, fmt.Sprintf(owned, `slurm\s+partition\s+gpu`, "slurm_partition")},
+		"slurm node": {`
+resource "gpucluster_slurm_node" "other" {
+  controller = "login01"
+  name       = "gpu01"
+  gres       = "gpu:2"
+  gpu_files  = "/dev/nvidia[0-1]"
+}
+`, fmt.Sprintf(owned, `slurm\s+node\s+gpu01`, "slurm_node")},
+		"munge key": {fmt.Sprintf(`
+resource "gpucluster_munge_key" "other" {
+  controller = "login01"
+  nodes      = %s
+}
+`, hclList(labNodeNames(l))), fmt.Sprintf(owned, `munge\s+key\s+munge.key`, "munge_key")},
+	}
+	slurmView := "scontrol show partition gpu | grep -o -e 'AllowGroups=[^ ]*' -e 'MaxTime=[^ ]*' | paste -sd' ' - && scontrol show node gpu01 | grep -o 'Gres=[^ ]*'"
+	testFromIdleCluster(t, l, labCluster{computeNodes: gpus}, gpus, []resource.TestStep{{
+		Config: labCluster{computeNodes: gpus}.config(l),
+		Check: func(*terraform.State) error {
+			want := onHost(t, l, "login01", slurmView)
+			if !strings.Contains(want, "AllowGroups=users") {
+				t.Fatalf("the owner's partition is not restricted to users: the test would prove nothing:\n%s", want)
+			}
+			for kind, tc := range cases {
+				t.Run(kind+" from another state", func(t *testing.T) {
+					before := snapshotHosts(t, l)
+					resource.Test(t, resource.TestCase{
+						ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+						Steps: []resource.TestStep{{
+							Config:      providerConfig(l, "") + tc.config,
+							ExpectError: regexp.MustCompile(tc.want),
+						}},
+					})
+					compareSnapshots(t, before, snapshotHosts(t, l))
+					if got := onHost(t, l, "login01", slurmView); got != want {
+						t.Errorf("slurmctld's view changed:\n%s\nwant\n%s", got, want)
+					}
+				})
+			}
+			return nil
+		},
+	}})
+}
+
 // A recorded resource's update in place leaves its record as it is: no rewrite, no round trip.
 func TestAccOwnership_updateLeavesTheRecord(t *testing.T) {
 	l := lab.Require(t)
