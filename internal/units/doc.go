@@ -1,5 +1,5 @@
-// Package units reads the state of the systemd units the provider manages, and of their
-// daemons' key files, for every resource of a host from one shared read: a no-op plan asked
-// systemctl about munge, slurmd and the BeeGFS services eight times per GPU server, each
-// invocation a process and a D-Bus round trip through systemd, where two serve them all.
+// Package units reads the state of systemd units and of their daemons' key files. The packages
+// that own a daemon (munge, slurm, beegfs) share its units and files with Share, and every
+// resource of a host reads them from one shared read (transport.Executor.Read), where each
+// asking alone would cost the host a process and a D-Bus round trip through systemd.
 package units
