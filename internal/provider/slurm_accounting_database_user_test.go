@@ -61,13 +61,15 @@ resource "gpucluster_slurm_accounting" "test" {
 
 // TestAccSlurmAccounting_refusesMariaDBAccountsItDidNotCreate: MariaDB's root as
 // database_user is refused at plan before any host is asked, and an account made by hand is
-// refused at plan naming database_user; MariaDB's files and accounts stay as they were.
+// refused at plan naming database_user; MariaDB's files and accounts stay as they were, and so do
+// /etc, /home, the ledgers and the ownership records on every node.
 func TestAccSlurmAccounting_refusesMariaDBAccountsItDidNotCreate(t *testing.T) {
 	l := lab.Require(t)
 	onHost(t, l, "login01", "DEBIAN_FRONTEND=noninteractive apt-get install -y -q mariadb-server >/dev/null && systemctl start mariadb && "+
 		"mysql -e \"CREATE USER IF NOT EXISTS 'tacc_handmade'@'localhost' IDENTIFIED BY 'handmade-password-1'\"")
 	t.Cleanup(func() { _, _ = onHostErr(l, "login01", "mysql -e \"DROP USER IF EXISTS 'tacc_handmade'@'localhost'\"") })
 	before := markMariaDB(t, l)
+	hosts := snapshotHosts(t, l)
 	pw := passwordVariable(accountingPassword)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -96,6 +98,7 @@ func TestAccSlurmAccounting_refusesMariaDBAccountsItDidNotCreate(t *testing.T) {
 	if err := before.unchanged(l, "the refused plans"); err != nil {
 		t.Error(err)
 	}
+	compareSnapshots(t, hosts, snapshotHosts(t, l))
 }
 
 // passwordLastChanged is when MariaDB last set the password of 'slurm'@'localhost'.

@@ -36,7 +36,8 @@ const associationsOnHost = "sacctmgr -nP show association format=Cluster,Account
 
 // TestAccSlurmUser_checkedAtPlan: with accounting running, a Slurm user that names an account
 // slurmdbd does not have, and no gpucluster_slurm_account declares, is refused at plan
-// naming accounts, and slurmdbd's associations stay as they were; a Slurm user without a Unix
+// naming accounts, and slurmdbd's associations stay as they were, and so do /etc, /home, the
+// ledgers and the ownership records on every node; a Slurm user without a Unix
 // account on the controller is a plan warning, and is created.
 func TestAccSlurmUser_checkedAtPlan(t *testing.T) {
 	l := lab.Require(t)
@@ -48,6 +49,7 @@ func TestAccSlurmUser_checkedAtPlan(t *testing.T) {
 	unknownAccount := accountingCluster(1, "", planAccountConfig+slurmUserConfig("tacc_bob", `["nosuchacct"]`, `"nosuchacct"`))
 	noUnix := accountingCluster(1, "", planAccountConfig+slurmUserConfig("tacc_nounix", "[gpucluster_slurm_account.tacc_planacct.name]", "gpucluster_slurm_account.tacc_planacct.name"))
 	var assocs string
+	var hosts map[string]string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             checkAccountingDestroyed(l),
@@ -57,6 +59,7 @@ func TestAccSlurmUser_checkedAtPlan(t *testing.T) {
 				ConfigVariables: pw,
 				Check: func(*terraform.State) error {
 					assocs = onHost(t, l, "login01", associationsOnHost)
+					hosts = snapshotHosts(t, l)
 					return nil
 				},
 			},
@@ -71,6 +74,7 @@ func TestAccSlurmUser_checkedAtPlan(t *testing.T) {
 					if now := onHost(t, l, "login01", associationsOnHost); now != assocs {
 						t.Errorf("the refused plan changed slurmdbd's associations:\nbefore:\n%s\nafter:\n%s", assocs, now)
 					}
+					compareSnapshots(t, hosts, snapshotHosts(t, l))
 				},
 				Config:          noUnix.config(l),
 				ConfigVariables: pw,
