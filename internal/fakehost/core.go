@@ -945,6 +945,9 @@ func flock(c *Call) int {
 // awkSections is transport.AwkSections as awk receives it, without the shell's quotes.
 var awkSections = strings.TrimSuffix(strings.TrimPrefix(transport.AwkSections, "'"), "'")
 
+// sectionMark starts every section header, as awkSections prints it.
+var sectionMark = strings.Fields(awkSectionFormat)[0]
+
 // awkSectionFormat is the printf format of awkSections' section header and body.
 var awkSectionFormat = regexp.MustCompile(`printf "([^"]*)", length\(b\), key, b`).FindStringSubmatch(awkSections)[1]
 
@@ -995,4 +998,32 @@ func awkPrintf(format string, args ...any) string {
 		}
 	}
 	return b.String()
+}
+
+// sed models `sed -n 's/RE/REPLACEMENT/p' [FILE]`, one substitution with a basic expression,
+// printing the lines it changed.
+func sed(c *Call) int {
+	f, operands, ok := parseFlags(c, c.Args[1:], "n", "", nil)
+	if !ok {
+		return 127
+	}
+	if !f.has('n') || len(operands) == 0 {
+		return c.NotModelled("sed without -n")
+	}
+	m := regexp.MustCompile(`^s/((?:[^/\\]|\\.)*)/((?:[^/\\]|\\.)*)/p$`).FindStringSubmatch(operands[0])
+	if m == nil || strings.ContainsAny(m[2], `\&`) {
+		return c.NotModelled("sed expression " + operands[0])
+	}
+	re, err := regexp.Compile(breToERE(m[1]))
+	if err != nil {
+		return c.Errorf(1, "-e expression #1: %v", err)
+	}
+	return inputs(c, operands[1:], func(_ string, data []byte) int {
+		for _, l := range lines(data) {
+			if loc := re.FindStringIndex(l); loc != nil {
+				c.Println(l[:loc[0]] + m[2] + l[loc[1]:])
+			}
+		}
+		return 0
+	})
 }

@@ -312,3 +312,31 @@ func TestSystemFactsAndPerl(t *testing.T) {
 		t.Fatalf("an unknown Perl program ran: %+v", r)
 	}
 }
+
+func TestSlurmPackagesAndTheirTools(t *testing.T) {
+	h := fakehost.NewHost("login01")
+	version, _, _ := strings.Cut(fakehost.SlurmVersion, "-")
+	for _, c := range []struct {
+		script, stdout string
+		status         int
+	}{
+		{"command -v slurmd || echo none", "none\n", 0},
+		{"apt-cache policy slurmctld | sed -n 's/^ *Installed: *//p'", "(none)\n", 0},
+		{"apt-get install -y slurmctld slurmd && apt-cache policy slurmctld | sed -n 's/^ *Installed: *//p'", fakehost.SlurmVersion + "\n", 0},
+		{"slurmctld -V", "slurm " + version + "\n", 0},
+		{"slurmd -C | head -n 1", "NodeName=login01 CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=15948\n", 0},
+		{"getent passwd slurm | cut -d: -f1,3", "slurm:64030\n", 0},
+		{"mkdir -p /etc/slurm/d && printf 'A=1\\n' > /etc/slurm/d/x.conf && perl -e 'sec(\"fragment $name\", hexof($f));' /etc/slurm/d/*.conf /nosuch/*.conf", "@@gpucluster 0 8 fragment x.conf\n413d310a\n", 0},
+		{"printf 'a(b)\\n' | sed -n 's/(b)/c/p'", "ac\n", 0},
+	} {
+		if r := h.Run(c.script); r.Stdout != c.stdout || r.Status != c.status {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want %d, %q", c.script, r.Status, r.Stdout, r.Stderr, c.status, c.stdout)
+		}
+	}
+	if u := h.Unmodelled(); len(u) > 0 {
+		t.Fatalf("unmodelled: %v", u)
+	}
+	if r := h.Run("slurmctld -D"); r.Status != 127 {
+		t.Fatalf("slurmctld in the foreground ran: %+v", r)
+	}
+}

@@ -51,12 +51,15 @@ func NewHost(name string) *Host {
 	h.commands["systemctl"] = systemctl
 	h.commands["dpkg-query"] = dpkgQuery
 	h.commands["apt-get"] = aptGet
+	h.commands["apt-cache"] = aptCache
+	h.commands["sed"] = sed
 	h.commands["awk"] = awk
 	h.commands["ip"] = ipCmd
 	seed(h)
 	seedSystem(h)
 	addMunge(h)
 	addUFW(h)
+	addSlurm(h)
 	return h
 }
 

@@ -115,3 +115,25 @@ func aptGet(c *Call) int {
 	}
 	return 0
 }
+
+// aptCache models `apt-cache policy NAMES`: the installed and candidate versions.
+func aptCache(c *Call) int {
+	if len(c.Args) < 3 || c.Args[1] != "policy" {
+		return c.NotModelled("apt-cache other than policy")
+	}
+	for _, n := range c.Args[2:] {
+		c.Host.mu.Lock()
+		p, known := c.Host.available[n]
+		installed := c.Host.installed[n]
+		c.Host.mu.Unlock()
+		if !known {
+			continue
+		}
+		if installed == "" {
+			installed = "(none)"
+		}
+		c.Printf("%s:\n  Installed: %s\n  Candidate: %s\n  Version table:\n     %s 500\n        500 http://deb.debian.org/debian trixie/main amd64 Packages\n",
+			n, installed, p.Version, p.Version)
+	}
+	return 0
+}

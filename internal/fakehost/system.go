@@ -2,7 +2,9 @@ package fakehost
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"io"
+	"path"
 	"strings"
 )
 
@@ -101,6 +103,21 @@ var perlPrograms = []struct {
 	run       func(c *Call, args []string) int
 }{
 	{"syscall($nr, $timex)", func(c *Call, _ []string) int { c.Printf("maxerror=%d\n", ClockMaxErrorU); return 0 }},
+	{`sec("fragment $name", hexof($f));`, perlFragments},
+}
+
+// perlFragments prints each file given that exists as the section "fragment NAME", its content
+// hex-encoded; a pattern the shell left unexpanded names no file and is skipped.
+func perlFragments(c *Call, args []string) int {
+	for _, a := range args {
+		data, err := c.Host.FS.ReadFile(c.Path(a))
+		if err != nil {
+			continue
+		}
+		body := hex.EncodeToString(data)
+		c.Printf("%s 0 %d fragment %s\n%s\n", sectionMark, len(body), path.Base(a), body)
+	}
+	return 0
 }
 
 // perl runs `perl -e PROGRAM [ARGS]` for the programs in perlPrograms; any other is not
