@@ -21,7 +21,8 @@ import (
 )
 
 // pinnedPackages describes, for the docs and the diagnostics, one role's packages that a
-// version attribute pins: MUNGE's or a BeeGFS service's, which need no order across nodes.
+// version attribute pins: MUNGE's or a BeeGFS service's. Unlike Slurm's, their upgrade has no
+// order the resources enforce between nodes; where BeeGFS wants one, depends_on gives it.
 type pinnedPackages struct {
 	attrName string   // the version attribute, e.g. munge_version
 	what     string   // e.g. MUNGE
