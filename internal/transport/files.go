@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -117,35 +118,9 @@ func writeFileScript(f File) (string, error) {
 
 // writeFileBody expects p, owner, group, mode and template. stat prints both
 // names and IDs so either form of owner compares.
-const writeFileBody = `set -e
-if [ -d "$p" ]; then echo "$p is a directory" >&2; exit 1; fi
-t=$(mktemp -- "$template")
-trap 'rm -f -- "$t"' EXIT
-cat > "$t"
-if [ -n "$expect" ]; then
-	# Conditional writers on this host take turns, so the check and the rename are one step.
-	exec 9>/run/lock/gpucluster-write.lock
-	flock 9
-	cur=absent
-	if [ -e "$p" ]; then cur=$(sha256sum -- "$p" | cut -d' ' -f1); fi
-	if [ "$cur" != "$expect" ]; then echo conflict; exit 0; fi
-fi
-if [ -f "$p" ] && cmp -s -- "$t" "$p"; then
-	set -- $(stat -c '%U %u %G %g %a' -- "$p")
-	if { [ "$1" = "$owner" ] || [ "$2" = "$owner" ]; } && { [ "$3" = "$group" ] || [ "$4" = "$group" ]; } && [ "$5" = "$mode" ]; then
-		echo unchanged
-		exit 0
-	fi
-	chown -- "$owner:$group" "$p"
-	chmod -- "$mode" "$p"
-	echo changed
-	exit 0
-fi
-chown -- "$owner:$group" "$t"
-chmod -- "$mode" "$t"
-mv -f -- "$t" "$p"
-echo changed
-`
+//
+//go:embed write_file.sh
+var writeFileBody string
 
 // unixMode converts Go's file mode bits to the octal chmod expects.
 func unixMode(m fs.FileMode) uint32 {
