@@ -2,6 +2,7 @@ package users
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"slices"
 	"strconv"
@@ -169,11 +170,6 @@ func CreateHome(ctx context.Context, ex transport.Executor, spec UserSpec) (crea
 
 // A symlink at the path counts as existing: following it could hand the
 // user some other directory.
-const createHomeBody = `if [ -e "$home" ] || [ -L "$home" ]; then echo exists; exit 0; fi
-mkdir -p -- "$(dirname -- "$home")"
-mkdir -m 0700 -- "$home"
-if [ -d /etc/skel ]; then cp -a /etc/skel/. "$home"/; fi
-chown -R -- "$owner" "$home"
-chmod 0700 -- "$home"
-echo created
-`
+//
+//go:embed create_home.sh
+var createHomeBody string

@@ -153,7 +153,7 @@ func TestReadListedLedger(t *testing.T) {
 	if !l.Records(KindUser, "carol", 1003) || !l.Records(KindGroup, "users", 100) || len(l.Entries) != 4 {
 		t.Errorf("ledger read from the listing = %+v, want the four entries of testdata/uid-ledger", l.Entries)
 	}
-	if fx.Scripts()[0] != listingScript || !strings.Contains(listingScript, "cat -- "+LedgerPath) {
+	if fx.Scripts()[0] != listingScript || !strings.Contains(listingScript, "ledger="+transport.Quote(LedgerPath)+"\n") {
 		t.Errorf("the ledger was not read by the shared listing:\n%s", fx.Scripts()[0])
 	}
 	if l, err = ReadListedLedger(context.Background(), fx); err != nil || len(l.Entries) != 0 {

@@ -2,6 +2,7 @@ package users
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,10 +17,10 @@ type IDOwners struct {
 	GIDs map[int64]string
 }
 
-var ownersPrelude = transport.ScriptEnv + transport.SectionFuncs + `owner() {
-	sec "$1 $2" getent "$1" "$2"
-}
-`
+var ownersPrelude = transport.ScriptEnv + transport.SectionFuncs + ownersFuncs
+
+//go:embed owners.sh
+var ownersFuncs string
 
 // ReadIDOwners looks up the owners of the given UIDs and GIDs in one round trip. An ID nobody
 // holds is absent from the maps.

@@ -2,6 +2,7 @@ package users
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"maps"
 	"slices"
@@ -135,26 +136,10 @@ func Read(ctx context.Context, ex transport.Executor, q Lookup) (State, error) {
 // section answers, for each shell /etc/shells names (flag L) and each login shell an account
 // has, whether an executable file is there (x) or not (-), with the shell's own tests, so a
 // plan checks the shells users commonly have without a command of its own.
-var listingScript = transport.ScriptEnv + transport.SectionFuncs + `pw=$(getent passwd)
-secv passwd $? "$pw"
-sec group getent group
-if [ -e ` + LedgerPath + ` ]; then sec ledger cat -- ` + LedgerPath + `; else secv ledger 0; fi
-seen=' '
-shell_of() {
-	case $seen in *" $1 "*) return 0 ;; esac
-	seen="$seen$1 "
-	if [ -f "$1" ] && [ -x "$1" ]; then echo "x$2 $1"; else echo "-$2 $1"; fi
-}
-shells() {
-	if [ -r /etc/shells ]; then
-		while IFS= read -r s; do case $s in /*) shell_of "$s" L ;; esac; done < /etc/shells
-	fi
-	while IFS=: read -r _ _ _ _ _ _ s; do case $s in /*) shell_of "$s" '' ;; esac; done <<EOF
-$pw
-EOF
-}
-sec shells shells
-`
+var listingScript = transport.NewScript().Text(transport.SectionFuncs).Set("ledger", LedgerPath).Text(listingText).String()
+
+//go:embed listing.sh
+var listingText string
 
 // listing is a host's account databases as getent enumerated them.
 type listing struct {
@@ -256,18 +241,10 @@ func validateLookup(q Lookup) error {
 	return nil
 }
 
-var readPrelude = transport.ScriptEnv + transport.SectionFuncs + `acct_user() {
-	sec "passwd $1" getent passwd "$1"
-	sec "groups $1" id -nG "$1" 2>/dev/null
-}
-acct_group() {
-	sec "group $1" getent group "$1"
-}
-is_exec() { [ -f "$1" ] && [ -x "$1" ]; }
-acct_shell() {
-	sec "shell $1" is_exec "$1"
-}
-`
+var readPrelude = transport.ScriptEnv + transport.SectionFuncs + readFuncs
+
+//go:embed read.sh
+var readFuncs string
 
 // readScript asks each name once: a section printed twice fails the read.
 func readScript(q Lookup) string {
