@@ -2,6 +2,7 @@ package beegfs
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"io/fs"
 	"strconv"
@@ -162,6 +163,7 @@ func stagingScript(s Staging) (string, error) {
 	b.WriteString(transport.ScriptEnv)
 	fmt.Fprintf(&b, "mnt=%s rel=%s migrate=%s ownconf=%s cfg=%s\n",
 		transport.Quote(s.MountPath), transport.Quote(s.Rel), migrate, ownConf, ClientConfPath)
+	b.WriteString("inner=" + transport.Quote(transport.SectionFuncs+stagingMount) + "\n")
 	b.WriteString(stagingBody)
 	return b.String(), nil
 }
@@ -174,30 +176,16 @@ func stagingScript(s Staging) (string, error) {
 // extended attributes (-aHAX --numeric-ids) and never overwrites a file that
 // already exists on BeeGFS (--ignore-existing): a migration adds what is
 // missing and leaves what other nodes wrote alone.
-var stagingBody = `if [ "$migrate" = 1 ] && ! command -v rsync >/dev/null; then
-	echo "rsync is not installed: install it to migrate $mnt" >&2; exit 1
-fi
-stage=$(mktemp -d /run/gpucluster-beegfs-staging.XXXXXX) || exit 1
-trap 'rm -f "$stage/client.conf"; rmdir "$stage/beegfs" "$stage/local" "$stage" 2>/dev/null' EXIT
-if [ "$ownconf" = 1 ]; then cat > "$stage/client.conf" && cfg=$stage/client.conf || exit 1; fi
-mkdir "$stage/beegfs" "$stage/local" || exit 1
-inner=$(cat <<'EOS'
-` + transport.SectionFuncs + `stage=$1 cfg=$2 mnt=$3 rel=$4 migrate=$5
-mount -t beegfs beegfs_nodev "$stage/beegfs" -o "cfgFile=$cfg" || { journalctl -k -n 40 --no-pager -o cat 2>/dev/null | grep -F 'beegfs: ' >&2; exit 1; }
-if [ "$migrate" = 1 ]; then
-	mount --bind "$mnt" "$stage/local" || exit 1
-	rsync -aHAX --numeric-ids --ignore-existing "$stage/local/" "$stage/beegfs/" >&2 || exit 1
-fi
-i=0
-for p in . .ssh .ssh/authorized_keys; do
-	sec "b$i" stat -c "%u %a %F" -- "$stage/beegfs/$rel/$p" 2>/dev/null
-	sec "l$i" stat -c "%u %a %F" -- "$mnt/$rel/$p" 2>/dev/null
-	i=$((i + 1))
-done
-EOS
-)
-unshare --mount --propagation private /bin/sh -c "$inner" sh "$stage" "$cfg" "$mnt" "$rel" "$migrate"
-`
+//
+//go:embed staging.sh
+var stagingBody string
+
+// stagingMount is the part of the staging that runs in the private namespace, with the
+// staging directory, the client configuration, the mount path, the home and whether to
+// migrate as its arguments.
+//
+//go:embed staging_mount.sh
+var stagingMount string
 
 func parseHomeReport(sections map[string]transport.Section) (HomeReport, error) {
 	var r HomeReport

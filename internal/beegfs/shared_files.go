@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	_ "embed"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -39,23 +40,14 @@ const tlsValidity = 10 * 365 * 24 * time.Hour
 // connAuthScript creates the secret only when it is missing: written to a
 // temporary file first and linked into place, so a concurrent creator or an
 // existing file is never overwritten, and a partial file is never seen.
-const connAuthScript = `set -e
-f=` + ConnAuthPath + `
-[ -e "$f" ] && { echo exists; exit 0; }
-umask 077
-t=$(mktemp "$f.gpucluster.XXXXXX")
-trap 'rm -f -- "$t"' EXIT
-dd if=/dev/urandom of="$t" bs=128 count=1 status=none
-[ "$(stat -c %s "$t")" -eq 128 ]
-chown root:root "$t"
-chmod 0400 "$t"
-if ln -- "$t" "$f" 2>/dev/null; then echo created; else echo exists; fi
-`
+//
+//go:embed conn_auth.sh
+var connAuthScript string
 
 // EnsureConnAuth generates /etc/beegfs/conn.auth on the host as the guide
 // does, only when it is missing. The secret never leaves the host here.
 func EnsureConnAuth(ctx context.Context, ex transport.Executor) (created bool, err error) {
-	res, err := ex.Sudo(ctx, transport.ScriptEnv+connAuthScript, nil)
+	res, err := ex.Sudo(ctx, transport.NewScript().Set("f", ConnAuthPath).Text(connAuthScript).String(), nil)
 	if err != nil {
 		return false, fmt.Errorf("generate %s: %w", ConnAuthPath, err)
 	}
