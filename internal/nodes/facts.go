@@ -54,13 +54,11 @@ const statusNotFound = 127
 // installed, and returns that status; runall is run with the tool's stderr in the section too.
 // readf reads a file into $c as cat would print it, but with the shell's own read, so the files
 // and /proc entries that need no tool cost no process; secf prints the first of its files that
-// it can read as a section.
-const readFuncs = `run() { name=$1; shift; out= rc=127; if command -v "$1" >/dev/null 2>&1; then out=$("$@"); rc=$?; fi; secv "$name" $rc "$out"; return $rc; }
-runall() { name=$1; shift; out= rc=127; if command -v "$1" >/dev/null 2>&1; then out=$("$@" 2>&1); rc=$?; fi; secv "$name" $rc "$out"; return $rc; }
-readf() { c=; while IFS= read -r line; do c="$c$line
-"; done < "$1" || return; c="$c$line"; }
-secf() { k=$1; shift; rc=1; for f; do readf "$f" 2>/dev/null; rc=$?; [ $rc -ne 0 ] || break; done; secv "$k" $rc "$c"; }
-`
+// it can read as a section. hardware reads lscpu and /proc/meminfo, which parseHardware needs
+// only where slurmd -C does not answer.
+//
+//go:embed read_funcs.sh
+var readFuncs string
 
 // kernelClockPerl prints the kernel clock's maximum error (adjtimex(2), which changes nothing
 // with modes 0), in microseconds. It is what timedatectl's NTPSynchronized reports (systemd's
@@ -75,31 +73,19 @@ secf() { k=$1; shift; rc=1; for f; do readf "$f" 2>/dev/null; rc=$?; [ $rc -ne 0
 //go:embed kernel_clock.pl
 var kernelClockPerl string
 
-// hardwareFallback is lscpu and /proc/meminfo, read only where slurmd -C does not answer:
-// parseHardware needs neither where it does.
-const hardwareFallback = "run lscpu lscpu; secf meminfo /proc/meminfo"
-
 // factsScript starts at most four programs where slurmd -C answers (slurmd -C and -V,
 // nvidia-smi, perl) and reads everything else with the shell's builtins: the kernel's release and the
 // hostname from /proc/sys/kernel, which are what uname(2) returns. It runs lscpu only where
 // slurmd -C fails; where slurmd -C answers something ParseSlurmdC cannot read, Gather asks for
 // lscpu in a second round trip (lscpuScript). A read shared within the run: gpucluster_node and
 // gpucluster_slurm_node read the same node.
-var factsScript = transport.ScriptEnv + transport.SectionFuncs + readFuncs + `
-secf os-release /etc/os-release /usr/lib/os-release
-secf kernel /proc/sys/kernel/osrelease
-secf hostname /proc/sys/kernel/hostname
-run slurmd-C slurmd -C 2>/dev/null || { ` + hardwareFallback + `; }
-run slurmd-V slurmd -V 2>/dev/null
-runall nvidia-smi nvidia-smi -L
-clock=$(perl -e '` + kernelClockPerl + `'); rc=$?; secv kernel-clock $rc "$clock"
-[ "$rc" -eq 0 ] || runall timedatectl timedatectl show -p NTP -p NTPSynchronized
-runall chronyc chronyc -n tracking
-test -e /run/systemd/timesync/synchronized; secv timesyncd $?
-if [ -e ` + AllowGroupsPath + ` ]; then secf allow-groups ` + AllowGroupsPath + `; else secv allow-groups 127; fi
-`
+var factsScript = transport.NewScript().Text(transport.SectionFuncs+readFuncs).
+	Set("kernel_clock", kernelClockPerl).Set("allow_groups", AllowGroupsPath).Text(factsText).String()
 
-var lscpuScript = transport.ScriptEnv + transport.SectionFuncs + readFuncs + hardwareFallback + "\n"
+//go:embed facts.sh
+var factsText string
+
+var lscpuScript = transport.ScriptEnv + transport.SectionFuncs + readFuncs + "hardware\n"
 
 // Gather reads a node's facts in one round trip, two where slurmd -C answers what cannot be read.
 func Gather(ctx context.Context, ex transport.Executor) (Facts, error) {

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	_ "embed"
 	"encoding/base64"
 	"fmt"
 	"slices"
@@ -110,9 +111,10 @@ func ApplyAllowGroups(ctx context.Context, h SSHDHost, loginUser string, groups 
 	return true, nil
 }
 
-var prepareBody = transport.SectionFuncs + `sec id id -nG -- "$user"
-if [ -f "$p" ]; then sec previous base64 -w0 -- "$p"; else secv previous 1; fi
-`
+var prepareBody = transport.SectionFuncs + sshdPrepare
+
+//go:embed sshd_prepare.sh
+var sshdPrepare string
 
 // prepareAllowGroups checks the login user's groups and returns the current
 // drop-in (nil when there is none) in one round trip.
@@ -143,22 +145,24 @@ func prepareAllowGroups(ctx context.Context, h SSHDHost, loginUser string, group
 
 // reloadSSH reloads whichever ssh unit runs (Debian "ssh", others "sshd").
 // With neither active, sshd reads the file when it next starts.
-const reloadSSH = `for unit in ssh sshd; do
-	if systemctl is-active --quiet "$unit"; then systemctl reload "$unit"; exit $?; fi
-done
-`
+//
+//go:embed reload_ssh.sh
+var reloadSSH string
 
 // validateScript expects the previous content on stdin when hadPrevious.
 func validateScript(hadPrevious bool) string {
-	restore := `rm -f -- "$p"`
+	restore := "0"
 	if hadPrevious {
-		restore = `t=$(mktemp -- "$p.gpucluster-restore.XXXXXX") && cat > "$t" && chmod 0644 -- "$t" && mv -f -- "$t" "$p"`
+		restore = "1"
 	}
-	return transport.ScriptEnv +
-		"p=" + transport.Quote(AllowGroupsPath) + "\n" +
-		"if ! out=$(sshd -t 2>&1); then\n\t" + restore + "\n\tprintf 'sshd -t: %s\\n' \"$out\" >&2\n\texit 1\nfi\n" +
-		reloadSSH
+	return transport.NewScript().Set("p", AllowGroupsPath).Set("restore", restore).Text(sshdValidate + reloadSSH).String()
 }
+
+// sshdValidate puts the previous drop-in back (restore=1, from stdin) or removes the new
+// one when sshd -t rejects the configuration.
+//
+//go:embed sshd_validate.sh
+var sshdValidate string
 
 // RemoveAllowGroups deletes the drop-in (destroy), then validates and
 // reloads. Removing an AllowGroups restriction only widens access; if sshd
@@ -179,15 +183,6 @@ func RemoveAllowGroups(ctx context.Context, ex transport.Executor) (removed bool
 }
 
 // The backup name does not end in .conf, so sshd's Include ignores it.
-const removeBody = `[ -e "$p" ] || exit 0
-b="$p.gpucluster-backup"
-cp -p -- "$p" "$b"
-rm -f -- "$p"
-if ! out=$(sshd -t 2>&1); then
-	mv -f -- "$b" "$p"
-	printf 'sshd -t: %s\n' "$out" >&2
-	exit 1
-fi
-rm -f -- "$b"
-echo removed
-`
+//
+//go:embed sshd_remove.sh
+var removeBody string
