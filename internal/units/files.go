@@ -2,6 +2,7 @@ package units
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"io/fs"
 	"regexp"
@@ -49,11 +50,9 @@ var filePath = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
 
 // hashFilesFunc prints the checksum and then the mode, owner, group and name of each of its
 // arguments that exists, in two processes for all of them.
-const hashFilesFunc = `hashfiles() {
-	for f; do shift; if [ -e "$f" ]; then set -- "$@" "$f"; fi; done
-	[ $# -eq 0 ] || { sha256sum -- "$@" && stat -c '%a %U %G %n' -- "$@"; }
-}
-`
+//
+//go:embed hash_files.sh
+var hashFilesFunc string
 
 // parseFiles reads hashfiles' section: a file it says nothing about does not exist.
 func parseFiles(list []string, sec transport.Section, answered bool) (map[string]File, error) {

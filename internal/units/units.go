@@ -2,6 +2,7 @@ package units
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"slices"
 	"strings"
@@ -101,33 +102,15 @@ func batchScript(unitList, fileList []string) string {
 		s.Text(hashFilesFunc).Command(append([]string{"sec", "files", "hashfiles"}, fileList...)...)
 	}
 	if len(unitList) > 0 {
-		s.Args(unitList...).Text(`present= linked= absent=
-for u; do
-	f=L
-	case $u in *@*) ;; *.service)
-		f=
-		for d in ` + unitDirs + `; do
-			if [ -L "$d/$u" ]; then f=L; break; elif [ -e "$d/$u" ]; then f=F; break; fi
-		done ;;
-	esac
-	case $f in
-	F) present="$present $u" ;;
-	L) present="$present $u" linked="$linked $u" ;;
-	*) absent="$absent$u
-" ;;
-	esac
-done
-secv absent 0 "$absent"
-set -- $present
-linked() { for u in $linked; do printf '%s ' "$u"; systemctl is-active "$u"; done; }
-if [ $# -gt 0 ]; then
-sec loaded systemctl list-units --all --plain --no-legend --full "$@"
-if [ -n "$linked" ]; then sec linked linked; else secv linked 0; fi
-sec enabled systemctl is-enabled "$@" 2>/dev/null
-fi`)
+		s.Set("unit_dirs", unitDirs).Args(unitList...).Text(readUnits)
 	}
 	return s.String()
 }
+
+// readUnits is batchScript's reading of the units.
+//
+//go:embed read_units.sh
+var readUnits string
 
 // unitDirs is the system manager's unit search path, as `systemd-analyze unit-paths` prints it,
 // with /lib/systemd/system for hosts whose /usr is not merged. A unit that is still loaded
