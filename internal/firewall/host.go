@@ -2,6 +2,7 @@ package firewall
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"slices"
@@ -57,17 +58,13 @@ type State struct {
 // Only regular files that are not empty go to awk; a missing file reads as empty, and anything
 // else goes to cat, which reads an empty file as empty and fails on the rest, as it did for
 // every file. When awk fails, its "awk" section says so and the read fails.
-var readStateScript = transport.ScriptEnv + transport.SectionFuncs + `command -v ufw >/dev/null || { echo "ufw is not installed (Debian package ufw)" >&2; exit 3; }
-set --
-for kf in v4=` + RulesFile + ` v6=` + Rules6File + ` conf=` + ConfFile + ` defaults=` + DefaultsFile + ` ledger=` + LedgerPath + `; do
-	k=${kf%%=*} f=${kf#*=}
-	if [ ! -e "$f" ]; then secv "$k" 0
-	elif [ -f "$f" ] && [ -s "$f" ]; then set -- "$@" "k=$k" "$f"
-	else sec "$k" cat -- "$f"; fi
-done
-[ $# -eq 0 ] || awk ` + transport.AwkSections + ` "$@" || secv awk $?
-test -e ` + ManagedPath + `; secv managed $?
-`
+var readStateScript = transport.NewScript().Text(transport.SectionFuncs).
+	Set("v4", RulesFile).Set("v6", Rules6File).Set("conf", ConfFile).Set("defaults", DefaultsFile).
+	Set("ledger", LedgerPath).Set("managed", ManagedPath).Set("sections_awk", transport.AwkSections).
+	Text(readState).String()
+
+//go:embed read_state.sh
+var readState string
 
 // ErrNotInstalled reports a node without the ufw command.
 var ErrNotInstalled = errors.New("ufw is not installed")

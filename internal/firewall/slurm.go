@@ -2,6 +2,7 @@ package firewall
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -174,10 +175,9 @@ func ParseSlurmConf(content string) (SlurmConf, error) {
 
 // slurmNodeScript prints, as the login user, the session's SSH_CONNECTION, the node's
 // addresses and slurmd's unit state, in one round trip.
-const slurmNodeScript = `printf '%s\n' "${SSH_CONNECTION:-}"
-ip -o addr show 2>/dev/null
-printf 'slurmd %s %s\n' "$(systemctl is-enabled slurmd 2>/dev/null)" "$(systemctl is-active slurmd 2>/dev/null)"
-`
+//
+//go:embed slurm_node.sh
+var slurmNodeScript string
 
 // ReadSlurmNode finds whether slurmd runs on the node and the subnet of the address the
 // provider reaches it at.

@@ -29,16 +29,15 @@ const sectionMark = "@@gpucluster"
 //go:embed sections.sh
 var SectionFuncs string
 
-// AwkSections is an awk program that prints each file it reads as a section of status 0, its
+// AwkSections is an awk program (for a variable of the script: awk "$prog" ...) that prints each file it reads as a section of status 0, its
 // key set by a k=KEY operand before the file: one process for many files, where a cat per
 // file costs a process each. Each line is given a final newline. A file without a line (an
 // empty one) gets no section, so pass only files the shell found not empty ([ -s ]). awk
 // prints a file's section when it opens the next file or ends, so when awk fails, on a file
 // it cannot open say, the sections from the file before on are missing.
-var AwkSections = "'" + strings.TrimSuffix(sectionsAwk, "\n") + "'"
-
+//
 //go:embed sections.awk
-var sectionsAwk string
+var AwkSections string
 
 // PerlSections defines, for a Perl program in a batched script that prints sections of its
 // own, sec(KEY, STATUS, CONTENT), which prints a section (and ends the program on a key that

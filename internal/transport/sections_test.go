@@ -134,7 +134,7 @@ func TestAwkSectionsRoundTrip(t *testing.T) {
 		}
 	}
 	run := func(args string) (map[string]Section, error) {
-		out, _ := exec.Command("sh", "-c", ScriptEnv+"cd "+Quote(dir)+" && awk "+AwkSections+" "+args).Output()
+		out, _ := exec.Command("sh", "-c", ScriptEnv+"cd "+Quote(dir)+" && awk "+Quote(AwkSections)+" "+args).Output()
 		return ParseSections(out)
 	}
 	want := map[string]Section{
