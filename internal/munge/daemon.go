@@ -3,6 +3,7 @@ package munge
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"strings"
@@ -53,12 +54,10 @@ func Install(ctx context.Context, h KeyWriter, key []byte) (Outcome, error) {
 
 // restartScript quotes munged's own last words when it does not come back,
 // for example a key it refuses.
-var restartScript = transport.ScriptEnv + units.EnableText(service) + ` || exit
-if ! systemctl restart ` + service + `; then
-	journalctl -u ` + service + ` -n 10 --no-pager -o cat >&2
-	exit 1
-fi
-`
+var restartScript = transport.NewScript().Text(units.EnableText(service)+" || exit").Set("unit", service).Text(restartText).String()
+
+//go:embed restart.sh
+var restartText string
 
 // Restart restarts munged, enables it at boot, and waits until it answers.
 func Restart(ctx context.Context, ex transport.Executor) error {

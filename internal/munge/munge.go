@@ -3,6 +3,7 @@ package munge
 import (
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"fmt"
 	"io/fs"
@@ -104,13 +105,10 @@ func Problems(node, want string, st NodeState) []string {
 // generateScript makes a new key with mungekey in a private temporary file
 // next to the real one, prints it and removes it: the key that is in use is
 // replaced only by Install, on every node alike.
-var generateScript = transport.ScriptEnv + `set -e
-umask 077
-t=$(mktemp -- ` + keyDir + `/.munge.key.gpucluster-new.XXXXXX)
-trap 'rm -f -- "$t"' EXIT
-mungekey --create --force --keyfile "$t"
-cat -- "$t"
-`
+var generateScript = transport.NewScript().Set("dir", keyDir).Text(generateKey).String()
+
+//go:embed generate_key.sh
+var generateKey string
 
 // GenerateKey makes a new random key on the host with mungekey and returns
 // it. Nothing on the host changes.
