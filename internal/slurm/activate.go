@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"strings"
@@ -218,17 +219,15 @@ func controllerLog(ctx context.Context, ex transport.Executor, c *ControllerSett
 // controller's ports and read its state; what only the running daemon
 // checks is caught by the restart's rollback.
 func ValidateSlurmConf(ctx context.Context, ex transport.Executor, content []byte) error {
-	script := transport.ScriptEnv + `command -v scontrol >/dev/null || { echo "scontrol not found: install slurm-client" >&2; exit 127; }
-d=$(mktemp -d) || exit 1
-trap 'rm -rf -- "$d"' EXIT
-cat > "$d/slurm.conf" || exit 1
-SLURM_CONF="$d/slurm.conf" scontrol show hostnames localhost >/dev/null
-`
+	script := transport.ScriptEnv + validateConf
 	if _, err := ex.Sudo(ctx, script, content); err != nil {
 		return fmt.Errorf("the new slurm.conf does not pass Slurm's parser, nothing was changed: %w", err)
 	}
 	return nil
 }
+
+//go:embed validate_conf.sh
+var validateConf string
 
 // waitController polls `scontrol ping` until the primary slurmctld
 // answers UP, with backoff, for at most timeout.

@@ -3,6 +3,7 @@ package slurm
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -162,21 +163,17 @@ func ReadConfServer(ctx context.Context, r transport.FileReader) (controller str
 	return controller, err == nil, nil
 }
 
+//go:embed start_slurmd.sh
+var startSlurmd string
+
 // StartSlurmd enables slurmd and (re)starts it when restart is set or it does not run;
 // on failure the error carries slurmd's last log lines.
 func StartSlurmd(ctx context.Context, ex transport.Executor, restart bool) error {
-	cond := "! systemctl is-active --quiet slurmd"
+	r := "0"
 	if restart {
-		cond = "true"
+		r = "1"
 	}
-	script := transport.ScriptEnv + units.EnableText("slurmd") + " || exit\nif " + cond + `; then
-	if ! systemctl restart slurmd; then
-		journalctl -u slurmd -n 20 --no-pager -o cat >&2
-		exit 1
-	fi
-	echo started
-fi
-`
+	script := transport.NewScript().Text(units.EnableText("slurmd")+" || exit").Set("restart", r).Text(startSlurmd).String()
 	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
 		return fmt.Errorf("start slurmd: %w", err)

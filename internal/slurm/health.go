@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strings"
 
@@ -19,11 +20,10 @@ type Health struct {
 	NodeStates map[string]string
 }
 
-var healthScript = transport.ScriptEnv + transport.SectionFuncs + `pingctld() { scontrol ping 2>&1; }
-nodes() { sinfo -a -h -N -o '%N %T' 2>&1; }
-sec ping pingctld
-sec nodes nodes
-`
+var healthScript = transport.ScriptEnv + transport.SectionFuncs + healthText
+
+//go:embed health.sh
+var healthText string
 
 // ReadHealth asks the controller how it and its nodes are. A controller that does not answer
 // is a finding, not an error; an error means the checks could not run at all.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -89,11 +90,10 @@ type HealthCheckState struct {
 const healthCheckOwner = "root:root:755"
 
 // readHealthCheckScript is not a shared read: the activation reads right before it writes.
-var readHealthCheckScript = transport.ScriptEnv + "p=" + transport.Quote(HealthCheckPath) + `
-[ -f "$p" ] || exit 0
-sha256sum -- "$p" | cut -d' ' -f1
-stat -c '%U:%G:%a' -- "$p"
-`
+var readHealthCheckScript = transport.NewScript().Set("p", HealthCheckPath).Text(readHealthCheck).String()
+
+//go:embed read_health_check.sh
+var readHealthCheck string
 
 // ReadHealthCheck reads the node's health check program's digest, owner and mode.
 func ReadHealthCheck(ctx context.Context, ex transport.Executor) (HealthCheckState, error) {

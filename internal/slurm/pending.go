@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strings"
 
@@ -32,28 +33,37 @@ func parsePending(sec transport.Section) ([]string, error) {
 	return nodes, nil
 }
 
-func quotedNodes(nodes []string) (string, error) {
-	quoted := make([]string, len(nodes))
-	for i, n := range nodes {
+func checkNodes(nodes []string) error {
+	for _, n := range nodes {
 		if !NamePattern.MatchString(n) {
-			return "", fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", n)
+			return fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", n)
 		}
-		quoted[i] = transport.Quote(n)
 	}
-	return strings.Join(quoted, " "), nil
+	return nil
 }
+
+// pendingScript runs text on the list of pending restarts, under its lock, with the nodes as
+// its arguments.
+func pendingScript(text string, nodes []string) string {
+	return transport.NewScript().Set("f", pendingFile).Set("dir", FragmentDir).Set("lock", pendingLock).
+		Args(nodes...).Text(text).String()
+}
+
+//go:embed pending_add.sh
+var pendingAdd string
+
+//go:embed pending_clear.sh
+var pendingClear string
 
 // addPendingRestart adds nodes to pendingFile.
 func addPendingRestart(ctx context.Context, ex transport.Executor, nodes []string) error {
 	if len(nodes) == 0 {
 		return nil
 	}
-	names, err := quotedNodes(nodes)
-	if err != nil {
+	if err := checkNodes(nodes); err != nil {
 		return err
 	}
-	script := transport.ScriptEnv + pendingScriptHead + `{ [ -e "$f" ] && cat -- "$f"; printf '%s\n' ` + names + `; } | sort -u > "$f.tmp" && mv -f -- "$f.tmp" "$f"
-`
+	script := pendingScript(pendingAdd, nodes)
 	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("record the pending slurmd restarts in %s: %w", pendingFile, err)
 	}
@@ -66,27 +76,15 @@ func ClearPendingRestart(ctx context.Context, ex transport.Executor, nodes []str
 	if len(nodes) == 0 {
 		return nil
 	}
-	names, err := quotedNodes(nodes)
-	if err != nil {
+	if err := checkNodes(nodes); err != nil {
 		return err
 	}
-	var patterns []string
-	for _, n := range strings.Fields(names) {
-		patterns = append(patterns, "-e "+n)
-	}
-	script := transport.ScriptEnv + pendingScriptHead + `[ -e "$f" ] || exit 0
-grep -vxF ` + strings.Join(patterns, " ") + ` -- "$f" > "$f.tmp"
-[ $? -le 1 ] || exit 2
-if [ -s "$f.tmp" ]; then mv -f -- "$f.tmp" "$f"; else rm -f -- "$f.tmp" "$f"; fi
-`
+	script := pendingScript(pendingClear, nodes)
 	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("clear the pending slurmd restarts in %s: %w", pendingFile, err)
 	}
 	return nil
 }
-
-var pendingScriptHead = "f=" + transport.Quote(pendingFile) + "\nmkdir -p -m 0755 -- " + transport.Quote(FragmentDir) +
-	" || exit\nexec 9>>" + transport.Quote(pendingLock) + " && flock 9 || exit\n"
 
 // restartSlurmdScript restarts slurmd only where it runs: a node that is not set up yet fetches
 // the new configuration when its slurmd first starts.

@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"regexp"
@@ -260,10 +261,10 @@ type bootState struct {
 	gpus     int
 }
 
-var bootScript = transport.ScriptEnv + transport.SectionFuncs +
-	"sec boot cat /proc/sys/kernel/random/boot_id\n" +
-	"hw() { slurmd -C 2>/dev/null; }\nsec slurmd hw\n" +
-	"gpus() { nvidia-smi -L 2>/dev/null; }\nsec gpus gpus\n"
+var bootScript = transport.ScriptEnv + transport.SectionFuncs + bootText
+
+//go:embed boot.sh
+var bootText string
 
 func readBoot(ctx context.Context, h transport.Executor, node string) (bootState, error) {
 	secs, err := transport.SudoSections(ctx, h, bootScript, "read "+node+"'s boot id and hardware")

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -154,23 +155,17 @@ type SlurmdbdState struct {
 // line must have the digest of what RenderSlurmdbdConf writes less the password, so the
 // password never leaves the host.
 func slurmdbdStateScript(d Slurmdbd) string {
-	conf := transport.Quote(SlurmdbdConfPath)
-	owner := transport.Quote(d.SlurmUser + ":" + d.SlurmUser + " 600")
 	sum := sha256.Sum256(confWithoutPassword(d))
 	dbSum := sha256.Sum256([]byte(mariaDBConf))
-	return transport.ScriptEnv + transport.SectionFuncs + `sec installed dpkg-query -W -f '${db:Status-Abbrev}\n' slurmdbd mariadb-server 2>/dev/null
-if [ -e ` + conf + ` ]; then
-	if [ "$(stat -c '%U:%G %a' -- ` + conf + `)" = ` + owner + ` ] && [ "$(grep -v '^StoragePass=' -- ` + conf + ` | sha256sum | cut -d' ' -f1)" = ` + hex.EncodeToString(sum[:]) + ` ]; then secv conf 0 matches; else secv conf 0 differs; fi
-else secv conf 0 missing; fi
-f=$(mktemp) || exit 1
-trap 'rm -f -- "$f"' EXIT
-{ echo '[client]'; sed -n 's/^StoragePass=/password=/p' -- ` + conf + ` 2>/dev/null; } > "$f"
-mysql --defaults-extra-file="$f" -u ` + d.DatabaseUser + ` -N -e 'SELECT 1' ` + d.Database + ` >/dev/null 2>&1; secv login $?
-[ "$(sha256sum < ` + transport.Quote(MariaDBConfPath) + ` 2>/dev/null | cut -d' ' -f1)" = ` + hex.EncodeToString(dbSum[:]) + ` ]; secv mariadbconf $?
-systemctl is-active --quiet mariadb; secv mariadb $?
-systemctl is-active --quiet slurmdbd; secv slurmdbd $?
-`
+	return transport.NewScript().Text(transport.SectionFuncs).
+		Set("conf", SlurmdbdConfPath).Set("owner", d.SlurmUser+":"+d.SlurmUser+" 600").Set("conf_sum", hex.EncodeToString(sum[:])).
+		Set("db_conf", MariaDBConfPath).Set("db_sum", hex.EncodeToString(dbSum[:])).
+		Set("db_user", d.DatabaseUser).Set("db", d.Database).
+		Text(slurmdbdState).String()
 }
+
+//go:embed slurmdbd_state.sh
+var slurmdbdState string
 
 // ReadSlurmdbd reads the accounting node's SlurmdbdState for the configuration d.
 func ReadSlurmdbd(ctx context.Context, ex transport.Executor, d Slurmdbd) (SlurmdbdState, error) {

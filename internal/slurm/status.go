@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"sort"
 	"strings"
@@ -71,14 +72,15 @@ func (e *MungeError) Unwrap() error { return e.Err }
 
 // CheckMunge makes and decodes a credential on the host, the guide's check that munged runs.
 func CheckMunge(ctx context.Context, ex transport.Executor) error {
-	script := transport.ScriptEnv + `command -v munge >/dev/null || { echo "munge is not installed" >&2; exit 127; }
-munge -n | unmunge >/dev/null
-`
+	script := transport.ScriptEnv + checkMunge
 	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return &MungeError{Err: err}
 	}
 	return nil
 }
+
+//go:embed check_munge.sh
+var checkMunge string
 
 // SettingClass is the class of change that changing a slurm.conf setting
 // needs, from the same table Classify uses, so documentation generated

@@ -1,0 +1,12 @@
+# shellcheck shell=sh disable=SC2154 # the caller sets f, dir and lock, and the nodes as "$@"
+# shellcheck disable=SC2174 # -m is for the fragments' directory; its parent is Slurm's own
+mkdir -p -m 0755 -- "$dir" || exit
+exec 9>>"$lock" && flock 9 || exit
+[ -e "$f" ] || exit 0
+for n; do
+	set -- "$@" -e "$n"
+	shift
+done
+grep -vxF "$@" -- "$f" > "$f.tmp"
+[ $? -le 1 ] || exit 2
+if [ -s "$f.tmp" ]; then mv -f -- "$f.tmp" "$f"; else rm -f -- "$f.tmp" "$f"; fi
