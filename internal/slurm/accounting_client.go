@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"regexp"
@@ -56,12 +57,11 @@ func (c AccountingClient) clusterName() string {
 func (c AccountingClient) script(command string) string {
 	conf := fmt.Sprintf("ClusterName=%s\nSlurmctldHost=%s\nAccountingStorageType=%s\nAccountingStorageHost=%s\nAccountingStoragePort=%d\n",
 		c.clusterName(), c.Host, slurmdbdAccounting, c.Host, c.Port)
-	return transport.ScriptEnv + `d=$(mktemp -d) || exit 1
-trap 'rm -rf -- "$d"' EXIT
-printf '%s' ` + transport.Quote(conf) + ` > "$d/slurm.conf" || exit 1
-export SLURM_CONF="$d/slurm.conf"
-` + command + "\n"
+	return transport.NewScript().Set("conf", conf).Text(clientConf).Text(command).String()
 }
+
+//go:embed client_conf.sh
+var clientConf string
 
 // validate checks what reaches the client's slurm.conf.
 func (c AccountingClient) validate() error {

@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strings"
 
@@ -34,10 +35,8 @@ func BackupStateSaveLocation(ctx context.Context, ex transport.Executor, dir str
 }
 
 func upgradeBackupScript(dir string) string {
-	return transport.NewScript().Set("d", dir).Set("b", BackupDir).Set("p", stateBackupPrefix).Text(`[ -d "$d" ] || { echo "$d is not a directory" >&2; exit 1; }
-umask 077
-install -d -m 0700 -- "$b" || exit
-f="$b/$p$(date -u +%Y%m%dT%H%M%S.%NZ).tar.gz"
-tar -C "$d" -czf "$f.partial" . || { rm -f -- "$f.partial"; exit 1; }
-mv -- "$f.partial" "$f" && echo "$f"`).String()
+	return transport.NewScript().Set("d", dir).Set("b", BackupDir).Set("p", stateBackupPrefix).Text(stateBackup).String()
 }
+
+//go:embed state_backup.sh
+var stateBackup string

@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"slices"
@@ -87,23 +88,18 @@ const mysqlNotInstalled = 3
 func readDatabaseUserScript(name string, login bool) string {
 	s := transport.NewScript().Set("name", name).Set("list", DatabaseUsersPath).
 		Set("query", "SELECT Host FROM mysql.user WHERE User = '"+name+"' ORDER BY Host")
-	s.Text(transport.SectionFuncs + `created() { if [ -e "$list" ]; then grep -cxF -- "$name" "$list"; else echo 0; fi; return 0; }
-sec created created
-hosts() { mysql -N -B -e "$query" 2>&1; }
-if command -v mysql >/dev/null; then sec hosts hosts; else secv hosts ` + fmt.Sprint(mysqlNotInstalled) + `; fi`)
+	s.Set("not_installed", fmt.Sprint(mysqlNotInstalled)).Text(transport.SectionFuncs + readDatabaseUserText)
 	if login {
-		s.Text(`login() {
-	f=$(mktemp) || return 1
-	{ echo '[client]'; printf 'password=%s\n' "$(cat)"; } > "$f"
-	mysql --defaults-extra-file="$f" -u "$name" -N -e 'SELECT 1' >/dev/null 2>&1
-	st=$?
-	rm -f -- "$f"
-	return $st
-}
-sec login login`)
+		s.Text(databaseLoginText)
 	}
 	return s.String()
 }
+
+//go:embed database_user_read.sh
+var readDatabaseUserText string
+
+//go:embed database_user_login.sh
+var databaseLoginText string
 
 // ReadDatabaseUser reads what the node's MariaDB holds of the user name, and whether the
 // provider created it. With a password, it also tries whether that opens the account.
@@ -202,12 +198,10 @@ func databaseSQL(d Slurmdbd, password []byte, steps databaseUserSteps) []byte {
 
 // recordDatabaseUserText adds "$name" to DatabaseUsersPath unless it is there; it runs before
 // the account is created, so an apply cut in between still finds the account its own.
-var recordDatabaseUserText = transport.StateDirText + `if ! grep -qxF -- "$name" "$list" 2>/dev/null; then
-	umask 022
-	[ -e "$list" ] || printf '%s' "$header" > "$list" || exit
-	printf '%s\n' "$name" >> "$list" || exit
-fi
-`
+var recordDatabaseUserText = transport.StateDirText + recordDatabaseUser
+
+//go:embed database_user_record.sh
+var recordDatabaseUser string
 
 // sqlScript runs the SQL on stdin through mysql as root over the unix socket, after recording
 // the user when record is set. An error is reduced to MariaDB's code, since its message may
@@ -217,10 +211,11 @@ func sqlScript(name string, record bool) string {
 	if record {
 		s.Set("name", name).Set("list", DatabaseUsersPath).Set("header", databaseUsersHeader).Text(recordDatabaseUserText)
 	}
-	return s.Text(`err=$(mysql --batch 2>&1 >/dev/null) && exit 0
-printf '%s\n' "$err" | sed -n 's/^\(ERROR [0-9]* ([A-Z0-9]*)\).*/MariaDB \1/p' | head -n 1 >&2
-exit 1`).String()
+	return s.Text(sqlText).String()
 }
+
+//go:embed sql.sh
+var sqlText string
 
 // errNoAnswer is a MariaDB that does not run, so its accounts cannot be read yet.
 var errNoAnswer = errors.New("MariaDB did not answer")

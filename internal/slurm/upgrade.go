@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"slices"
@@ -220,11 +221,15 @@ func daemonChanges(d string, changed []string) bool {
 	return false
 }
 
+//go:embed active_daemons.sh
+var activeDaemonsText string
+
+//go:embed restart_upgraded.sh
+var restartUpgradedText string
+
 // activeDaemons asks systemd which of Slurm's daemons run.
 func activeDaemons(ctx context.Context, ex transport.Executor) (map[string]bool, error) {
-	script := transport.NewScript().Args(upgradeOrder...).Text(`for d do
-	if systemctl is-active --quiet "$d"; then echo "$d"; fi
-done`).String()
+	script := transport.NewScript().Args(upgradeOrder...).Text(activeDaemonsText).String()
 	r, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
 		return nil, fmt.Errorf("ask systemd which Slurm daemons run: %w", err)
@@ -250,11 +255,7 @@ func stopAndBackUp(ctx context.Context, ex transport.Executor, dir string, runni
 // restartUpgraded restarts daemon d after its package changed and waits for it to answer
 // where a client can ask it: slurmdbd through sacctmgr, slurmctld through scontrol ping.
 func restartUpgraded(ctx context.Context, ex transport.Executor, d string, u NodeUpgrade) error {
-	script := transport.NewScript().Set("d", d).Text(`systemctl reset-failed "$d" 2>/dev/null
-if ! systemctl restart "$d"; then
-	journalctl -u "$d" -n 20 --no-pager -o cat >&2
-	exit 1
-fi`).String()
+	script := transport.NewScript().Set("d", d).Text(restartUpgradedText).String()
 	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("restart %s at %s: %w", d, u.Version, err)
 	}
