@@ -2,6 +2,7 @@ package packages
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"sort"
@@ -99,12 +100,11 @@ func Ensure(ctx context.Context, ex transport.Executor, names ...string) (instal
 // package lists once only when the first attempt fails, as stale lists name
 // versions the mirror no longer has.
 func installScript(names []string) string {
-	return transport.NewScript().Args(names...).Text(`export DEBIAN_FRONTEND=noninteractive
-apt_install() {
-	apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confold "$@"
+	return transport.NewScript().Args(names...).Text(installText).String()
 }
-apt_install "$@" || { apt-get update -q -o DPkg::Lock::Timeout=300 >/dev/null && apt_install "$@"; }`).String()
-}
+
+//go:embed install.sh
+var installText string
 
 func validateNames(names []string) error {
 	for _, n := range names {

@@ -2,6 +2,7 @@ package packages
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"regexp"
@@ -150,18 +151,14 @@ func InstallHeld(ctx context.Context, ex transport.Executor, version string, nam
 const heldMarker = "# gpucluster: daemon restarts held during a pinned install"
 
 func installHeldScript(pinned []string) string {
-	return transport.NewScript().Args(pinned...).Text(`export DEBIAN_FRONTEND=noninteractive
-p=` + transport.Quote(policyRCD) + `
-if [ -e "$p" ] && grep -qxF ` + transport.Quote(heldMarker) + ` "$p"; then rm -f -- "$p"; fi
-if [ ! -e "$p" ]; then
-	printf '#!/bin/sh\n%s\nexit 101\n' ` + transport.Quote(heldMarker) + ` > "$p" && chmod 0755 "$p" || exit
-	trap 'rm -f -- "$p"' EXIT
-fi
-apt_install() {
-	apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confold "$@"
+	return transport.NewScript().Args(pinned...).Set("p", policyRCD).Set("marker", heldMarker).Text(holdRestarts).Text(installText).String()
 }
-apt_install "$@" || { apt-get update -q -o DPkg::Lock::Timeout=300 >/dev/null && apt_install "$@"; }`).String()
-}
+
+// holdRestarts keeps package scripts from restarting daemons during the install (policy-rc.d
+// answers 101), with a marker so that a file it left behind is told from one the admin wrote.
+//
+//go:embed hold_restarts.sh
+var holdRestarts string
 
 // ErrDowngrade means a pinned version is older than the one installed: apt does not install it
 // without being told to downgrade, and the provider does not tell it.
