@@ -2,6 +2,7 @@ package beegfs
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"slices"
 	"strings"
@@ -56,15 +57,11 @@ func (m ModuleState) Problem() string {
 // moduleSection is the section of the host read that answers ClientModule.
 const moduleSection = "kmod"
 
-// moduleRead prints the running release, one "built=RELEASE" per module and "force".
-const moduleRead = `clientmodule() {
-	printf 'kernel=%s\n' "$(uname -r)"
-	for f in ` + moduleGlob + `; do
-		[ ! -e "$f" ] || { f=${f#/lib/modules/}; printf 'built=%s\n' "${f%%/*}"; }
-	done
-	[ ! -e ` + ForceAutoBuildPath + ` ] || echo force
-}
-`
+// moduleRead defines clientmodule, which prints the running release, one "built=RELEASE" per
+// module (module_glob) and "force" (force_build).
+//
+//go:embed module_read.sh
+var moduleRead string
 
 func parseModule(s transport.Section) (ModuleState, error) {
 	var m ModuleState
@@ -85,6 +82,9 @@ func parseModule(s transport.Section) (ModuleState, error) {
 	return m, nil
 }
 
+//go:embed build_module.sh
+var buildModule string
+
 // PrepareClientModule builds the client module with the service's own build
 // (`beegfs-client rebuild`) when the node needs one, and with load also loads it, so
 // that a mount works before the service has ever started. A mounted client is left
@@ -94,9 +94,7 @@ func parseModule(s transport.Section) (ModuleState, error) {
 func PrepareClientModule(ctx context.Context, ex transport.Executor, m ModuleState, load bool) error {
 	script := transport.NewScript().Set("client", ClientScript).Set("conf", AutobuildConfPath)
 	if m.NeedsBuild() {
-		script.Text(`"$client" rebuild >&2 || exit
-ko=/lib/modules/$(uname -r)/updates/fs/beegfs_autobuild/beegfs.ko
-[ -e "$ko" ] || { echo "$client rebuild built no $ko: is buildEnabled=true in $conf?" >&2; exit 1; }`)
+		script.Text(buildModule)
 	}
 	if load {
 		script.Text("modprobe beegfs")

@@ -241,7 +241,7 @@ func readHostScript(q HostQuery) (string, error) {
 		b.Text(fmt.Sprintf("requiredmounts req%d %s", i, transport.Quote(SystemdUnitDir+"/"+s+".service.d")))
 	}
 	if q.ClientModule {
-		b.Text(moduleRead + "sec " + moduleSection + " clientmodule")
+		b.Set("module_glob", moduleGlob).Set("force_build", ForceAutoBuildPath).Text(moduleRead + "sec " + moduleSection + " clientmodule")
 	}
 	if len(reads) > 0 {
 		b.Command(append([]string{"perl", "-e", readFilesPerl, "--"}, reads...)...)
