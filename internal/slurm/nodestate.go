@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"regexp"
@@ -55,8 +56,9 @@ var reasonStamp = regexp.MustCompile(`\s*\[[^\]\s]*@[^\]\s]*\]\s*$`)
 
 // nodeRuntimeScript lists every node slurmctld knows, one line each, while it runs; asked
 // while it does not run, scontrol would only wait for its timeout.
-const nodeRuntimeScript = "runtime() { scontrol show node -o 2>&1; }\n" +
-	"if systemctl is-active --quiet slurmctld; then sec runtime runtime; else secv runtime 1; fi\n"
+//
+//go:embed node_runtime.sh
+var nodeRuntimeScript string
 
 // parseNodeRuntimes reads `scontrol show node -o`, where Reason= comes last and holds spaces.
 // A nil map means nothing is known: slurmctld does not run, or did not answer (it answers
@@ -166,15 +168,14 @@ func setNodeState(ctx context.Context, ex transport.Executor, c NodeStateChange)
 	if !NamePattern.MatchString(c.Node) {
 		return fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", c.Node)
 	}
-	node := transport.Quote(c.Node)
-	script := "n=" + node + "\n" + resumeScript
+	script := transport.NewScript().Set("n", c.Node).Set("kept", reasonKept).Text(resumeScript)
 	if c.Drain {
 		if err := CheckDrainReason(c.Reason); err != nil {
 			return err
 		}
-		script = "scontrol update nodename=" + node + " state=drain reason=" + transport.Quote(c.Reason) + "\n"
+		script = transport.NewScript().Command("scontrol", "update", "nodename="+c.Node, "state=drain", "reason="+c.Reason)
 	}
-	res, err := ex.Sudo(ctx, transport.ScriptEnv+script, nil)
+	res, err := ex.Sudo(ctx, script.String(), nil)
 	if err != nil {
 		return fmt.Errorf("%s: scontrol update: %w", c, err)
 	}
@@ -199,17 +200,9 @@ const reasonKept = "reason kept"
 // when it allocates the node to a job; no scontrol command clears it. So a resumed node that
 // still shows a reason gets an allocation that runs nothing (salloc --no-shell), cancelled
 // at once. A node whose CPUs are all taken keeps the reason until its next job starts.
-const resumeScript = "out=$(scontrol update nodename=\"$n\" state=undrain 2>&1) ||\n" +
-	"  if scontrol show node -o \"$n\" | grep -q ' State=[^ ]*DRAIN'; then echo \"$out\" >&2; exit 1; fi\n" +
-	"line=$(scontrol show node -o \"$n\") || exit 0\n" +
-	"case \"$line\" in *' Reason='*) ;; *) exit 0 ;; esac\n" +
-	"case \"$line\" in *' State='*DRAIN*|*' State='*FAIL*|*' State='*DOWN*) exit 0 ;; *' State=IDLE'*|*' State=MIXED'*) ;; *) exit 0 ;; esac\n" +
-	"part=$(printf '%s\\n' \"$line\" | sed -n 's/.* Partitions=\\([^ ,]*\\).*/\\1/p')\n" +
-	"[ -n \"$part\" ] || { echo '" + reasonKept + "'; exit 0; }\n" +
-	"id=$(cd / && salloc -p \"$part\" -w \"$n\" -N1 -n1 -t 1 --immediate=20 --no-shell -J gpucluster-clear-reason 2>&1 |\n" +
-	"  sed -n 's/^salloc: Granted job allocation \\([0-9][0-9]*\\)$/\\1/p')\n" +
-	"[ -n \"$id\" ] || { echo '" + reasonKept + "'; exit 0; }\n" +
-	"scancel \"$id\"\n"
+//
+//go:embed resume.sh
+var resumeScript string
 
 // RemovalReason is the drain reason of a node whose definition or compute setup is removed.
 const RemovalReason = "removed from the configuration by gpucluster"
@@ -224,6 +217,12 @@ func (e *JobsRunningError) Error() string {
 	return fmt.Sprintf("jobs %s still run on %s", strings.Join(e.Jobs, ", "), e.Node)
 }
 
+//go:embed drain_for_removal.sh
+var drainForRemoval string
+
+//go:embed jobs_on.sh
+var jobsOnText string
+
 // DrainForRemoval prepares node's removal: it is drained (a drain it has already keeps its
 // reason), so no new job starts there, and then no job may run there; jobs running are
 // awaited for up to wait, then a *JobsRunningError. A node slurmctld does not know, or a
@@ -232,9 +231,7 @@ func DrainForRemoval(ctx context.Context, ex transport.Executor, node string, wa
 	if !NamePattern.MatchString(node) {
 		return fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", node)
 	}
-	script := transport.ScriptEnv + "systemctl is-active --quiet slurmctld || exit 0\n" +
-		"line=$(scontrol show node -o " + transport.Quote(node) + " 2>/dev/null) || exit 0\n" +
-		"case \"$line\" in *' State='*DRAIN*) ;; *) scontrol update nodename=" + transport.Quote(node) + " state=drain reason=" + transport.Quote(RemovalReason) + " || exit; echo drained ;; esac\n"
+	script := transport.NewScript().Set("n", node).Set("reason", RemovalReason).Text(drainForRemoval).String()
 	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
 		return fmt.Errorf("drain %s before its removal: %w", node, err)
@@ -247,9 +244,7 @@ func DrainForRemoval(ctx context.Context, ex transport.Executor, node string, wa
 
 // jobsOn lists the jobs slurmctld has running (or ending) on node; none while it does not run.
 func jobsOn(ctx context.Context, ex transport.Executor, node string) ([]string, error) {
-	script := transport.ScriptEnv + "systemctl is-active --quiet slurmctld || exit 0\n" +
-		"scontrol show node -o " + transport.Quote(node) + " >/dev/null 2>&1 || exit 0\n" +
-		"squeue -h -w " + transport.Quote(node) + " -t RUNNING,COMPLETING,CONFIGURING,SUSPENDED -o %i\n"
+	script := transport.NewScript().Set("n", node).Text(jobsOnText).String()
 	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list the jobs on %s: %w", node, err)

@@ -191,10 +191,10 @@ func TestDrainForRemoval(t *testing.T) {
 	if err := DrainForRemoval(context.Background(), fake, "gpu02", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if s := fake.Calls[0].Script; !strings.Contains(s, "scontrol update nodename=gpu02 state=drain reason='"+RemovalReason+"'") || !strings.Contains(s, "*' State='*DRAIN*) ;;") {
+	if s := fake.Calls[0].Script; !strings.Contains(s, "n=gpu02\nreason='"+RemovalReason+"'\n") || !strings.HasSuffix(s, drainForRemoval) {
 		t.Errorf("drain script: %q", s)
 	}
-	if s := fake.Calls[1].Script; !strings.Contains(s, "squeue -h -w gpu02 -t RUNNING,COMPLETING,CONFIGURING,SUSPENDED -o %i") {
+	if s := fake.Calls[1].Script; !strings.Contains(s, "n=gpu02\n") || !strings.HasSuffix(s, jobsOnText) {
 		t.Errorf("jobs script: %q", s)
 	}
 	busy := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{}, {Stdout: "12\n"}}}
