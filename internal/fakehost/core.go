@@ -942,8 +942,8 @@ func flock(c *Call) int {
 	return 0
 }
 
-// awkSections is transport.AwkSections as awk receives it, without the shell's quotes.
-var awkSections = strings.TrimSuffix(strings.TrimPrefix(transport.AwkSections, "'"), "'")
+// awkSections is the one awk program the fake runs, as awk receives it.
+var awkSections = transport.AwkSections
 
 // sectionMark starts every section header, as awkSections prints it.
 var sectionMark = strings.Fields(awkSectionFormat)[0]

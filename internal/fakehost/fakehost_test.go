@@ -276,7 +276,7 @@ func TestUFWAndTheSectionsAwkProgram(t *testing.T) {
 		{"ufw delete allow proto tcp from 10.0.0.0/24 to any port 5601", "Rule deleted\n"},
 		{"ufw delete allow proto tcp from 10.0.0.0/24 to any port 5601", "Could not delete non-existent rule\n"},
 		{"grep -E 'ENABLED|INPUT' /etc/ufw/ufw.conf /etc/default/ufw", "/etc/ufw/ufw.conf:ENABLED=yes\n/etc/default/ufw:DEFAULT_INPUT_POLICY=\"ACCEPT\"\n"},
-		{transport.SectionFuncs + "printf 'a\\nb' > /tmp/f && awk " + transport.AwkSections + " k=x /tmp/f k=y /etc/ufw/ufw.conf >/tmp/out && head -n 3 /tmp/out", "@@gpucluster 0 4 x\na\nb\n"},
+		{transport.SectionFuncs + "printf 'a\\nb' > /tmp/f && awk " + transport.Quote(transport.AwkSections) + " k=x /tmp/f k=y /etc/ufw/ufw.conf >/tmp/out && head -n 3 /tmp/out", "@@gpucluster 0 4 x\na\nb\n"},
 	} {
 		if r := h.Run(c.script); r.Stdout != c.stdout || r.Status != 0 {
 			t.Errorf("%q: status %d, stdout %q, stderr %q; want %q", c.script, r.Status, r.Stdout, r.Stderr, c.stdout)
