@@ -340,3 +340,27 @@ func TestSlurmPackagesAndTheirTools(t *testing.T) {
 		t.Fatalf("slurmctld in the foreground ran: %+v", r)
 	}
 }
+
+func TestScontrol(t *testing.T) {
+	h := fakehost.NewHost("login01")
+	h.InstallPackage("slurmctld")
+	for _, c := range []struct {
+		script, stdout string
+		status         int
+	}{
+		{"scontrol ping", "Slurmctld(primary) at login01 is DOWN\n", 1},
+		{"systemctl start slurmctld", "", 1},
+		{"printf 'ClusterName=c\\nNodeName=gpu01 CPUs=8 # a comment\\n' > /etc/slurm/slurm.conf && SLURM_CONF=/etc/slurm/slurm.conf scontrol show hostnames localhost", "localhost\n", 0},
+		{"printf 'Nonsense here\\n' > /tmp/bad.conf; SLURM_CONF=/tmp/bad.conf scontrol show hostnames localhost", "", 1},
+		{"systemctl reset-failed slurmctld; systemctl restart slurmctld && scontrol ping", "Slurmctld(primary) at login01 is UP\n", 0},
+		{"scontrol reconfigure && scontrol show node -o | cut -d' ' -f1,5", "NodeName=gpu01 State=IDLE\n", 0},
+		{"scontrol show node -o gpu09", "", 1},
+	} {
+		if r := h.Run(c.script); r.Stdout != c.stdout || r.Status != c.status {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want %d, %q", c.script, r.Status, r.Stdout, r.Stderr, c.status, c.stdout)
+		}
+	}
+	if u := h.Units.Get("slurmctld"); u.Reloads != 1 || u.Starts != 1 {
+		t.Errorf("slurmctld %+v, want one start and one reconfigure", u)
+	}
+}

@@ -95,7 +95,7 @@ func systemctl(c *Call) int {
 	}
 	u := c.Host.Units
 	switch verb {
-	case "daemon-reload":
+	case "daemon-reload", "reset-failed":
 		return 0
 	case "list-units":
 		if !f.has('a') || !f.has('p') || !f.has('l') {
