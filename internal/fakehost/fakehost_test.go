@@ -355,6 +355,9 @@ func TestScontrol(t *testing.T) {
 		{"systemctl reset-failed slurmctld; systemctl restart slurmctld && scontrol ping", "Slurmctld(primary) at login01 is UP\n", 0},
 		{"scontrol reconfigure && scontrol show node -o | cut -d' ' -f1,5", "NodeName=gpu01 State=IDLE\n", 0},
 		{"scontrol show node -o gpu09", "", 1},
+		{"scontrol update nodename=gpu01 state=drain reason=removed by hand && scontrol show node -o gpu01 | cut -d' ' -f5-", "State=IDLE+DRAIN ThreadsPerCore=2 Reason=removed by hand\n", 0},
+		{"scontrol update nodename=gpu01 state=resume && scontrol show node -o gpu01 | cut -d' ' -f5", "State=IDLE\n", 0},
+		{"squeue -h -w gpu01 -t RUNNING -o %i", "", 0},
 	} {
 		if r := h.Run(c.script); r.Stdout != c.stdout || r.Status != c.status {
 			t.Errorf("%q: status %d, stdout %q, stderr %q; want %d, %q", c.script, r.Status, r.Stdout, r.Stderr, c.status, c.stdout)

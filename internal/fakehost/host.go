@@ -31,6 +31,7 @@ type Host struct {
 	available  map[string]Package
 	installed  map[string]string
 	munge      mungeState
+	drained    map[string]string // Slurm nodes drained, with their reason
 }
 
 // NewHost returns a host named name with a minimal Debian system: root and the admin account
@@ -38,7 +39,7 @@ type Host struct {
 // /etc/skel and /home.
 func NewHost(name string) *Host {
 	h := &Host{Name: name, FS: newFS(), Units: newUnits(), commands: map[string]Command{},
-		available: map[string]Package{}, installed: map[string]string{}}
+		available: map[string]Package{}, installed: map[string]string{}, drained: map[string]string{}}
 	for n, c := range coreCommands() {
 		h.commands[n] = c
 	}

@@ -19,6 +19,7 @@ func addSlurm(h *Host) {
 		h.commands[daemon] = slurmDaemon
 	}
 	h.commands["scontrol"] = scontrol
+	h.commands["squeue"] = squeue
 	for _, name := range []string{"slurm-client", "slurm-wlm-basic-plugins"} {
 		h.AddPackage(name, Package{Version: SlurmVersion, Install: installSlurmCommon})
 	}
@@ -39,6 +40,7 @@ func addSlurm(h *Host) {
 
 func installSlurmCommon(h *Host) {
 	must(h.FS.WriteFile("/usr/bin/scontrol", []byte("#!fakehost\n"), 0o755))
+	must(h.FS.WriteFile("/usr/bin/squeue", []byte("#!fakehost\n"), 0o755))
 	h.addSystemAccount("slurm", slurmUID, "/nonexistent")
 	for _, d := range []string{"/etc/slurm", "/var/lib/slurm", "/var/log/slurm"} {
 		must(h.FS.MkdirAll(d, 0o755))
@@ -87,6 +89,8 @@ func scontrol(c *Call) int {
 		s.Reloads++
 	case args == "show node -o" || (strings.HasPrefix(args, "show node -o ") && len(c.Args) == 5):
 		return showNodes(c, c.Args[4:])
+	case strings.HasPrefix(args, "update "):
+		return updateNode(c, c.Args[2:])
 	case strings.HasPrefix(args, "show hostnames "):
 		conf := slurmConf
 		if v := c.Env.Get("SLURM_CONF"); v.IsSet() {
@@ -146,8 +150,60 @@ func showNodes(c *Call, only []string) int {
 	if len(nodes) == 0 {
 		c.Println("No nodes in the system")
 	}
+	c.Host.mu.Lock()
+	defer c.Host.mu.Unlock()
 	for _, n := range nodes {
-		c.Printf("NodeName=%s Arch=x86_64 CoresPerSocket=%d CPUTot=%d State=IDLE ThreadsPerCore=2\n", n, CPUs/2, CPUs)
+		state, reason := "IDLE", ""
+		if r, drained := c.Host.drained[n]; drained {
+			state, reason = "IDLE+DRAIN", " Reason="+r
+		}
+		c.Printf("NodeName=%s Arch=x86_64 CoresPerSocket=%d CPUTot=%d State=%s ThreadsPerCore=2%s\n", n, CPUs/2, CPUs, state, reason)
+	}
+	return 0
+}
+
+// updateNode models `scontrol update nodename=N state=drain reason=R` and state=resume; the
+// reason may span several words, as scontrol takes it.
+func updateNode(c *Call, args []string) int {
+	var node, state string
+	var reason []string
+	for i, a := range args {
+		k, v, _ := strings.Cut(a, "=")
+		switch strings.ToLower(k) {
+		case "nodename":
+			node = v
+		case "state":
+			state = strings.ToLower(v)
+		case "reason":
+			reason = append([]string{v}, args[i+1:]...)
+		}
+		if reason != nil {
+			break
+		}
+	}
+	if node == "" || (state != "drain" && state != "resume") {
+		return c.NotModelled("scontrol update " + strings.Join(args, " "))
+	}
+	if !c.Host.Units.Get("slurmctld").Active {
+		return c.Errorf(1, "slurm_update error: Unable to contact slurm controller (connect failure)")
+	}
+	c.Host.mu.Lock()
+	defer c.Host.mu.Unlock()
+	if state == "drain" {
+		c.Host.drained[node] = strings.Join(reason, " ")
+	} else {
+		delete(c.Host.drained, node)
+	}
+	return 0
+}
+
+// squeue lists no job: the fake runs none. It takes -h, -w NODES, -t STATES and -o FORMAT.
+func squeue(c *Call) int {
+	if _, _, ok := parseFlags(c, c.Args[1:], "h", "wto", nil); !ok {
+		return 127
+	}
+	if !c.Host.Units.Get("slurmctld").Active {
+		return c.Errorf(1, "slurm_load_jobs error: Unable to contact slurm controller (connect failure)")
 	}
 	return 0
 }
