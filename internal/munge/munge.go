@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
 )
@@ -23,8 +24,12 @@ const (
 	keyDir   = "/etc/munge"
 )
 
-// The host's shared read reports munged's unit and the key, which every node's plan reads.
-func init() { units.Share([]string{service + ".service"}, []string{KeyPath}) }
+// The host's shared read reports munged's unit, the key and MUNGE's packages, which every
+// node's plan reads.
+func init() {
+	units.Share([]string{service + ".service"}, []string{KeyPath})
+	packages.Share(PinnedPackages...)
+}
 
 // munged's own limits on the key length (MUNGE_KEY_LEN_MIN_BYTES and _MAX_BYTES).
 const (

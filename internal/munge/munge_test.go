@@ -392,8 +392,9 @@ func TestVerifyAcrossWithoutCredential(t *testing.T) {
 func TestInstallVersion(t *testing.T) {
 	const a, b = "0.5.16-1.1~deb13u1", "0.5.16-1.1~deb13u1+gpucluster1"
 	at := func(v string) transporttest.Reply {
-		return transporttest.Reply{Stdout: "libmunge2\tii \t" + v + "\nmunge\tii \t" + v + "\n"}
+		return transporttest.Reply{Stdout: unitstest.OutWithPackages(service+".service", units.State{Active: "active", Enabled: "enabled"}, "libmunge2\tii \t"+v+"\nmunge\tii \t"+v+"\n", 0)}
 	}
+	none := transporttest.Reply{Stdout: unitstest.OutWithPackages(service+".service", units.State{Active: "inactive", Enabled: "enabled"}, "", 1)}
 	unit := func(active string) transporttest.Reply {
 		return transporttest.Reply{Stdout: unitstest.OutWithFile(service+".service", units.State{Active: active, Enabled: "enabled"}, KeyPath, units.File{})}
 	}
@@ -405,7 +406,7 @@ func TestInstallVersion(t *testing.T) {
 	}{
 		{"at the version: reads only", []transporttest.Reply{unit("active"), at(b)}, false, "dpkg-query"},
 		{"running: upgraded, then restarted and asked", []transporttest.Reply{unit("active"), at(a), {}, {}, {}}, true, "munge -n"},
-		{"not running: upgraded, left to the key's install", []transporttest.Reply{unit("inactive"), {Stdout: ""}, {}}, true, "'munge=" + b + "'"},
+		{"not running: upgraded, left to the key's install", []transporttest.Reply{unit("inactive"), none, {}}, true, "'munge=" + b + "'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

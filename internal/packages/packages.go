@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
 )
 
 // ValidateName refuses anything that is not a Debian package name.
@@ -24,7 +25,7 @@ const dpkgQueryNotFound = 1
 
 // Installed reports the installed version of each package, "" for one that is
 // not installed (unknown, removed, or only its configuration left), in one
-// round trip.
+// round trip: none of its own when every name is one a package shares (Share).
 func Installed(ctx context.Context, ex transport.Executor, names ...string) (map[string]string, error) {
 	if err := validateNames(names); err != nil {
 		return nil, err
@@ -33,20 +34,40 @@ func Installed(ctx context.Context, ex transport.Executor, names ...string) (map
 	if len(names) == 0 {
 		return versions, nil
 	}
-	res, err := ex.Read(ctx, installedScript(names))
-	if err != nil && !someNotFound(err) {
+	lines, err := statusLines(ctx, ex, names)
+	if err != nil {
 		return nil, fmt.Errorf("query installed packages %s: %w", strings.Join(names, " "), err)
 	}
 	for _, n := range names {
 		versions[n] = ""
 	}
-	for _, line := range strings.Split(string(res.Stdout), "\n") {
+	for _, line := range lines {
 		name, version, ok := parseStatusLine(line)
 		if _, wanted := versions[name]; ok && wanted {
 			versions[name] = version
 		}
 	}
 	return versions, nil
+}
+
+// statusLines asks dpkg-query about names: through the host's shared read when every name is
+// shared, else in a read of its own.
+func statusLines(ctx context.Context, ex transport.Executor, names []string) ([]string, error) {
+	if sharedAll(names) {
+		sec, err := units.ReadShared(ctx, ex, sharedSection)
+		if err != nil {
+			return nil, err
+		}
+		if sec.Status != 0 && sec.Status != dpkgQueryNotFound {
+			return nil, fmt.Errorf("dpkg-query exited with status %d", sec.Status)
+		}
+		return sec.Lines, nil
+	}
+	res, err := ex.Read(ctx, installedScript(names))
+	if err != nil && !someNotFound(err) {
+		return nil, err
+	}
+	return strings.Split(string(res.Stdout), "\n"), nil
 }
 
 // someNotFound tells dpkg-query's "some package is unknown", after which the
@@ -57,7 +78,11 @@ func someNotFound(err error) bool {
 }
 
 func installedScript(names []string) string {
-	return transport.NewScript().Command(append([]string{"dpkg-query", "-W", "-f", `${Package}\t${db:Status-Abbrev}\t${Version}\n`, "--"}, names...)...).String()
+	return transport.NewScript().Command(queryArgv(names)...).String()
+}
+
+func queryArgv(names []string) []string {
+	return append([]string{"dpkg-query", "-W", "-f", `${Package}\t${db:Status-Abbrev}\t${Version}\n`, "--"}, names...)
 }
 
 // parseStatusLine reads "name<TAB>ii <TAB>version". The second letter of the

@@ -287,8 +287,8 @@ resource "gpucluster_user" "u%[1]d" {
 // A no-op plan costs each host one command per kind of state read there, however many
 // resources read it: the node's facts (gpucluster_node and gpucluster_node_facts), its
 // accounts (five users), its firewall rules (three rules), and its daemons: the MUNGE key's
-// checksum comes from the host's shared read of unit states, which munged's state needs
-// anyway. Reads are shared within a run only until a command that is not a read (run through
+// checksum and MUNGE's installed version come from the host's shared read of unit states,
+// which munged's state needs anyway. Reads are shared within a run only until a command that is not a read (run through
 // Sudo, not Read) runs on the host, so one read sent as Sudo among them shows here as a second
 // listing of the accounts or of the rules, and a key read of its own as a fifth command.
 func TestAccTransport_commandsPerHostPerNoOpPlan(t *testing.T) {
@@ -323,7 +323,7 @@ func TestAccTransport_commandsPerHostPerNoOpPlan(t *testing.T) {
 		for _, node := range nodes {
 			t.Logf("no-op plan %d: %s: %d commands", i+1, node, counts[node])
 			if counts[node] > wantPerHost {
-				t.Errorf("no-op plan %d: %d commands on %s, want at most %d (facts, accounts, firewall rules, units and key files)", i+1, counts[node], node, wantPerHost)
+				t.Errorf("no-op plan %d: %d commands on %s, want at most %d (facts, accounts, firewall rules, and units, key files and packages)", i+1, counts[node], node, wantPerHost)
 			}
 			full = full && counts[node] == wantPerHost
 		}

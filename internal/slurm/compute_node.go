@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-version"
 
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/packages"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
 )
@@ -59,8 +60,12 @@ var computeStateScript = transport.ScriptEnv + transport.SectionFuncs +
 	"test -e " + FragmentDir + "/" + ControllerFile + "; secv controller $?\n" +
 	versionSection("version", "slurmd")
 
-// The host's shared read reports slurmd's unit, which every compute node's plan reads.
-func init() { units.Share([]string{slurmdService}, nil) }
+// The host's shared read reports slurmd's unit, which every compute node's plan reads, and the
+// Slurm packages' versions, which the pinned versions' plans read.
+func init() {
+	units.Share([]string{slurmdService}, nil)
+	packages.Share(PackageFamily...)
+}
 
 const slurmdService = "slurmd.service"
 

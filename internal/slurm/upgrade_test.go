@@ -10,6 +10,8 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport/transporttest"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/units/unitstest"
 )
 
 func TestRelease(t *testing.T) {
@@ -74,13 +76,15 @@ const (
 const controllerWithAccounting = "slurmdbd\tii \t" + buildA + "\nslurmctld\tii \t" + buildA + "\nslurm-client\tii \t" + buildA +
 	"\nslurm-wlm-basic-plugins\tii \t" + buildA + "\nslurm-wlm-mysql-plugin\tii \t" + buildA + "\n"
 
-func notInstalled() error {
-	return &transport.ExitError{Host: "login01", Status: 1, Stderr: "dpkg-query: no packages found matching slurmd"}
+// dpkg is the host's shared read with dpkg-query's answer about the Slurm packages, of which
+// some are always missing: dpkg-query exits with status 1.
+func dpkg(lines string) transporttest.Reply {
+	return transporttest.Reply{Stdout: unitstest.OutWithPackages(slurmdService, units.State{Active: "inactive", Enabled: "not-found"}, lines, 1)}
 }
 
 func TestUpgradeNodeOrder(t *testing.T) {
 	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{
-		{Stdout: controllerWithAccounting, Err: notInstalled()},
+		dpkg(controllerWithAccounting),
 		{Stdout: "slurmdbd\nslurmctld\n"},
 		{}, // stop slurmctld
 		{Stdout: BackupDir + "/slurmctld-state-20261203T174500.000000000Z.tar.gz\n"},
@@ -120,7 +124,7 @@ func TestUpgradeNodeOrder(t *testing.T) {
 
 func TestUpgradeNodeAtVersionChangesNothing(t *testing.T) {
 	at := strings.ReplaceAll(controllerWithAccounting, buildA, buildB)
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: at, Err: notInstalled()}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{dpkg(at)}}
 	res, err := UpgradeNode(context.Background(), f, NodeUpgrade{Version: buildB, Packages: []string{"slurmctld", "slurm-client"}, StateSaveLocation: "/var/spool/slurmctld"})
 	if err != nil || len(res.Installed) != 0 || len(f.Calls) != 1 {
 		t.Fatalf("got %+v, %v after %q; want only the query", res, err, f.Scripts())
@@ -130,7 +134,7 @@ func TestUpgradeNodeAtVersionChangesNothing(t *testing.T) {
 // TestUpgradeNodeFreshInstall installs a compute node's packages at the pin, with no backup
 // and no restart: nothing ran before.
 func TestUpgradeNodeFreshInstall(t *testing.T) {
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Err: notInstalled()}, {}, {}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{dpkg(""), {}, {}}}
 	res, err := UpgradeNode(context.Background(), f, NodeUpgrade{Version: buildA, Packages: []string{"slurmd", "slurm-client"}})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +146,7 @@ func TestUpgradeNodeFreshInstall(t *testing.T) {
 
 func TestUpgradeNodeStopsWhenBackupFails(t *testing.T) {
 	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{
-		{Stdout: controllerWithAccounting, Err: notInstalled()},
+		dpkg(controllerWithAccounting),
 		{Stdout: "slurmctld\n"},
 		{},
 		{Err: &transport.ExitError{Host: "login01", Status: 1, Stderr: "/var/spool/slurmctld is not a directory"}},
@@ -189,11 +193,7 @@ func TestCheckControllerFirst(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var err error
-			if tt.ctl == "" {
-				err = notInstalled()
-			}
-			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: tt.ctl, Err: err}}}
+			f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{dpkg(tt.ctl)}}
 			got := CheckControllerFirst(context.Background(), f, buildB)
 			if behind := errors.Is(got, ErrControllerBehind); behind != tt.wantBehind || (!tt.wantBehind && got != nil) {
 				t.Errorf("CheckControllerFirst = %v, want behind=%v", got, tt.wantBehind)
@@ -203,7 +203,7 @@ func TestCheckControllerFirst(t *testing.T) {
 }
 
 func TestInstalledFamilyVersion(t *testing.T) {
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: "slurmctld\tii \t" + buildA + "\n", Err: notInstalled()}, {Err: notInstalled()}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{dpkg("slurmctld\tii \t" + buildA + "\n"), dpkg("")}}
 	if v, err := InstalledFamilyVersion(context.Background(), f); err != nil || v != buildA {
 		t.Errorf("controller: %q, %v; want %q", v, err, buildA)
 	}
@@ -216,7 +216,7 @@ func TestInstalledFamilyVersion(t *testing.T) {
 // slurmctld's files stay, so it is neither stopped nor restarted.
 func TestUpgradeNodeAddsSlurmdbdBesideSlurmctld(t *testing.T) {
 	controller := "slurmctld\tii \t" + buildA + "\nslurm-client\tii \t" + buildA + "\nslurm-wlm-basic-plugins\tii \t" + buildA + "\n"
-	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{{Stdout: controller, Err: notInstalled()}, {Stdout: "slurmctld\n"}, {}}}
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{dpkg(controller), {Stdout: "slurmctld\n"}, {}}}
 	res, err := UpgradeNode(context.Background(), f, NodeUpgrade{Version: buildA, Packages: []string{"slurmdbd", ClientPackage}, StateSaveLocation: "/var/spool/slurmctld"})
 	if err != nil {
 		t.Fatal(err)

@@ -30,10 +30,10 @@ func ReadFile(ctx context.Context, ex transport.Executor, path string) (File, er
 	}
 	var snap snapshot
 	var err error
-	if sharedUnits, sharedFiles := sharedSet(); slices.Contains(sharedFiles, path) {
-		snap, err = read(ctx, ex, sharedUnits, sharedFiles)
+	if _, sharedFiles := sharedSet(); slices.Contains(sharedFiles, path) {
+		snap, err = readShared(ctx, ex)
 	} else {
-		snap, err = read(ctx, ex, nil, []string{path})
+		snap, err = read(ctx, ex, nil, []string{path}, nil)
 	}
 	if err != nil {
 		return File{}, err

@@ -54,14 +54,14 @@ systemctl reset-failed gpucluster-t-failed.service
 		"gpucluster-t-alias.service", "gpucluster-t-failed.service", "gpucluster-t-disabled.service",
 		"gpucluster-t-masked.service", "gpucluster-t-missing.service")
 	files := []string{"/etc/gpucluster-t-key", "/etc/gpucluster-t-missing"}
-	snap, err := read(ctx, transporttest.LabHost{Lab: l, Host: "gpu01"}, list, files)
+	snap, err := read(ctx, transporttest.LabHost{Lab: l, Host: "gpu01"}, list, files, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	states := snap.units
 	// A read whose units are all unloaded gets nothing from list-units, which still succeeds:
 	// so a bare host, its daemons not yet installed or started, reads as stopped.
-	alone, err := read(ctx, transporttest.LabHost{Lab: l, Host: "gpu01"}, []string{"gpucluster-t-disabled.service"}, nil)
+	alone, err := read(ctx, transporttest.LabHost{Lab: l, Host: "gpu01"}, []string{"gpucluster-t-disabled.service"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ systemctl reset-failed gpucluster-t-failed.service
 	}
 	// The alias and the masked unit were asked with is-active alone, the others by list-units, or,
 	// without a unit file (shared units not installed yet on a fresh lab included), by the shell.
-	res, err := transporttest.LabHost{Lab: l, Host: "gpu01"}.Sudo(ctx, batchScript(list, nil), nil)
+	res, err := transporttest.LabHost{Lab: l, Host: "gpu01"}.Sudo(ctx, batchScript(list, nil, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,9 @@
 package units
 
 import (
+	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"sync"
 
@@ -14,9 +16,36 @@ import (
 // the host changes; asking about all of them costs systemctl, sha256sum and stat hardly more
 // than asking about one.
 var shared struct {
-	mu    sync.RWMutex
-	units []string
-	files []string
+	mu       sync.RWMutex
+	units    []string
+	files    []string
+	commands []sharedCommand
+}
+
+// sharedCommand is a read-only command of the shared read whose output lands in a section of
+// its own.
+type sharedCommand struct {
+	section string
+	argv    []string
+}
+
+// sectionName keeps a shared command's section apart from the read's own sections.
+var sectionName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+const commandSectionPrefix = "shared-"
+
+// ShareCommand adds a read-only command to the host's shared read, its output and exit status
+// reported in section (ReadShared); a later call for the same section replaces the command. Like
+// Share it is for the owning package's init; a section name that is not lower-case words
+// panics.
+func ShareCommand(section string, argv ...string) {
+	if !sectionName.MatchString(section) || len(argv) == 0 {
+		panic(fmt.Sprintf("units.ShareCommand: section %q with command %q is not valid", section, argv))
+	}
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	cmds := slices.DeleteFunc(slices.Clone(shared.commands), func(c sharedCommand) bool { return c.section == section })
+	shared.commands = append(cmds, sharedCommand{section: section, argv: slices.Clone(argv)})
 }
 
 // Share adds the package's units (systemd unit names) and key files (plain absolute paths,
@@ -68,4 +97,30 @@ func sharedSet() (unitNames, files []string) {
 	shared.mu.RLock()
 	defer shared.mu.RUnlock()
 	return shared.units, shared.files
+}
+
+func sharedCommands() []sharedCommand {
+	shared.mu.RLock()
+	defer shared.mu.RUnlock()
+	return shared.commands
+}
+
+// ReadShared returns the section of the host's shared read that a command shared with
+// ShareCommand answered in.
+func ReadShared(ctx context.Context, ex transport.Executor, section string) (transport.Section, error) {
+	snap, err := readShared(ctx, ex)
+	if err != nil {
+		return transport.Section{}, err
+	}
+	sec, ok := snap.commands[section]
+	if !ok {
+		return transport.Section{}, fmt.Errorf("the host's shared read has no answer for %s", section)
+	}
+	return sec, nil
+}
+
+// readShared is the host's shared read: the same script for every caller of a run.
+func readShared(ctx context.Context, ex transport.Executor) (snapshot, error) {
+	unitNames, files := sharedSet()
+	return read(ctx, ex, unitNames, files, sharedCommands())
 }

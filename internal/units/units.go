@@ -33,10 +33,10 @@ func (s State) IsEnabled() bool {
 func Read(ctx context.Context, ex transport.Executor, unit string) (State, error) {
 	var snap snapshot
 	var err error
-	if sharedUnits, sharedFiles := sharedSet(); slices.Contains(sharedUnits, unit) {
-		snap, err = read(ctx, ex, sharedUnits, sharedFiles)
+	if sharedUnits, _ := sharedSet(); slices.Contains(sharedUnits, unit) {
+		snap, err = readShared(ctx, ex)
 	} else {
-		snap, err = read(ctx, ex, []string{unit}, nil)
+		snap, err = read(ctx, ex, []string{unit}, nil, nil)
 	}
 	if err != nil {
 		return State{}, err
@@ -50,19 +50,28 @@ type snapshot struct {
 	units    map[string]State
 	files    map[string]File
 	filesErr error
+	commands map[string]transport.Section
 }
 
-func read(ctx context.Context, ex transport.Executor, unitList, fileList []string) (snapshot, error) {
+func read(ctx context.Context, ex transport.Executor, unitList, fileList []string, commands []sharedCommand) (snapshot, error) {
 	for _, u := range unitList {
 		if !transport.UnitNamePattern.MatchString(u) {
 			return snapshot{}, fmt.Errorf("read the state of systemd units: unit name %q is not valid", u)
 		}
 	}
-	sections, err := transport.ReadSections(ctx, ex, batchScript(unitList, fileList), "read the state of systemd units and key files")
+	sections, err := transport.ReadSections(ctx, ex, batchScript(unitList, fileList, commands), "read the state of systemd units and key files")
 	if err != nil {
 		return snapshot{}, err
 	}
 	var snap snapshot
+	for _, c := range commands {
+		if sec, ok := sections[commandSectionPrefix+c.section]; ok {
+			if snap.commands == nil {
+				snap.commands = map[string]transport.Section{}
+			}
+			snap.commands[c.section] = sec
+		}
+	}
 	if len(fileList) > 0 {
 		sec, ok := sections["files"]
 		snap.files, snap.filesErr = parseFiles(fileList, sec, ok)
@@ -96,10 +105,13 @@ func read(ctx context.Context, ex transport.Executor, unitList, fileList []strin
 //     with is-active, each alone.
 //   - is-enabled answers for all but the absent ones, one line per unit in order, whatever its
 //     exit status.
-func batchScript(unitList, fileList []string) string {
+func batchScript(unitList, fileList []string, commands []sharedCommand) string {
 	s := transport.NewScript().Text(transport.SectionFuncs)
 	if len(fileList) > 0 {
 		s.Text(hashFilesFunc).Command(append([]string{"sec", "files", "hashfiles"}, fileList...)...)
+	}
+	for _, c := range commands {
+		s.Command(append([]string{"sec", commandSectionPrefix + c.section}, c.argv...)...)
 	}
 	if len(unitList) > 0 {
 		s.Set("unit_dirs", unitDirs).Args(unitList...).Text(readUnits)

@@ -12,6 +12,12 @@ import (
 // missing, and every shared file missing.
 func Out(unit string, st units.State) string { return OutWithFile(unit, st, "", units.File{}) }
 
+// OutWithPackages is Out with dpkg-query's answer about the shared packages (packages.Share)
+// and its exit status: 1 when some package is unknown.
+func OutWithPackages(unit string, st units.State, dpkg string, status int) string {
+	return OutWithFile(unit, st, "", units.File{}) + transporttest.Sections(fmt.Sprintf("@@gpucluster shared-packages\n%s\n@@rc %d\n", strings.TrimSuffix(dpkg, "\n"), status))
+}
+
 // OutWithFile is Out with file's checksum, owner and mode, when f exists.
 func OutWithFile(unit string, st units.State, file string, f units.File) string {
 	files := "@@gpucluster files\n"
