@@ -218,6 +218,9 @@ func DatabaseClusterID(ctx context.Context, ex transport.Executor, database, clu
 	return strings.TrimSpace(string(res.Stdout)), nil
 }
 
+//go:embed sync_cluster_id.sh
+var syncClusterID string
+
 // SyncClusterID removes the ClusterID slurmctld saved in its StateSaveLocation when it is not
 // id, the one slurmdbd has for the cluster, so that slurmctld's next start takes slurmdbd's.
 // Otherwise a slurmctld that ran before accounting was set up (it makes up an ID of its own),
@@ -230,10 +233,8 @@ func SyncClusterID(ctx context.Context, ex transport.Executor, stateSaveLocation
 	if _, err := strconv.ParseUint(id, 10, 32); err != nil {
 		return fmt.Errorf("ClusterID %q from slurmdbd: not a number", id)
 	}
-	path := transport.Quote(strings.TrimRight(stateSaveLocation, "/") + "/" + clusterIDFile)
-	script := transport.ScriptEnv + "[ -e " + path + " ] || exit 0\n" +
-		"[ \"$(cut -d'|' -f2 -- " + path + ")\" = " + id + " ] && exit 0\n" +
-		"rm -f -- " + path + " && echo removed\n"
+	path := strings.TrimRight(stateSaveLocation, "/") + "/" + clusterIDFile
+	script := transport.NewScript().Set("p", path).Set("id", id).Text(syncClusterID).String()
 	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", path, err)

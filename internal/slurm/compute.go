@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strings"
 	"time"
@@ -31,6 +32,9 @@ func SlurmdDefaults(controller string, port int) ([]byte, error) {
 // network work.
 const NodeWaitTimeout = 2 * time.Minute
 
+//go:embed node_ready.sh
+var nodeReady string
+
 // WaitNodeReady polls the controller until node has registered and is
 // Usable, with backoff, for at most timeout. It returns the state it saw. A
 // node that stays down or drained (RealMemory too high, a bad gres.conf) ends
@@ -42,8 +46,8 @@ func WaitNodeReady(ctx context.Context, controller transport.Executor, node stri
 		return "", fmt.Errorf("node name %q: use letters, digits, '.', '_' and '-'", node)
 	}
 	// A drain the node's definition declares is the state wanted, not a failure to register.
-	script := transport.ScriptEnv + "scontrol show node -o " + transport.Quote(node) + " || exit\n" +
-		"! grep -qs '^DrainReason=' -- " + transport.Quote(FragmentDir+"/"+NodeFile(node)) + " || echo " + declaredDrainMarker + "\n"
+	script := transport.NewScript().Set("n", node).Set("f", FragmentDir+"/"+NodeFile(node)).Set("marker", declaredDrainMarker).
+		Text(nodeReady).String()
 	var state string
 	err := poll(ctx, timeout, "wait for node "+node+" to register", func(ctx context.Context) error {
 		res, err := controller.Sudo(ctx, script, nil)

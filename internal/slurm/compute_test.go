@@ -39,7 +39,7 @@ func TestWaitNodeReady(t *testing.T) {
 	if err != nil || state != "idle" {
 		t.Fatalf("got %q, %v", state, err)
 	}
-	if len(fake.Calls) != 5 || !strings.Contains(fake.Calls[0].Script, "scontrol show node -o gpu03") {
+	if len(fake.Calls) != 5 || !strings.Contains(fake.Calls[0].Script, "n=gpu03\n") {
 		t.Errorf("scripts: %q", fake.Scripts())
 	}
 }
@@ -87,7 +87,7 @@ func TestWaitNodeReadyDeclaredDrain(t *testing.T) {
 	if err != nil || state != "mixed+drain" {
 		t.Fatalf("got %q, %v", state, err)
 	}
-	if !strings.Contains(fake.Calls[0].Script, "grep -qs '^DrainReason=' -- /etc/slurm/gpucluster.d/node-gpu03.conf") {
+	if !strings.Contains(fake.Calls[0].Script, "f=/etc/slurm/gpucluster.d/node-gpu03.conf\n") {
 		t.Errorf("script does not look for the declared drain: %q", fake.Calls[0].Script)
 	}
 }
