@@ -234,12 +234,25 @@ func (s SlurmdbdState) Drift() []string {
 
 // startDatabaseScript starts MariaDB, restarted when its settings changed.
 func startDatabaseScript(restart bool) string {
-	start := "systemctl is-active --quiet mariadb || systemctl start mariadb || exit\n"
-	if restart {
-		start = "systemctl restart mariadb || exit\n"
-	}
-	return transport.ScriptEnv + units.EnableText("mariadb") + " || exit\n" + start
+	return transport.NewScript().Text(units.EnableText("mariadb")+" || exit").Set("restart", flag(restart)).Text(startMariaDB).String()
 }
+
+//go:embed start_mariadb.sh
+var startMariaDB string
+
+// flag is a boolean as the scripts test it.
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+//go:embed start_slurmdbd.sh
+var startSlurmdbd string
+
+//go:embed stop_slurmdbd.sh
+var stopSlurmdbd string
 
 // SlurmdbdHost is what setting up slurmdbd needs of its node.
 type SlurmdbdHost interface {
@@ -298,11 +311,7 @@ func EnsureSlurmdbd(ctx context.Context, h SlurmdbdHost, d Slurmdbd, password []
 	if changed {
 		verb = "restart"
 	}
-	script := transport.ScriptEnv + units.EnableText("slurmdbd") + " || exit\n"
-	if !changed {
-		script += "systemctl is-active --quiet slurmdbd && exit 0\n"
-	}
-	script += "systemctl reset-failed slurmdbd 2>/dev/null; systemctl " + verb + " slurmdbd || { journalctl -u slurmdbd -n 15 --no-pager -o cat >&2; exit 1; }\necho done\n"
+	script := transport.NewScript().Text(units.EnableText("slurmdbd")+" || exit").Set("changed", flag(changed)).Text(startSlurmdbd).String()
 	res, err := h.Sudo(ctx, script, nil)
 	if err != nil {
 		return fmt.Errorf("%s slurmdbd: %w", verb, err)
@@ -337,10 +346,7 @@ func WaitSlurmdbd(ctx context.Context, ex transport.Executor, c AccountingClient
 // failed would show in `systemctl --failed`, and in the monitoring built on it, for a stop
 // the administrator asked for.
 func StopSlurmdbd(ctx context.Context, ex transport.Executor) error {
-	script := transport.ScriptEnv + "if command -v slurmdbd >/dev/null; then\n" +
-		"\tsystemctl disable --now --quiet slurmdbd || exit\n" +
-		"\tif systemctl is-failed --quiet slurmdbd; then systemctl reset-failed slurmdbd || exit; fi\n" +
-		"fi\nrm -f -- " + transport.Quote(SlurmdbdConfPath) + "\n"
+	script := transport.NewScript().Set("conf", SlurmdbdConfPath).Text(stopSlurmdbd).String()
 	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("stop slurmdbd: %w", err)
 	}
