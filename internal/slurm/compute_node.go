@@ -189,10 +189,13 @@ func StartSlurmd(ctx context.Context, ex transport.Executor, restart bool) error
 	return nil
 }
 
+//go:embed stop_slurmd.sh
+var stopSlurmd string
+
 // StopSlurmd stops and disables slurmd and removes the health check program, which only
 // slurmd runs; a node without slurmd is fine.
 func StopSlurmd(ctx context.Context, ex transport.Executor) error {
-	script := transport.ScriptEnv + "rm -f -- " + transport.Quote(HealthCheckPath) + " || exit\ncommand -v slurmd >/dev/null || exit 0\nsystemctl disable --now --quiet slurmd\n"
+	script := transport.NewScript().Set("p", HealthCheckPath).Text(stopSlurmd).String()
 	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("stop slurmd: %w", err)
 	}

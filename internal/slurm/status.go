@@ -44,16 +44,18 @@ func ReadStatus(ctx context.Context, ex transport.Executor) (Status, error) {
 		NamesHealthCheck: NamesHealthCheck(st.files.SlurmConf)}, nil
 }
 
+//go:embed stop_controller.sh
+var stopController string
+
 // StopController stops and disables slurmctld and removes the files assembled for it; the
 // node and partition fragments stay, as their resources own them. A controller without
 // slurmctld installed has nothing to stop; a stop that fails is an error, not ignored.
 func StopController(ctx context.Context, ex transport.Executor) error {
 	files := make([]string, len(confFiles))
 	for i, f := range confFiles {
-		files[i] = transport.Quote(ConfDir + "/" + f)
+		files[i] = ConfDir + "/" + f
 	}
-	script := transport.ScriptEnv + "if command -v slurmctld >/dev/null; then systemctl disable --now --quiet slurmctld || exit; fi\n" +
-		"rm -f -- " + strings.Join(files, " ") + "\n"
+	script := transport.NewScript().Args(files...).Text(stopController).String()
 	if _, err := ex.Sudo(ctx, script, nil); err != nil {
 		return fmt.Errorf("stop slurmctld: %w", err)
 	}
