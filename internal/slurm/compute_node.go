@@ -52,13 +52,13 @@ type ComputeState struct {
 	Version *version.Version
 }
 
-var computeStateScript = transport.ScriptEnv + transport.SectionFuncs +
-	"if [ -e " + SlurmdDefaultsPath + " ]; then sec defaults base64 -w0 -- " + SlurmdDefaultsPath + "; else secv defaults " + strconv.Itoa(missingFile) + "; fi\n" +
-	"test -e " + ConfDir + "/slurm.conf; secv localconf $?\n" +
-	"test -e " + NVIDIADriverMarker + "; secv gpus $?\n" +
-	"command -v srun >/dev/null; secv client $?\n" +
-	"test -e " + FragmentDir + "/" + ControllerFile + "; secv controller $?\n" +
-	versionSection("version", "slurmd")
+var computeStateScript = transport.NewScript().Text(transport.SectionFuncs).
+	Set("defaults", SlurmdDefaultsPath).Set("missing", strconv.Itoa(missingFile)).Set("localconf", ConfDir+"/slurm.conf").
+	Set("driver", NVIDIADriverMarker).Set("controller", FragmentDir+"/"+ControllerFile).
+	Text(computeState).Text(versionSection("version", "slurmd")).String()
+
+//go:embed compute_state.sh
+var computeState string
 
 // The host's shared read reports slurmd's unit, which every compute node's plan reads, and the
 // Slurm packages' versions, which the pinned versions' plans read.

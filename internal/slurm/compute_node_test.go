@@ -73,7 +73,7 @@ func TestReadComputeRecognisesController(t *testing.T) {
 	if !st.Controller || !st.LocalSlurmConf || st.Version == nil || st.Version.String() != "24.11.5" || st.Active || !st.Enabled {
 		t.Errorf("state %+v", st)
 	}
-	if !strings.Contains(fake.Calls[0].Script, "test -e "+FragmentDir+"/"+ControllerFile) {
+	if !strings.Contains(fake.Calls[0].Script, "controller="+FragmentDir+"/"+ControllerFile+"\n") {
 		t.Errorf("the read does not look for the controller fragment:\n%s", fake.Calls[0].Script)
 	}
 	if err := RemoveLocalSlurmConf(context.Background(), fake); err != nil {
