@@ -10,7 +10,9 @@
 // and a refused password is remembered instead of retried.
 //
 // Scripts are built by Script from quoted words (Quote, Command) and named variables, and share
-// one prelude (ScriptEnv); the kinds of names that reach them (accounts, packages, units, hosts)
+// one prelude (ScriptEnv). The fixed text of every shell, Perl and awk program sent to hosts is
+// a file of its own beside the Go that sends it, embedded with go:embed and checked by make
+// lint (tools/lint-scripts.sh); values reach it only through those variables and arguments. The kinds of names that reach them (accounts, packages, units, hosts)
 // are checked by the patterns in names.go, the same in every package. Scripts
 // run through Host.Read are answered once per host until a command changes that host. Work that the
 // caller's context ended is an *InterruptedError, work that a dropped connection or root shell
