@@ -1,8 +1,10 @@
 package provider
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -45,6 +47,7 @@ func TestMungeKey_fakeLifecycle(t *testing.T) {
 			statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("node_status"), allInSyncValue(nodes)),
 			sameID.AddStateValue(mungeKeyAddr, tfjsonpath.New("id")),
 			sameKey.AddStateValue(mungeKeyAddr, tfjsonpath.New("fingerprint")),
+			c.stateLacksFile("login01", munge.KeyPath),
 		}
 	}
 	rotated := `  rotation = "1"` + "\n"
@@ -99,6 +102,7 @@ func TestMungeKey_fakeLifecycle(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					sameID.AddStateValue(mungeKeyAddr, tfjsonpath.New("id")),
 					statecheck.ExpectKnownValue(mungeKeyAddr, tfjsonpath.New("fingerprint"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{64}$`))),
+					c.stateLacksFile("login01", munge.KeyPath),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					c.mungeKeyOn(all),
@@ -221,4 +225,43 @@ func (c *fakeCluster) mungeRunningWithOneKey(nodes []string) error {
 		return fmt.Errorf("after destroy the nodes hold %d different keys", len(sums))
 	}
 	return nil
+}
+
+// stateLacksFile is a state check that no encoding of the file on node (the MUNGE key) is in
+// the state, while its fingerprint is.
+func (c *fakeCluster) stateLacksFile(node, file string) statecheck.StateCheck {
+	return fakeStateLacks{c: c, node: node, file: file}
+}
+
+type fakeStateLacks struct {
+	c          *fakeCluster
+	node, file string
+}
+
+func (f fakeStateLacks) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	raw, err := json.Marshal(req.State)
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	key, err := f.c.host(f.node).FS.ReadFile(f.file)
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	forms, err := secretForms(f.file, key)
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	for _, form := range forms {
+		if strings.Contains(string(raw), form.text) {
+			resp.Error = fmt.Errorf("%s on %s appears in the Terraform state (%s)", f.file, f.node, form.form)
+			return
+		}
+	}
+	sum := sha256.Sum256(key)
+	if !strings.Contains(string(raw), hex.EncodeToString(sum[:])) {
+		resp.Error = fmt.Errorf("the state lacks the fingerprint of %s on %s", f.file, f.node)
+	}
 }
