@@ -153,9 +153,12 @@ func WriteHealthCheck(ctx context.Context, h HealthCheckHost, content string) (c
 	return changed, nil
 }
 
+//go:embed remove_health_check.sh
+var removeHealthCheck string
+
 // RemoveHealthCheck removes the program from a node and tells whether there was one.
 func RemoveHealthCheck(ctx context.Context, ex transport.Executor) (removed bool, err error) {
-	script := transport.ScriptEnv + "p=" + transport.Quote(HealthCheckPath) + "\n[ -e \"$p\" ] || exit 0\nrm -f -- \"$p\" && echo removed\n"
+	script := transport.NewScript().Set("p", HealthCheckPath).Text(removeHealthCheck).String()
 	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
 		return false, fmt.Errorf("remove %s: %w", HealthCheckPath, err)

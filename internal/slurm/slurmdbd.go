@@ -353,11 +353,13 @@ func StopSlurmdbd(ctx context.Context, ex transport.Executor) error {
 	return nil
 }
 
+//go:embed slurmdbd_settings.sh
+var slurmdbdSettings string
+
 // ReadSlurmdbdSettings reads slurmdbd.conf's settings, by lower-case key, with the password
 // line left out on the host. found is false when there is no slurmdbd.conf.
 func ReadSlurmdbdSettings(ctx context.Context, ex transport.Executor) (settings map[string]string, found bool, err error) {
-	conf := transport.Quote(SlurmdbdConfPath)
-	script := transport.ScriptEnv + "[ -e " + conf + " ] || exit 0\necho found\ngrep -v -i '^[[:space:]]*StoragePass' -- " + conf + "\n"
+	script := transport.NewScript().Set("conf", SlurmdbdConfPath).Text(slurmdbdSettings).String()
 	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
 		return nil, false, fmt.Errorf("read %s: %w", SlurmdbdConfPath, err)
