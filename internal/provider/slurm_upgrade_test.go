@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/lab"
 	"github.com/gpucluster/terraform-provider-gpucluster/internal/slurm"
+	"github.com/gpucluster/terraform-provider-gpucluster/internal/transport"
 )
 
 // The lab's Slurm build (Debian 13's) and a second build of the same packages, repacked on
@@ -117,6 +118,37 @@ func checkBackupBeforeStart(l *lab.Lab) error {
 	return nil
 }
 
+// checkAccountingDumpBeforeUpgrade checks on host, where slurmdbd runs, that its upgrade left
+// one dump of the accounting database in the backup directory, root's alone, a real dump
+// without the database password, written before dpkg began upgrading slurmdbd's package.
+func checkAccountingDumpBeforeUpgrade(l *lab.Lab, host string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		script := "cd " + slurm.BackupDir + " && ls slurmdbd-*.sql.gz | wc -l && stat -c '%a %U %Y' slurmdbd-*.sql.gz && " +
+			"gzip -dc slurmdbd-*.sql.gz | grep -c -e 'CREATE TABLE `cluster_table`' -e 'CREATE TABLE `cluster_job_table`' -e " + transport.Quote(accountingPassword) + "; " +
+			"date -d \"$(awk '$3 == \"upgrade\" && $4 ~ /^slurmdbd:/ {t = $1 \" \" $2} END {print t}' /var/log/dpkg.log)\" +%s"
+		out, err := onHostErr(l, host, script)
+		if err != nil {
+			return err
+		}
+		f := strings.Fields(out)
+		if len(f) != 6 || f[0] != "1" || f[1] != "600" || f[2] != "root" || f[4] != "2" {
+			return fmt.Errorf("on %s, want one dump of mode 600 owned by root holding cluster_table and cluster_job_table and not the password (count, mode, owner, mtime, matches, upgrade): %q", host, out)
+		}
+		written, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil {
+			return err
+		}
+		upgraded, err := strconv.ParseInt(f[5], 10, 64)
+		if err != nil {
+			return err
+		}
+		if written > upgraded {
+			return fmt.Errorf("on %s, the dump was written at %s, after dpkg upgraded slurmdbd at %s", host, f[3], f[5])
+		}
+		return nil
+	}
+}
+
 func checkPackageVersion(l *lab.Lab, hosts []string, pkg, want string) resource.TestCheckFunc {
 	return checkOnHosts(l, hosts, "dpkg-query -W -f '${Version}' "+pkg, want)
 }
@@ -192,6 +224,7 @@ func TestAccSlurmUpgrade_ordered(t *testing.T) {
 					checkPackageVersion(l, []string{"login01"}, "slurmdbd", labSlurmBuildB),
 					checkPackageVersion(l, gpus, "slurmd", labSlurmBuildB),
 					checkUpgradeOrder(l, gpus, before),
+					checkAccountingDumpBeforeUpgrade(l, "login01"),
 					checkPing(l),
 					checkOnHost(l, "login01", "sacctmgr -nP show cluster format=cluster", "cluster"),
 					checkSinfo(l, "2:idle"),
@@ -254,6 +287,7 @@ func TestAccSlurmUpgrade_accountingElsewhere(t *testing.T) {
 			{
 				PreConfig: func() {
 					onHost(t, l, "login01", "rm -rf "+slurm.BackupDir)
+					onHost(t, l, "gpu02", "rm -rf "+slurm.BackupDir)
 					for _, u := range [][2]string{{"gpu02", "slurmdbd"}, {"login01", "slurmctld"}} {
 						since, err := unitActiveSince(l, u[0], u[1])
 						if err != nil {
@@ -268,6 +302,7 @@ func TestAccSlurmUpgrade_accountingElsewhere(t *testing.T) {
 					checkPackageVersion(l, []string{"gpu02"}, "slurmdbd", labSlurmBuildB),
 					checkPackageVersion(l, []string{"login01"}, "slurmctld", labSlurmBuildB),
 					checkPackageVersion(l, []string{"gpu01"}, "slurmd", labSlurmBuildB),
+					checkAccountingDumpBeforeUpgrade(l, "gpu02"),
 					func(*terraform.State) error {
 						dbd, err := unitActiveSince(l, "gpu02", "slurmdbd")
 						if err != nil {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -76,6 +77,12 @@ func planSlurmVersion(ctx context.Context, resp *resource.ModifyPlanResponse, no
 func upgradeSlurm(ctx context.Context, h transport.Executor, node string, u slurm.NodeUpgrade) (slurm.UpgradeResult, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	res, err := slurm.UpgradeNode(ctx, h, u)
+	if errors.Is(err, slurm.ErrAccountingDump) {
+		diags.Append(nodeAttributeError(slurmVersionPath, "Cannot Back Up Slurm Accounting Database", node,
+			"Dumping the accounting database into "+slurm.BackupDir+" before upgrading slurmdbd to "+u.Version+" failed, so no package was changed",
+			"Check that MariaDB runs there (systemctl status mariadb), that mariadb-dump works as root and that "+slurm.BackupDir+" has room, then apply again.", err))
+		return res, diags
+	}
 	if err != nil {
 		what := "Installing Slurm's packages at " + u.Version + " failed"
 		if res.Backup != "" {

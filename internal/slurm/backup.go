@@ -108,7 +108,7 @@ func TakeBackup(ctx context.Context, h ControllerHost, b Backup, now time.Time, 
 	settle, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Minute)
 	defer cancel()
 	name := BackupName(now)
-	script := transport.NewScript().Set("state", b.StateSaveLocation).Set("dest", b.Destination).Set("name", name).Set("db", b.Database).Text(backupScript).String()
+	script := transport.NewScript().Set("state", b.StateSaveLocation).Set("dest", b.Destination).Set("name", name).Set("db", b.Database).Text(accountingDump).Text(backupScript).String()
 	if _, err := h.Sudo(settle, script, nil); err != nil {
 		return nil, fmt.Errorf("back up %s into %s/%s: %w", b.StateSaveLocation, b.Destination, name, err)
 	}

@@ -5,7 +5,7 @@
 # match: no job can start or end between them) and started again however this script ends. The
 # backup is written under a temporary name and renamed once whole, so a backup under its final
 # name is complete. Only the temporary names this script makes are ever removed here.
-# shellcheck shell=sh disable=SC2154 # the caller sets state, dest, name and db
+# shellcheck shell=sh disable=SC2154 # the caller sets state, dest, name and db; accounting_dump.sh comes first
 set -e
 umask 077
 [ -d "$state" ] || { echo "StateSaveLocation $state is not a directory" >&2; exit 1; }
@@ -25,9 +25,7 @@ if systemctl is-active --quiet slurmctld; then
 fi
 tar -C "$state" -czf "$tmp/statesave.tar.gz" .
 if [ -n "$db" ]; then
-	dump=$(command -v mariadb-dump || command -v mysqldump) || { echo "neither mariadb-dump nor mysqldump is installed" >&2; exit 1; }
-	"$dump" --single-transaction --databases "$db" --result-file="$tmp/$db.sql"
-	gzip -- "$tmp/$db.sql"
+	dump_accounting "$tmp"
 fi
 trap 'rm -rf -- "$tmp"' EXIT
 if [ "$stopped" = yes ]; then

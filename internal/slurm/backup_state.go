@@ -3,6 +3,7 @@ package slurm
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -40,3 +41,57 @@ func upgradeBackupScript(dir string) string {
 
 //go:embed state_backup.sh
 var stateBackup string
+
+// accountingDumpPrefix starts the name of each dump of the accounting database taken before
+// an upgrade, followed by the database's name and the UTC time it was taken.
+const accountingDumpPrefix = "slurmdbd-"
+
+// defaultStorageLoc is the database slurmdbd uses when slurmdbd.conf names none.
+const defaultStorageLoc = "slurm_acct_db"
+
+// ErrAccountingDump means the dump of the accounting database taken before slurmdbd's
+// package changes failed, so no package was changed.
+var ErrAccountingDump = errors.New("the accounting database could not be dumped before the upgrade")
+
+// DumpAccountingDatabase dumps the accounting database that the node's slurmdbd.conf names
+// into one new gzipped file in BackupDir and returns its path, "" when the node has no
+// slurmdbd.conf. Slurm's upgrade guide asks for this dump before slurmdbd's package changes:
+// a new slurmdbd converts the database's tables at its first start, and an older one cannot
+// read them back.
+func DumpAccountingDatabase(ctx context.Context, ex transport.Executor) (string, error) {
+	settings, found, err := ReadSlurmdbdSettings(ctx, ex)
+	if err != nil || !found {
+		return "", wrapDump(err)
+	}
+	db := settings["storageloc"]
+	if db == "" {
+		db = defaultStorageLoc
+	}
+	if !SQLNamePattern.MatchString(db) {
+		return "", wrapDump(fmt.Errorf("StorageLoc %q in %s is not a database name", db, SlurmdbdConfPath))
+	}
+	res, err := ex.Sudo(ctx, accountingDumpScript(db), nil)
+	if err != nil {
+		return "", wrapDump(fmt.Errorf("dump the database %s into %s: %w", db, BackupDir, err))
+	}
+	path := strings.TrimSpace(string(res.Stdout))
+	transport.Changed(ctx, ex, "dumped the accounting database "+db+" to "+path)
+	return path, nil
+}
+
+func wrapDump(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrAccountingDump, err)
+}
+
+func accountingDumpScript(db string) string {
+	return transport.NewScript().Set("db", db).Set("b", BackupDir).Set("p", accountingDumpPrefix).Text(accountingDump).Text(accountingDumpUpgrade).String()
+}
+
+//go:embed accounting_dump.sh
+var accountingDump string
+
+//go:embed accounting_dump_upgrade.sh
+var accountingDumpUpgrade string

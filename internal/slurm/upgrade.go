@@ -133,15 +133,17 @@ type UpgradeResult struct {
 	Installed []string
 	// Backup is the copy of StateSaveLocation, "" when none was taken.
 	Backup string
+	// DatabaseDump is the dump of the accounting database, "" when none was taken.
+	DatabaseDump string
 	// Restarted are the daemons restarted, in their order.
 	Restarted []string
 }
 
-// UpgradeNode brings the node's Slurm packages to u.Version in Slurm's order: with slurmctld
-// stopped, a copy of its state first; then every package of the node's family in one apt
-// transaction, whose own restarts are held; then the daemons that ran before, each restarted
-// and answering before the next: slurmdbd, slurmctld, slurmd. A node already at the version
-// changes nothing.
+// UpgradeNode brings the node's Slurm packages to u.Version in Slurm's order: a dump of the
+// accounting database when slurmdbd's package changes, and with slurmctld stopped, a copy of
+// its state first; then every package of the node's family in one apt transaction, whose own
+// restarts are held; then the daemons that ran before, each restarted and answering before
+// the next: slurmdbd, slurmctld, slurmd. A node already at the version changes nothing.
 func UpgradeNode(ctx context.Context, ex transport.Executor, u NodeUpgrade) (UpgradeResult, error) {
 	var res UpgradeResult
 	installed, err := packages.Installed(ctx, ex, PackageFamily...)
@@ -163,6 +165,11 @@ func UpgradeNode(ctx context.Context, ex transport.Executor, u NodeUpgrade) (Upg
 		return res, err
 	}
 	changes := func(d string) bool { return installed[d] != "" && daemonChanges(d, res.Installed) }
+	if changes("slurmdbd") {
+		if res.DatabaseDump, err = DumpAccountingDatabase(ctx, ex); err != nil {
+			return res, err
+		}
+	}
 	if changes("slurmctld") && u.StateSaveLocation != "" {
 		if res.Backup, err = stopAndBackUp(ctx, ex, u.StateSaveLocation, active["slurmctld"]); err != nil {
 			return res, err

@@ -3,6 +3,9 @@ package slurm
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -86,6 +89,8 @@ func TestUpgradeNodeOrder(t *testing.T) {
 	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{
 		dpkg(controllerWithAccounting),
 		{Stdout: "slurmdbd\nslurmctld\n"},
+		slurmdbdConf,
+		{Stdout: BackupDir + "/slurmdbd-slurm_acct_db-20261203T174500.000000000Z.sql.gz\n"},
 		{}, // stop slurmctld
 		{Stdout: BackupDir + "/slurmctld-state-20261203T174500.000000000Z.tar.gz\n"},
 		{}, // apt
@@ -100,20 +105,23 @@ func TestUpgradeNodeOrder(t *testing.T) {
 	if want := []string{"slurmdbd", "slurmctld"}; !reflect.DeepEqual(res.Restarted, want) {
 		t.Errorf("restarted %v, want %v", res.Restarted, want)
 	}
-	if !strings.HasPrefix(res.Backup, BackupDir+"/slurmctld-state-") {
-		t.Errorf("backup %q", res.Backup)
+	if !strings.HasPrefix(res.Backup, BackupDir+"/slurmctld-state-") || !strings.HasPrefix(res.DatabaseDump, BackupDir+"/slurmdbd-slurm_acct_db-") {
+		t.Errorf("backup %q, dump %q", res.Backup, res.DatabaseDump)
 	}
 	s := f.Scripts()
 	steps := []struct {
 		i    int
 		want string
 	}{
-		{2, "systemctl stop slurmctld"},
-		{3, "tar -C \"$d\""},
-		{4, "'slurm-client=" + buildB + "' 'slurm-wlm-basic-plugins=" + buildB + "' 'slurm-wlm-mysql-plugin=" + buildB + "' 'slurmctld=" + buildB + "' 'slurmdbd=" + buildB + "'"},
-		{5, "d=slurmdbd\n"},
-		{6, "d=slurmctld\n"},
-		{7, "scontrol ping"},
+		{2, "grep -v -i '^[[:space:]]*StoragePass'"},
+		{3, "db=slurm_acct_db\n"},
+		{3, "--single-transaction --databases \"$db\""},
+		{4, "systemctl stop slurmctld"},
+		{5, "tar -C \"$d\""},
+		{6, "'slurm-client=" + buildB + "' 'slurm-wlm-basic-plugins=" + buildB + "' 'slurm-wlm-mysql-plugin=" + buildB + "' 'slurmctld=" + buildB + "' 'slurmdbd=" + buildB + "'"},
+		{7, "d=slurmdbd\n"},
+		{8, "d=slurmctld\n"},
+		{9, "scontrol ping"},
 	}
 	for _, st := range steps {
 		if !strings.Contains(s[st.i], st.want) {
@@ -148,6 +156,8 @@ func TestUpgradeNodeStopsWhenBackupFails(t *testing.T) {
 	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{
 		dpkg(controllerWithAccounting),
 		{Stdout: "slurmctld\n"},
+		slurmdbdConf,
+		{Stdout: BackupDir + "/slurmdbd-slurm_acct_db-20261203T174500.000000000Z.sql.gz\n"},
 		{},
 		{Err: &transport.ExitError{Host: "login01", Status: 1, Stderr: "/var/spool/slurmctld is not a directory"}},
 	}}
@@ -159,6 +169,54 @@ func TestUpgradeNodeStopsWhenBackupFails(t *testing.T) {
 		if strings.Contains(s, "apt-get") {
 			t.Errorf("apt ran after the backup failed:\n%s", s)
 		}
+	}
+}
+
+// slurmdbdConf is the node's slurmdbd.conf as ReadSlurmdbdSettings reads it.
+var slurmdbdConf = transporttest.Reply{Stdout: "found\nDbdHost=login01\nStorageLoc=slurm_acct_db\n"}
+
+// TestUpgradeNodeStopsWhenDumpFails stops the upgrade of a node running slurmdbd when the dump
+// of the accounting database fails: slurmctld keeps running and no package is installed.
+func TestUpgradeNodeStopsWhenDumpFails(t *testing.T) {
+	f := &transporttest.Fake{T: t, Replies: []transporttest.Reply{
+		dpkg(controllerWithAccounting),
+		{Stdout: "slurmdbd\nslurmctld\n"},
+		slurmdbdConf,
+		{Err: &transport.ExitError{Host: "login01", Status: 2, Stderr: "mariadb-dump: Got error: 2002: Can't connect to local server"}},
+	}}
+	res, err := UpgradeNode(context.Background(), f, NodeUpgrade{Version: buildB, Packages: []string{"slurmctld", "slurm-client"}, StateSaveLocation: "/var/spool/slurmctld"})
+	if !errors.Is(err, ErrAccountingDump) || !strings.Contains(err.Error(), "Can't connect to local server") {
+		t.Fatalf("got %v, want the dump's error", err)
+	}
+	if len(f.Calls) != 4 || res.DatabaseDump != "" || res.Backup != "" {
+		t.Errorf("after the failed dump: %+v, scripts %q; want nothing more", res, f.Scripts())
+	}
+}
+
+// TestAccountingDumpScriptRuns runs the dump script in a real shell with a stand-in
+// mariadb-dump and the backup directory moved into the test's own: one gzipped file, root's
+// alone, and no temporary directory left.
+func TestAccountingDumpScriptRuns(t *testing.T) {
+	bin, out := t.TempDir(), t.TempDir()
+	stub := "#!/bin/sh\nfor a; do case $a in --result-file=*) echo 'CREATE TABLE `c_job_table`' >\"${a#--result-file=}\";; esac; done\n"
+	if err := os.WriteFile(filepath.Join(bin, "mariadb-dump"), []byte(stub), 0o755); err != nil { //nolint:gosec // G306: a stand-in program must be executable.
+		t.Fatal(err)
+	}
+	script := strings.ReplaceAll(accountingDumpScript("slurm_acct_db"), "b="+transport.Quote(BackupDir), "b="+transport.Quote(out))
+	script = strings.Replace(script, "PATH=", "PATH="+transport.Quote(bin)+":", 1)
+	res, err := (transporttest.Shell{}).Sudo(context.Background(), script, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := strings.TrimSpace(string(res.Stdout))
+	if files := entries(t, out); !strings.HasPrefix(path, out+"/slurmdbd-slurm_acct_db-") || len(files) != 1 || out+"/"+files[0] != path {
+		t.Fatalf("dump %q, %s holds %q", path, out, files)
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("dump mode %v, %v; want 0600", info.Mode(), err)
+	}
+	if dump, err := exec.Command("gzip", "-dc", path).Output(); err != nil || !strings.Contains(string(dump), "CREATE TABLE `c_job_table`") {
+		t.Errorf("the dump: %q, %v", dump, err)
 	}
 }
 
