@@ -106,10 +106,7 @@ func RemoveUser(ctx context.Context, ex transport.Executor, name string) (remove
 	// Debian's USERGROUPS_ENAB makes userdel delete a group named like the user when it is the
 	// user's primary group, and userdel has no flag against it; that group may be managed on
 	// its own, so it is put back with its GID.
-	command := `gid=$(getent group "$name" | cut -d: -f3)
-	userdel "$name"
-	if [ -n "$gid" ] && ! getent group "$name" >/dev/null; then groupadd -g "$gid" "$name"; fi`
-	return runIfPresent(ctx, ex, "user", name, `getent passwd "$name"`, command)
+	return removeIfPresent(ctx, ex, "user", name, removeUserText)
 }
 
 // RemoveGroup deletes a group; a group that is already gone is success.
@@ -118,13 +115,20 @@ func RemoveGroup(ctx context.Context, ex transport.Executor, name string) (remov
 	if err := ValidateName(KindGroup, name); err != nil {
 		return false, err
 	}
-	return runIfPresent(ctx, ex, "group", name, `getent group "$name"`, `groupdel "$name"`)
+	return removeIfPresent(ctx, ex, "group", name, removeGroupText)
 }
 
-// runIfPresent runs command when probe finds the account; both refer to it as "$name".
-func runIfPresent(ctx context.Context, ex transport.Executor, kind Kind, name, probe, command string) (bool, error) {
+//go:embed remove_user.sh
+var removeUserText string
+
+//go:embed remove_group.sh
+var removeGroupText string
+
+// removeIfPresent runs text, which removes the account "$name" where it exists and then says
+// "removed".
+func removeIfPresent(ctx context.Context, ex transport.Executor, kind Kind, name, text string) (bool, error) {
 	what := string(kind) + " " + name
-	script := newScript().Set("name", name).Text("if " + probe + " >/dev/null; then\n\t" + command + "\n\techo removed\nfi").String()
+	script := newScript().Set("name", name).Text(text).String()
 	res, err := ex.Sudo(ctx, script, nil)
 	if err != nil {
 		return false, fmt.Errorf("remove %s: %w", what, err)

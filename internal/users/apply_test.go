@@ -150,7 +150,7 @@ func TestRemove(t *testing.T) {
 			if err != nil || removed {
 				t.Fatalf("already gone: remove = %v, %v, want false, nil", removed, err)
 			}
-			if !strings.Contains(fx.Scripts()[0], "\nname=alice\n") || !strings.Contains(fx.Scripts()[0], "\t"+tt.command+"\n") {
+			if !strings.Contains(fx.Scripts()[0], "\nname=alice\n") || !strings.Contains(fx.Scripts()[0], "\n"+tt.command+"\n") {
 				t.Errorf("script lacks %q:\n%s", tt.command, fx.Scripts()[0])
 			}
 			if strings.Contains(fx.Scripts()[0], " -r") {
