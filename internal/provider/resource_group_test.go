@@ -17,7 +17,12 @@ import (
 )
 
 func groupConfig(l *lab.Lab, name string, gid int, nodes []string) string {
-	return providerConfig(l, "") + fmt.Sprintf(`
+	return providerConfig(l, "") + groupLifecycleBlock(name, gid, nodes)
+}
+
+// groupLifecycleBlock is the group the lifecycle tests manage, on the lab and on fake hosts.
+func groupLifecycleBlock(name string, gid int, nodes []string) string {
+	return fmt.Sprintf(`
 resource "gpucluster_group" "test" {
   name  = %q
   gid   = %d

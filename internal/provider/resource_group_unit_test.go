@@ -13,13 +13,7 @@ import (
 )
 
 func fakeGroupConfig(c *fakeCluster, name string, gid int, nodes []string) string {
-	return c.provider("") + fmt.Sprintf(`
-resource "gpucluster_group" "test" {
-  name  = %q
-  gid   = %d
-  nodes = %s
-}
-`, name, gid, hclList(nodes))
+	return c.provider("") + groupLifecycleBlock(name, gid, nodes)
 }
 
 // TestGroup_fakeLifecycle is TestAccGroup_lifecycle on fake hosts: create, a node added in

@@ -23,7 +23,13 @@ import (
 const mungeKeyAddr = "gpucluster_munge_key.test"
 
 func mungeKeyConfig(l *lab.Lab, controller string, nodes []string, extra string) string {
-	return providerConfig(l, "") + fmt.Sprintf(`
+	return providerConfig(l, "") + mungeKeyLifecycleBlock(controller, nodes, extra)
+}
+
+// mungeKeyLifecycleBlock is the key the lifecycle tests manage, on the lab and on fake hosts; extra holds
+// more attribute lines.
+func mungeKeyLifecycleBlock(controller string, nodes []string, extra string) string {
+	return fmt.Sprintf(`
 resource "gpucluster_munge_key" "test" {
   controller = %q
   nodes      = %s

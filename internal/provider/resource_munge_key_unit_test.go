@@ -22,12 +22,7 @@ import (
 )
 
 func fakeMungeKeyConfig(c *fakeCluster, nodes []string, extra string) string {
-	return c.provider("") + fmt.Sprintf(`
-resource "gpucluster_munge_key" "test" {
-  controller = "login01"
-  nodes      = %s
-%s}
-`, hclList(nodes), extra)
+	return c.provider("") + mungeKeyLifecycleBlock("login01", nodes, extra)
 }
 
 // TestMungeKey_fakeLifecycle is TestAccMungeKey_lifecycle on fake hosts without MUNGE: create

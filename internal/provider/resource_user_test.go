@@ -19,7 +19,12 @@ import (
 )
 
 func userConfig(l *lab.Lab, name string, uid int, shell string, nodes []string) string {
-	return providerConfig(l, "") + fmt.Sprintf(`
+	return providerConfig(l, "") + userLifecycleBlock(name, uid, shell, nodes)
+}
+
+// userLifecycleBlock is the user the lifecycle tests manage, on the lab and on fake hosts.
+func userLifecycleBlock(name string, uid int, shell string, nodes []string) string {
+	return fmt.Sprintf(`
 resource "gpucluster_user" "test" {
   name    = %q
   uid     = %d

@@ -15,16 +15,7 @@ import (
 )
 
 func fakeUserConfig(c *fakeCluster, name string, uid int, shell string, nodes []string) string {
-	return c.provider("") + fmt.Sprintf(`
-resource "gpucluster_user" "test" {
-  name    = %q
-  uid     = %d
-  group   = "users"
-  shell   = %q
-  nodes   = %s
-  home_on = "login01"
-}
-`, name, uid, shell, hclList(nodes))
+	return c.provider("") + userLifecycleBlock(name, uid, shell, nodes)
 }
 
 // TestUser_fakeLifecycle is TestAccUser_lifecycle on fake hosts: create with the home on the
